@@ -1,0 +1,563 @@
+"""Value generalisation hierarchies (VGHs) as integer trees.
+
+A hierarchy is a rooted tree per attribute: leaves are the original values,
+the root is ``*`` (any). Levels are numbered as in the papers (seed 000,
+Def. 5): **level 1 is the root, level h the leaves** of a leaf-balanced tree.
+
+Nodes are integer ids ``0..n_nodes-1`` with the root at id 0. Everything an
+algorithm needs is precomputed as numpy arrays:
+
+* ``parent[v]`` (``-1`` for the root) and ``depth[v]`` (0 at the root),
+  so ``level[v] = depth[v] + 1``;
+* ``ancestors[v, d]`` -- the ancestor of ``v`` at depth ``d`` (``v`` itself
+  for ``d >= depth[v]``), so the lowest common ancestor of two nodes takes at
+  most ``height`` look-ups (:meth:`Hierarchy.lca`);
+* a dense ``node x node`` LCA table (:attr:`Hierarchy.lca_table`) for small
+  hierarchies only, making the closest common generalisation (seed 000,
+  Def. 8) of two codes one array look-up.
+
+Loaders: ARX's CSV format (:func:`from_arx_csv`), nested mappings
+(:func:`from_mapping`, YAML/JSON via :func:`from_file`); builders:
+:func:`intervals`, :func:`masking`, :func:`suppression`, :func:`dates`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+import numpy as np
+
+ROOT_LABEL = "*"
+#: Above this many nodes no dense LCA table is built (it would take n^2 ints).
+DENSE_LCA_MAX_NODES = 2048
+
+
+class HierarchyError(ValueError):
+    """A hierarchy is malformed or does not cover the data; the message names
+    the attribute and the offending values."""
+
+
+def value_to_label(value) -> str:
+    """The canonical string form of a data value, used to look it up in a
+    hierarchy: integral floats lose their ``.0`` (pandas reads an integer
+    column with a missing value as float), everything else is ``str``."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (datetime, date)):
+        return value.strftime("%d/%m/%Y")
+    return str(value).strip()
+
+
+@dataclass(eq=False)
+class Hierarchy:
+    """A value generalisation hierarchy of one attribute.
+
+    Build one with a loader or builder of this module rather than directly.
+
+    Attributes
+    ----------
+    name : str
+        The attribute (column) this hierarchy generalises.
+    labels : list[str]
+        ``labels[v]`` is the printed value of node ``v`` (``labels[0]`` is the
+        root's, normally ``*``).
+    parent : ndarray of int32
+        ``parent[v]``, ``-1`` for the root.
+    """
+
+    name: str
+    labels: list[str]
+    parent: np.ndarray
+    depth: np.ndarray = field(init=False, repr=False)
+    children: list[np.ndarray] = field(init=False, repr=False)
+    ancestors: np.ndarray = field(init=False, repr=False)
+    leaf_index: dict[str, int] = field(init=False, repr=False)
+    _lca_table: np.ndarray | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.parent = np.asarray(self.parent, dtype=np.int32)
+        n = len(self.labels)
+        if n == 0:
+            raise HierarchyError(f"hierarchy of attribute {self.name!r} is empty")
+        if self.parent.shape != (n,) or self.parent[0] != -1:
+            raise HierarchyError(f"hierarchy of attribute {self.name!r}: node 0 must be the root")
+        depth = np.zeros(n, dtype=np.int32)
+        for v in range(1, n):  # parents always precede children (builders guarantee it)
+            p = self.parent[v]
+            if not 0 <= p < v:
+                raise HierarchyError(f"hierarchy of attribute {self.name!r}: node {self.labels[v]!r} has no valid parent")
+            depth[v] = depth[p] + 1
+        self.depth = depth
+        counts = np.bincount(self.parent[1:], minlength=n)
+        order = np.argsort(self.parent[1:], kind="stable") + 1
+        splits = np.cumsum(counts)[:-1]
+        self.children = [c.astype(np.int32) for c in np.split(order, splits)]
+        height = int(depth.max()) + 1
+        anc = np.empty((n, height), dtype=np.int32)
+        anc[:, :] = np.arange(n, dtype=np.int32)[:, None]
+        for d in range(height - 1, -1, -1):
+            # ancestor at depth d: walk one parent up from the ancestor at depth d+1
+            if d < height - 1:
+                deeper = anc[:, d + 1]
+                step = np.where(depth > d, self.parent[deeper], deeper)
+                anc[:, d] = np.where(depth > d, step, anc[:, d])
+        self.ancestors = anc
+        self.leaf_index = {}
+        for v in np.flatnonzero(counts == 0):
+            label = self.labels[v]
+            if label in self.leaf_index:
+                raise HierarchyError(
+                    f"hierarchy of attribute {self.name!r}: leaf value {label!r} appears more than once"
+                )
+            self.leaf_index[label] = int(v)
+
+    # ----------------------------------------------------------------- shape
+    @property
+    def n_nodes(self) -> int:
+        return len(self.labels)
+
+    @property
+    def height(self) -> int:
+        """Number of levels h (a leaf-balanced tree has h-1 generalisation steps)."""
+        return int(self.depth.max()) + 1
+
+    @property
+    def level(self) -> np.ndarray:
+        """Paper level of every node: 1 at the root, h at the leaves."""
+        return self.depth + 1
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return np.bincount(self.parent[1:], minlength=self.n_nodes) == 0
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return np.flatnonzero(self.is_leaf).astype(np.int32)
+
+    @property
+    def is_balanced(self) -> bool:
+        """True when every leaf sits at the same depth (levels are well defined)."""
+        return bool(np.all(self.depth[self.is_leaf] == self.height - 1))
+
+    def require_balanced(self, purpose: str) -> None:
+        """Raise a clear error when ``purpose`` needs levels and the tree is unbalanced."""
+        if not self.is_balanced:
+            depths = sorted({int(d) + 1 for d in self.depth[self.is_leaf]})
+            raise HierarchyError(
+                f"hierarchy of attribute {self.name!r} is unbalanced (leaves at levels {depths}); "
+                f"{purpose} needs every leaf at the same level -- pad the short branches "
+                "(repeat a value on the levels it skips)"
+            )
+
+    @property
+    def leaf_depth(self) -> np.ndarray:
+        """Per node, the depth of the leaves below it in a balanced tree, else the
+        deepest leaf below it (used as 'level_from_leaf' origin)."""
+        below = self.depth.copy()
+        for v in range(self.n_nodes - 1, 0, -1):
+            p = self.parent[v]
+            below[p] = max(below[p], below[v])
+        return below
+
+    @property
+    def level_from_leaf(self) -> np.ndarray:
+        """Generalisation steps from the leaves to each node (0 at the leaves),
+        as seeds 001 and 003 count them."""
+        return (self.leaf_depth - self.depth).astype(np.int32)
+
+    # ------------------------------------------------------------- look-ups
+    def code_of(self, value) -> int:
+        """The node id of leaf ``value`` (raises :class:`HierarchyError`)."""
+        label = value_to_label(value)
+        try:
+            return self.leaf_index[label]
+        except KeyError:
+            raise HierarchyError(
+                f"value {label!r} of attribute {self.name!r} is not a leaf of its hierarchy"
+            ) from None
+
+    def codes_of(self, labels: Iterable) -> np.ndarray:
+        """Vector version of :meth:`code_of` on distinct labels; the error lists
+        every missing value (up to 10)."""
+        labels = [value_to_label(x) for x in labels]
+        missing = [x for x in labels if x not in self.leaf_index]
+        if missing:
+            shown = ", ".join(repr(x) for x in sorted(set(missing))[:10])
+            more = len(set(missing)) - 10
+            raise HierarchyError(
+                f"attribute {self.name!r}: value(s) {shown}{f' and {more} more' if more > 0 else ''} "
+                "not found among the leaves of its hierarchy -- add them to the hierarchy file"
+            )
+        return np.array([self.leaf_index[x] for x in labels], dtype=np.int32)
+
+    def ancestor_at_depth(self, codes: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
+        """Ancestor of each code at ``depth`` (unchanged where the code is shallower)."""
+        return self.ancestors[codes, np.minimum(depth, self.height - 1)]
+
+    def lca(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Lowest common ancestor, element-wise, in at most ``height`` look-ups."""
+        a = np.asarray(a, dtype=np.int32)
+        b = np.asarray(b, dtype=np.int32)
+        if self._dense_ok:
+            return self.lca_table[a, b]
+        a, b = np.broadcast_arrays(a, b)
+        out = np.zeros(a.shape, dtype=np.int32)
+        for d in range(1, self.height):
+            aa, bb = self.ancestors[a, d], self.ancestors[b, d]
+            same = (aa == bb) & (self.depth[a] >= d) & (self.depth[b] >= d)
+            out = np.where(same, aa, out)
+        return out
+
+    @property
+    def _dense_ok(self) -> bool:
+        return self.n_nodes <= DENSE_LCA_MAX_NODES
+
+    @property
+    def lca_table(self) -> np.ndarray:
+        """Dense ``n_nodes x n_nodes`` LCA table (only for small hierarchies)."""
+        if self._lca_table is None:
+            if not self._dense_ok:
+                raise HierarchyError(
+                    f"hierarchy of attribute {self.name!r} has {self.n_nodes} nodes; "
+                    "no dense LCA table above {DENSE_LCA_MAX_NODES} -- use lca()"
+                )
+            n = self.n_nodes
+            idx = np.arange(n, dtype=np.int32)
+            out = np.zeros((n, n), dtype=np.int32)
+            for d in range(1, self.height):
+                col = self.ancestors[:, d]
+                deep = self.depth >= d
+                same = (col[:, None] == col[None, :]) & deep[:, None] & deep[None, :]
+                out = np.where(same, col[:, None], out)
+            out[idx, idx] = idx
+            self._lca_table = out
+        return self._lca_table
+
+    def is_ancestor_or_self(self, anc: np.ndarray, node: np.ndarray) -> np.ndarray:
+        """True where ``anc`` is ``node`` or one of its ancestors."""
+        anc = np.asarray(anc)
+        node = np.asarray(node)
+        d = self.depth[anc]
+        return (d <= self.depth[node]) & (self.ancestors[node, d] == anc)
+
+    def generalise_labels(self, leaf: np.ndarray, label: np.ndarray) -> np.ndarray:
+        """For each (original leaf code, output label) pair, the node on the
+        leaf's path to the root printed as ``label`` (the most specific such
+        node), or -1 when no ancestor carries that label. This decodes an
+        anonymised cell unambiguously even when a label repeats across levels."""
+        leaf = np.asarray(leaf, dtype=np.int32)
+        out = np.full(leaf.shape, -1, dtype=np.int32)
+        labels = np.asarray(self.labels, dtype=object)
+        label = np.asarray(label, dtype=object)
+        for d in range(self.height - 1, -1, -1):
+            node = self.ancestors[leaf, d]
+            hit = (out < 0) & (self.depth[leaf] >= d) & (labels[node] == label)
+            out[hit] = node[hit]
+        return out
+
+    def node_paths(self) -> list[list[str]]:
+        """For every leaf, its labels from leaf to root (ARX row order)."""
+        rows = []
+        for v in self.leaves:
+            rows.append([self.labels[a] for a in self.ancestors[v, : self.depth[v] + 1][::-1]])
+        return rows
+
+    def to_arx_csv(self, sep: str = ";") -> str:
+        """Serialise in ARX's CSV format (one row per leaf, leaf first, root last)."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+        for row in self.node_paths():
+            writer.writerow(row)
+        return buf.getvalue()
+
+    def to_mapping(self) -> dict:
+        """Nested-mapping form (inverse of :func:`from_mapping`)."""
+        def sub(v: int):
+            kids = self.children[v]
+            if all(len(self.children[c]) == 0 for c in kids):
+                return [self.labels[c] for c in kids]
+            return {self.labels[c]: (sub(c) if len(self.children[c]) else []) for c in kids}
+        return {self.labels[0]: sub(0)}
+
+    def renamed(self, name: str) -> "Hierarchy":
+        return Hierarchy(name, list(self.labels), self.parent.copy())
+
+    def __repr__(self) -> str:
+        return (f"Hierarchy({self.name!r}, nodes={self.n_nodes}, leaves={len(self.leaf_index)}, "
+                f"height={self.height}{'' if self.is_balanced else ', unbalanced'})")
+
+
+# ---------------------------------------------------------------- building
+class _Builder:
+    """Accumulates nodes keyed by an identity, checking single parenthood."""
+
+    def __init__(self, name: str, root_label: str = ROOT_LABEL):
+        self.name = name
+        self.labels = [root_label]
+        self.parent = [-1]
+        self.index: dict = {("root",): 0}
+
+    def add(self, key, label: str, parent_id: int) -> int:
+        found = self.index.get(key)
+        if found is not None:
+            if self.parent[found] != parent_id:
+                raise HierarchyError(
+                    f"hierarchy of attribute {self.name!r}: value {label!r} has two parents "
+                    f"({self.labels[self.parent[found]]!r} and {self.labels[parent_id]!r})"
+                )
+            return found
+        self.labels.append(label)
+        self.parent.append(parent_id)
+        self.index[key] = len(self.labels) - 1
+        return len(self.labels) - 1
+
+    def build(self) -> Hierarchy:
+        return Hierarchy(self.name, self.labels, np.array(self.parent, dtype=np.int32))
+
+
+def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bool = False,
+               source: str = "") -> Hierarchy:
+    """Build from leaf-to-root rows (ARX order: ``leaf, level h-1, ..., root``).
+
+    Rows of different lengths describe an unbalanced tree; they are rejected
+    unless ``allow_unbalanced`` (the tree is then read with depth as level).
+    A node is identified by its label and its depth, so a label repeated on
+    consecutive levels (``a;a;*``) is a chain of distinct nodes.
+    """
+    where = f" ({source})" if source else ""
+    rows = [[str(c).strip() for c in r] for r in rows if any(str(c).strip() for c in r)]
+    if not rows:
+        raise HierarchyError(f"hierarchy of attribute {name!r}{where} is empty")
+    lengths = {len(r) for r in rows}
+    if len(lengths) > 1 and not allow_unbalanced:
+        by_len = {}
+        for r in rows:
+            by_len.setdefault(len(r), r[0])
+        detail = ", ".join(f"{n} columns (e.g. {v!r})" for n, v in sorted(by_len.items()))
+        raise HierarchyError(
+            f"hierarchy of attribute {name!r}{where} has rows of different lengths: {detail}; "
+            "every row must list a leaf and all its ancestors up to the root"
+        )
+    roots = {r[-1] for r in rows}
+    if len(roots) > 1:
+        raise HierarchyError(
+            f"hierarchy of attribute {name!r}{where} has several roots {sorted(roots)[:5]}; "
+            "the last column must be the same value (normally '*') on every row"
+        )
+    b = _Builder(name, roots.pop())
+    seen_leaves: set[str] = set()
+    for r in rows:
+        if len(r) == 1:
+            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: row {r!r} has no root column")
+        if r[0] in seen_leaves:
+            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: leaf value {r[0]!r} is listed twice")
+        seen_leaves.add(r[0])
+        parent_id = 0
+        path = list(reversed(r[:-1]))  # from just below the root to the leaf
+        for depth, label in enumerate(path, start=1):
+            if not label:
+                raise HierarchyError(f"hierarchy of attribute {name!r}{where}: empty value in row {r!r}")
+            parent_id = b.add((depth, label), label, parent_id)
+    h = b.build()
+    leaf_labels = set(h.leaf_index)
+    inner = [r[0] for r in rows if r[0] not in leaf_labels]
+    if inner:
+        raise HierarchyError(
+            f"hierarchy of attribute {name!r}{where}: value(s) {inner[:5]} are listed as leaves "
+            "but also have children"
+        )
+    return h
+
+
+def _sniff_sep(text: str) -> str:
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    counts = {s: first.count(s) for s in (";", ",", "\t", "|")}
+    sep = max(counts, key=counts.get)
+    return sep if counts[sep] > 0 else ";"
+
+
+def from_arx_csv(path_or_text, name: str | None = None, *, sep: str | None = None,
+                 allow_unbalanced: bool = False, encoding: str = "utf-8") -> Hierarchy:
+    """Load ARX's hierarchy CSV: one row per leaf, ``leaf;level-2;...;*``.
+
+    The separator (``;``, ``,``, tab or ``|``) is detected unless given. ``name``
+    defaults to the file name with ARX's ``*_hierarchy_`` prefix removed.
+    """
+    source = ""
+    if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text):
+        path = Path(path_or_text)
+        source = str(path)
+        if name is None:
+            name = re.sub(r"^.*hierarchy_", "", path.stem)
+        try:
+            text = path.read_text(encoding=encoding)
+        except FileNotFoundError:
+            raise HierarchyError(f"hierarchy file {source} for attribute {name!r} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HierarchyError(f"hierarchy file {source} for attribute {name!r} cannot be read: {exc}") from None
+    else:
+        text = str(path_or_text)
+    name = name or "attribute"
+    sep = sep or _sniff_sep(text)
+    rows = list(csv.reader(io.StringIO(text), delimiter=sep))
+    return from_paths(name, rows, allow_unbalanced=allow_unbalanced, source=source)
+
+
+def from_mapping(name: str, tree: Mapping | Sequence) -> Hierarchy:
+    """Build from a nested mapping ``{"*": {"Europe": ["England", ...], ...}}``.
+
+    Values are mappings (label -> subtree) or lists (of leaf labels, or of
+    single-key mappings). A single top-level key is the root; otherwise the
+    mapping's keys hang under an implicit ``*`` root. Leaves may sit at
+    different depths (an unbalanced tree).
+    """
+    if isinstance(tree, Mapping) and len(tree) == 1:
+        root_label, body = next(iter(tree.items()))
+    else:
+        root_label, body = ROOT_LABEL, tree
+    b = _Builder(name, str(root_label))
+    seen: set[str] = {str(root_label)}
+
+    def walk(body, parent_id: int):
+        if body is None:
+            return
+        if isinstance(body, Mapping):
+            items = list(body.items())
+        elif isinstance(body, (list, tuple)):
+            items = []
+            for x in body:
+                if isinstance(x, Mapping):
+                    items.extend(x.items())
+                else:
+                    items.append((x, None))
+        else:
+            items = [(body, None)]
+        for label, sub in items:
+            label = value_to_label(label)
+            if label in seen:
+                raise HierarchyError(
+                    f"hierarchy of attribute {name!r}: value {label!r} appears twice "
+                    "(a value must have exactly one parent)"
+                )
+            seen.add(label)
+            node = b.add(("label", label), label, parent_id)
+            walk(sub, node)
+
+    walk(body, 0)
+    if len(b.labels) == 1:
+        raise HierarchyError(f"hierarchy of attribute {name!r} is empty")
+    return b.build()
+
+
+def from_file(path, name: str | None = None, **kw) -> Hierarchy:
+    """Load a hierarchy file by extension: ``.yaml``/``.yml``/``.json`` nested
+    mappings, anything else ARX CSV."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml", ".json"):
+        name = name or path.stem
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} does not exist") from None
+        try:
+            if suffix == ".json":
+                tree = json.loads(text)
+            else:
+                import yaml
+                tree = yaml.safe_load(text)
+        except Exception as exc:  # parser errors vary by library
+            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} cannot be parsed: {exc}") from None
+        return from_mapping(name, tree)
+    return from_arx_csv(path, name, **kw)
+
+
+# ---------------------------------------------------------------- builders
+def _interval_label(lo: float, width: float) -> str:
+    hi = lo + width - 1 if float(width).is_integer() and float(lo).is_integer() else lo + width
+    fmt = (lambda x: str(int(x))) if float(lo).is_integer() and float(width).is_integer() else (lambda x: f"{x:g}")
+    return f"{fmt(lo)}-{fmt(hi)}"
+
+
+def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: float = 0) -> Hierarchy:
+    """Numeric interval hierarchy: value -> ``widths[0]``-wide bin -> ... -> ``*``.
+
+    Bins are aligned at ``origin`` like ARX's (``0-4``, ``5-9`` for width 5);
+    each width must be a multiple of the previous one so bins nest.
+    """
+    widths = [float(w) for w in widths]
+    if not widths or any(w <= 0 for w in widths):
+        raise HierarchyError(f"attribute {name!r}: interval widths must be positive, got {widths}")
+    for a, b_ in zip(widths, widths[1:]):
+        if b_ < a or not math.isclose(b_ / a, round(b_ / a)):
+            raise HierarchyError(
+                f"attribute {name!r}: interval widths {widths} must each be a multiple of the previous one"
+            )
+    vals = sorted({float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))})
+    if not vals:
+        raise HierarchyError(f"attribute {name!r}: no values to build intervals from")
+    rows = []
+    for v in vals:
+        row = [value_to_label(v)]
+        for w in widths:
+            lo = origin + math.floor((v - origin) / w) * w
+            row.append(_interval_label(lo, w))
+        row.append(ROOT_LABEL)
+        rows.append(row)
+    return from_paths(name, rows)
+
+
+def masking(name: str, values: Iterable, length: int | None = None, *, mask_char: str = "*") -> Hierarchy:
+    """Masking of fixed-length codes: ``4351 -> 435* -> 43** -> 4*** -> *``."""
+    vals = sorted({value_to_label(v) for v in values})
+    if not vals:
+        raise HierarchyError(f"attribute {name!r}: no values to build a masking hierarchy from")
+    lengths = {len(v) for v in vals}
+    if length is None:
+        if len(lengths) > 1:
+            raise HierarchyError(
+                f"attribute {name!r}: codes have different lengths {sorted(lengths)}; pad them or give length"
+            )
+        length = lengths.pop()
+    bad = [v for v in vals if len(v) != length]
+    if bad:
+        raise HierarchyError(f"attribute {name!r}: code(s) {bad[:5]} are not {length} characters long")
+    rows = [[v[: length - i] + mask_char * i for i in range(length)] + [ROOT_LABEL] for v in vals]
+    return from_paths(name, rows)
+
+
+def suppression(name: str, values: Iterable) -> Hierarchy:
+    """Suppression only: every value -> ``*``."""
+    vals = sorted({value_to_label(v) for v in values})
+    if not vals:
+        raise HierarchyError(f"attribute {name!r}: no values to build a hierarchy from")
+    return from_paths(name, [[v, ROOT_LABEL] for v in vals])
+
+
+_DATE_FORMATS = {"dmy": "%d/%m/%Y", "mdy": "%m/%d/%Y", "ymd": "%Y-%m-%d"}
+
+
+def dates(name: str, values: Iterable, order: str = "dmy") -> Hierarchy:
+    """Dates: ``D/M/Y -> M/Y -> Y -> *``. ``values`` are strings in ``order``
+    (``dmy``, ``mdy`` or ``ymd``) or date objects; leaves keep their text."""
+    if order not in _DATE_FORMATS:
+        raise HierarchyError(f"attribute {name!r}: date order must be one of {sorted(_DATE_FORMATS)}, got {order!r}")
+    fmt = _DATE_FORMATS[order]
+    rows = []
+    for v in sorted({value_to_label(v) if not isinstance(v, (date, datetime)) else v.strftime(fmt) for v in values}):
+        try:
+            d = datetime.strptime(v, fmt)
+        except ValueError:
+            raise HierarchyError(f"attribute {name!r}: {v!r} is not a date in format {fmt}") from None
+        rows.append([v, f"{d.month:02d}/{d.year}", str(d.year), ROOT_LABEL])
+    if not rows:
+        raise HierarchyError(f"attribute {name!r}: no dates to build a hierarchy from")
+    return from_paths(name, rows)

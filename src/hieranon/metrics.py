@@ -1,0 +1,439 @@
+"""Every quality measure of hieranon, in one place (SPEC sections 2 and 4).
+
+The distortion measures of the papers are all *additive along a path* in the
+hierarchy, so each is represented by a per-node cost array ``g`` with the
+distortion of generalising a cell from node ``u`` to its ancestor ``v``
+equal to ``g[v] - g[u]``:
+
+* WHD (seed 000, Def. 5), uniform weights ``w(j,j-1) = 1``, height weights
+  ``w(j,j-1) = 1/(j-1)**beta`` or custom weights: ``g[v] = WHD(h, level(v))``
+  (unbalanced trees: depth read as level);
+* priority weights (seed 002, Def. 4/5) multiply an attribute's ``g``;
+* MAGE (seed 001, Def. 5): ``g[v] = omega * level_from_leaf(v) / H``.
+
+Costs are kept as exact fractions and scaled to integers
+(:class:`CostModel`) so that algorithms compare distances exactly: ties are
+real ties (SPEC section 3).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from .hierarchy import Hierarchy
+from .table import EncodedTable, encode, encode_generalised, group
+
+WEIGHT_SCHEMES = ("uniform", "height", "mage", "custom")
+
+
+def _fraction(x) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int):
+        return Fraction(x)
+    return Fraction(float(x)).limit_denominator(10**6)
+
+
+def level_weights(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
+                  custom: Sequence[float] | None = None) -> list[Fraction]:
+    """Weights ``w(j, j-1)`` for ``j = 2..height`` (index 0 is ``w(2,1)``)."""
+    height = h.height
+    if scheme == "uniform":
+        return [Fraction(1)] * (height - 1)
+    if scheme == "height":
+        if beta < 1:
+            raise ValueError(f"height weights need beta >= 1 (seed 000, Def. 5), got {beta}")
+        b = _fraction(beta)
+        if b.denominator == 1:
+            return [Fraction(1, (j - 1) ** int(b)) for j in range(2, height + 1)]
+        return [_fraction(1.0 / (j - 1) ** float(beta)) for j in range(2, height + 1)]
+    if scheme == "custom":
+        if custom is None or len(custom) != height - 1:
+            raise ValueError(
+                f"attribute {h.name!r}: custom weights need {height - 1} values w(j,j-1) for j=2..{height}, "
+                f"got {None if custom is None else len(custom)}"
+            )
+        ws = [_fraction(w) for w in custom]
+        if any(w < 0 for w in ws) or sum(ws) == 0:
+            raise ValueError(f"attribute {h.name!r}: custom weights must be >= 0 and not all zero")
+        return ws
+    raise ValueError(f"unknown weight scheme {scheme!r}; choose one of {WEIGHT_SCHEMES}")
+
+
+def node_costs_exact(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
+                     custom: Sequence[float] | None = None, multiplier=1) -> list[Fraction]:
+    """Exact per-node cost ``g[v]``: the distortion of a leaf (at the deepest
+    level) generalised to ``v``. Leaf -> root costs ``multiplier`` (1 for WHD)
+    except under MAGE, where it is ``(H-1)/H``."""
+    mult = _fraction(multiplier)
+    if h.height == 1:
+        return [Fraction(0)] * h.n_nodes
+    if scheme == "mage":
+        lfl = h.level_from_leaf
+        return [mult * Fraction(int(lfl[v]), h.height) for v in range(h.n_nodes)]
+    ws = level_weights(h, scheme, beta, custom)
+    total = sum(ws)
+    height = h.height
+    # C(l) = sum_{j=l+1..h} w(j,j-1) / total;  ws[j-2] = w(j,j-1)
+    c_of_level = [sum(ws[j - 2] for j in range(lvl + 1, height + 1)) / total for lvl in range(1, height + 1)]
+    return [mult * c_of_level[int(d)] for d in h.depth]
+
+
+def equal_priorities(ranking: Sequence[str]) -> dict[str, Fraction]:
+    """Equally scaled priorities (seed 002): ranked 1..m (1 = most important),
+    ``P_1 = 1``, ``P_j = 1 - (j-1)/(m-1)``."""
+    m = len(ranking)
+    if m == 1:
+        return {ranking[0]: Fraction(1)}
+    return {a: 1 - Fraction(j, m - 1) for j, a in enumerate(ranking)}
+
+
+@dataclass
+class CostModel:
+    """Per-attribute node costs of a distortion measure, exact and scaled.
+
+    Attributes
+    ----------
+    costs : list of ndarray of float64
+        ``costs[j][v]`` = distortion of a leaf of attribute ``j`` generalised to ``v``.
+    int_costs : list of ndarray of int64
+        The same times ``scale``, exact integers (when ``exact``).
+    scale : int
+        Common denominator of all costs.
+    exact : bool
+        False when the common denominator was too large for int64 arithmetic
+        (costs are then rounded to 1e-9 and ties may be approximate).
+    """
+
+    costs: list[np.ndarray]
+    int_costs: list[np.ndarray]
+    scale: int
+    exact: bool = True
+    description: str = ""
+
+    @classmethod
+    def build(cls, hierarchies: Sequence[Hierarchy], scheme: str = "uniform", beta: float = 1.0,
+              priorities: Mapping[str, float] | Sequence[float] | None = None,
+              custom: Mapping[str, Sequence[float]] | None = None, max_rows: int = 10**7) -> "CostModel":
+        """Cost model of ``scheme`` over ``hierarchies``; ``priorities`` (per
+        attribute name or in order) multiply each attribute's costs."""
+        if scheme not in WEIGHT_SCHEMES:
+            raise ValueError(f"unknown weight scheme {scheme!r}; choose one of {WEIGHT_SCHEMES}")
+        mults = _priority_list(hierarchies, priorities)
+        fracs = [node_costs_exact(h, scheme, beta, (custom or {}).get(h.name), m)
+                 for h, m in zip(hierarchies, mults)]
+        scale = 1
+        for fs in fracs:
+            for f in fs:
+                scale = math.lcm(scale, f.denominator)
+        biggest = max((max(fs) for fs in fracs), default=Fraction(0))
+        exact = scale * biggest * len(hierarchies) * max_rows * 4 < 2**62
+        if not exact:
+            scale = 10**9
+        ints = [np.array([round(f * scale) for f in fs], dtype=np.int64) for fs in fracs]
+        floats = [np.array([float(f) for f in fs], dtype=np.float64) for fs in fracs]
+        desc = scheme + (f"(beta={beta})" if scheme == "height" else "")
+        if priorities is not None:
+            desc += " with priorities"
+        return cls(floats, ints, scale, exact, desc)
+
+    def cell_costs(self, codes: np.ndarray) -> np.ndarray:
+        """``g`` of every cell of a code matrix, float (n, m)."""
+        return np.stack([c[codes[:, j]] for j, c in enumerate(self.costs)], axis=1) if codes.size else \
+            np.zeros(codes.shape)
+
+
+def _priority_list(hierarchies, priorities) -> list[Fraction]:
+    if priorities is None:
+        return [Fraction(1)] * len(hierarchies)
+    if isinstance(priorities, Mapping):
+        names = [h.name for h in hierarchies]
+        unknown = [a for a in priorities if a not in names]
+        if unknown:
+            raise ValueError(f"priorities given for attribute(s) {unknown} that are not quasi-identifiers {names}")
+        out = [_fraction(priorities.get(h.name, 1)) for h in hierarchies]
+    else:
+        out = [_fraction(p) for p in priorities]
+        if len(out) != len(hierarchies):
+            raise ValueError(f"{len(out)} priorities for {len(hierarchies)} quasi-identifiers")
+    if any(p < 0 for p in out):
+        raise ValueError("priorities must be >= 0")
+    return out
+
+
+# ------------------------------------------------------------- distortions
+def whd(p: int, q: int, height: int, scheme: str = "uniform", beta: float = 1.0,
+        custom: Sequence[float] | None = None) -> float:
+    """WHD(p, q) of seed 000 Def. 5: generalising from level p to level q (p > q)
+    in a hierarchy of ``height`` levels."""
+    if not 1 <= q <= p <= height:
+        raise ValueError(f"need 1 <= q <= p <= h, got p={p}, q={q}, h={height}")
+    dummy = _chain(height)
+    ws = level_weights(dummy, scheme, beta, custom)
+    return float(sum(ws[j - 2] for j in range(q + 1, p + 1)) / sum(ws))
+
+
+def _chain(height: int) -> Hierarchy:
+    return Hierarchy("levels", [str(i) for i in range(height)], np.arange(-1, height - 1, dtype=np.int32))
+
+
+def tuple_distortion(orig: np.ndarray, gen: np.ndarray, model: CostModel) -> np.ndarray:
+    """Distortion(t, t') of seed 000 Def. 6 for every row (float)."""
+    orig = np.atleast_2d(orig)
+    gen = np.atleast_2d(gen)
+    return (model.cell_costs(gen) - model.cell_costs(orig)).sum(axis=1)
+
+
+def distortion(orig: np.ndarray, gen: np.ndarray, model: CostModel, counts: np.ndarray | None = None) -> float:
+    """Table distortion, seed 000 Def. 7 (rows weighted by their record counts)."""
+    per_row = tuple_distortion(orig, gen, model)
+    return float(per_row @ (np.ones(len(per_row)) if counts is None else counts))
+
+
+def full_distortion(orig: np.ndarray, model: CostModel, counts: np.ndarray | None = None) -> float:
+    """Distortion of the fully generalised table (every cell -> root)."""
+    roots = np.zeros_like(np.atleast_2d(orig))
+    return distortion(orig, roots, model, counts)
+
+
+def distortion_ratio(orig, gen, model: CostModel, counts=None) -> float:
+    """Distortion of the output over that of the fully generalised table (seed 000, sec. 6)."""
+    full = full_distortion(orig, model, counts)
+    return distortion(orig, gen, model, counts) / full if full > 0 else 0.0
+
+
+def lca_tuple(t1: np.ndarray, t2: np.ndarray, hierarchies: Sequence[Hierarchy]) -> np.ndarray:
+    """Closest common generalisation t12 (seed 000, Def. 8), row-wise."""
+    t1 = np.atleast_2d(t1)
+    t2 = np.atleast_2d(t2)
+    return np.stack([h.lca(t1[:, j], t2[:, j]) for j, h in enumerate(hierarchies)], axis=1)
+
+
+def tuple_distance(t1, t2, hierarchies, model: CostModel) -> np.ndarray:
+    """Dist(t1, t2) of seed 000 Def. 9 (a metric, Lemma 1)."""
+    t12 = lca_tuple(t1, t2, hierarchies)
+    return tuple_distortion(t1, t12, model) + tuple_distortion(t2, t12, model)
+
+
+def class_distance(t1, n1: int, t2, n2: int, hierarchies, model: CostModel, k: int | None = None) -> float:
+    """Dist(C1, C2) of seed 000 Def. 10. With ``k`` and ``n1 < k``, the stub
+    rule of seed 004 Def. 14 applies: when ``n1 + n2 >= 2k`` only the stub of
+    ``k - n1`` tuples of C2 is generalised."""
+    t12 = lca_tuple(t1, t2, hierarchies)
+    m2 = n2
+    if k is not None and n1 < k and n1 + n2 >= 2 * k:
+        m2 = k - n1
+    return float(n1 * tuple_distortion(t1, t12, model)[0] + m2 * tuple_distortion(t2, t12, model)[0])
+
+
+# ---------------------------------------------------------- class measures
+def discernibility(sizes: np.ndarray, n_suppressed: int = 0, n_total: int | None = None) -> int:
+    """DM = sum |E|^2 (Bayardo & Agrawal); each suppressed record costs |D|."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n_total = int(sizes.sum()) + n_suppressed if n_total is None else n_total
+    return int((sizes ** 2).sum()) + n_suppressed * n_total
+
+
+def cavg(n_records: int, n_classes: int, k: int) -> float:
+    """Normalised average class size CAVG = (n / #classes) / k (LeFevre et al.)."""
+    return (n_records / n_classes) / k if n_classes else float("nan")
+
+
+def level_fractions(gen_col: np.ndarray, h: Hierarchy, counts=None) -> np.ndarray:
+    """Fraction of an attribute's cells at each level (index 0 = level 1, the root)."""
+    w = np.ones(len(gen_col)) if counts is None else np.asarray(counts, dtype=float)
+    lv = h.depth[gen_col]
+    frac = np.bincount(lv, weights=w, minlength=h.height)
+    return frac / frac.sum() if frac.sum() else frac
+
+
+def inconsistency(gen: np.ndarray, hierarchies, counts=None) -> np.ndarray:
+    """Per attribute ``inconsist_i = 1 - max_j p_ij`` (seed 004, Def. 12)."""
+    return np.array([1 - level_fractions(gen[:, j], h, counts).max() for j, h in enumerate(hierarchies)])
+
+
+def generalisation_portion(gen: np.ndarray, hierarchies, counts=None) -> np.ndarray:
+    """Per attribute ``1 -`` fraction of cells at the most specific level present
+    (seed 004, Def. 13)."""
+    out = []
+    for j, h in enumerate(hierarchies):
+        fr = level_fractions(gen[:, j], h, counts)
+        present = np.flatnonzero(fr > 0)
+        out.append(1 - fr[present.max()] if len(present) else 0.0)
+    return np.array(out)
+
+
+def modification_rate(orig, gen, counts=None) -> float:
+    """Fraction of QI cells whose value changed."""
+    w = np.ones(len(orig)) if counts is None else np.asarray(counts, dtype=float)
+    changed = (orig != gen).sum(axis=1)
+    return float(changed @ w / (w.sum() * orig.shape[1])) if orig.size else 0.0
+
+
+def precision(orig, gen, hierarchies, counts=None) -> float:
+    """Prec = 1 - mean over QI cells of steps generalised / (H - 1) (seed 003,
+    after Sweeney); an attribute of height 1 contributes 0 loss."""
+    w = np.ones(len(orig)) if counts is None else np.asarray(counts, dtype=float)
+    loss = np.zeros(len(orig))
+    for j, h in enumerate(hierarchies):
+        if h.height > 1:
+            loss += (h.depth[orig[:, j]] - h.depth[gen[:, j]]) / (h.height - 1)
+    return float(1 - (loss @ w) / (w.sum() * orig.shape[1])) if orig.size else 1.0
+
+
+def mage_distortion(orig, gen, hierarchies, omegas=None, counts=None) -> float:
+    """Seed 001 Def. 5 summed over rows: ``sum_i omega_i * lfl(v'_i) / H_i``
+    minus the same for the original (0 for leaves)."""
+    model = CostModel.build(hierarchies, "mage", priorities=omegas)
+    return distortion(orig, gen, model, counts)
+
+
+def classification_metric(row_class: np.ndarray, labels: np.ndarray, suppressed: np.ndarray | None = None,
+                          counts=None) -> float:
+    """CM (seed 002, after Iyengar): fraction of records suppressed or whose
+    class label differs from the majority label of their equivalence class."""
+    labels_codes, _ = pd.factorize(pd.Series(labels), use_na_sentinel=False)
+    w = np.ones(len(row_class), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    n_lab = int(labels_codes.max()) + 1 if len(labels_codes) else 1
+    pair = row_class.astype(np.int64) * n_lab + labels_codes
+    tally = np.bincount(pair, weights=w, minlength=(int(row_class.max()) + 1) * n_lab if len(row_class) else 0)
+    tally = tally.reshape(-1, n_lab)
+    majority_total = tally.max(axis=1)
+    sup = np.zeros(len(row_class), bool) if suppressed is None else np.asarray(suppressed, bool)
+    penalised = w.sum() - majority_total.sum()
+    if sup.any():  # suppressed records are all penalised; they were counted in their (root) class above
+        sup_class = np.unique(row_class[sup])
+        penalised += majority_total[sup_class].sum()
+    return float(penalised / w.sum()) if w.sum() else 0.0
+
+
+# ---------------------------------------------------------------- summary
+@dataclass
+class Metrics:
+    """All quality measures of one anonymised table (SPEC section 4).
+
+    ``distortion`` uses the cost model given (uniform WHD unless said);
+    ``distortion_uniform`` and ``distortion_height`` are always reported.
+    Per-attribute arrays follow ``qi_names``.
+    """
+
+    n_records: int
+    n_rows: int
+    qi_names: list[str]
+    k: int
+    distortion: float
+    distortion_ratio: float
+    distortion_uniform: float
+    distortion_ratio_uniform: float
+    distortion_height: float
+    distortion_ratio_height: float
+    mage_distortion: float
+    discernibility: int
+    cavg: float
+    n_classes: int
+    achieved_k: int
+    inconsistency: float
+    inconsistency_per_attribute: list[float]
+    generalisation_portion_per_attribute: list[float]
+    modification_rate: float
+    precision: float
+    distinct_rows_input: int
+    distinct_rows_output: int
+    row_ratio: float
+    suppressed_records: int
+    risk_max: float
+    risk_mean: float
+    classification_metric: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        from dataclasses import asdict
+        return asdict(self)
+
+
+def suppressed_mask(gen: np.ndarray) -> np.ndarray:
+    """Rows whose every QI cell is the root (suppressed records)."""
+    return (gen == 0).all(axis=1) if gen.size else np.zeros(len(gen), bool)
+
+
+def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence[Hierarchy], k: int,
+            counts: np.ndarray | None = None, model: CostModel | None = None, qi_names=None,
+            class_labels: np.ndarray | None = None, treat_all_root_as_suppressed: bool = False) -> Metrics:
+    """Every metric from original and generalised code matrices.
+
+    Suppressed records are those an algorithm reported as suppressed; with
+    ``treat_all_root_as_suppressed`` every all-root row counts as one.
+    """
+    orig_codes = np.asarray(orig_codes)
+    gen_codes = np.asarray(gen_codes)
+    n_rows, m = orig_codes.shape
+    counts = np.ones(n_rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    uni = CostModel.build(hierarchies, "uniform")
+    hgt = CostModel.build(hierarchies, "height")
+    model = model or uni
+    sup = np.zeros(n_rows, bool)
+    if treat_all_root_as_suppressed:
+        # all-root rows are suppressed records only when they could not stand as a class of their own
+        all_root = suppressed_mask(gen_codes)
+        if 0 < counts[all_root].sum() < k:
+            sup = all_root
+    ec = group(gen_codes[~sup], counts[~sup])
+    sizes_all = group(gen_codes, counts)
+    n_sup = int(counts[sup].sum())
+    row_size = sizes_all.sizes[sizes_all.row_class]
+    incons = inconsistency(gen_codes, hierarchies, counts)
+    cm = None
+    if class_labels is not None:
+        cm = classification_metric(sizes_all.row_class, np.asarray(class_labels), sup, counts)
+    return Metrics(
+        n_records=n, n_rows=n_rows, qi_names=list(qi_names or [h.name for h in hierarchies]), k=k,
+        distortion=distortion(orig_codes, gen_codes, model, counts),
+        distortion_ratio=distortion_ratio(orig_codes, gen_codes, model, counts),
+        distortion_uniform=distortion(orig_codes, gen_codes, uni, counts),
+        distortion_ratio_uniform=distortion_ratio(orig_codes, gen_codes, uni, counts),
+        distortion_height=distortion(orig_codes, gen_codes, hgt, counts),
+        distortion_ratio_height=distortion_ratio(orig_codes, gen_codes, hgt, counts),
+        mage_distortion=mage_distortion(orig_codes, gen_codes, hierarchies, counts=counts),
+        discernibility=discernibility(ec.sizes, n_sup, n),
+        cavg=cavg(n - n_sup, ec.n_classes, k),
+        n_classes=ec.n_classes,
+        achieved_k=int(ec.sizes.min()) if ec.n_classes else 0,
+        inconsistency=float(incons.max()) if m else 0.0,
+        inconsistency_per_attribute=[float(x) for x in incons],
+        generalisation_portion_per_attribute=[float(x) for x in generalisation_portion(gen_codes, hierarchies, counts)],
+        modification_rate=modification_rate(orig_codes, gen_codes, counts),
+        precision=precision(orig_codes, gen_codes, hierarchies, counts),
+        distinct_rows_input=group(orig_codes).n_classes,
+        distinct_rows_output=sizes_all.n_classes,
+        row_ratio=sizes_all.n_classes / max(group(orig_codes).n_classes, 1),
+        suppressed_records=n_sup,
+        risk_max=float((1.0 / row_size).max()) if n_rows else 0.0,
+        risk_mean=float((counts / row_size) @ np.ones(n_rows) / n) if n else 0.0,
+        classification_metric=cm,
+    )
+
+
+def evaluate(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies,
+             k: int = 1, counts=None, scheme: str = "uniform", beta: float = 1.0, priorities=None,
+             class_column: str | None = None, missing: str = "error") -> Metrics:
+    """Every metric from two DataFrames (original and anonymised) and the hierarchies."""
+    enc = encode(original, quasi_identifiers, hierarchies, counts=counts, missing=missing)
+    gen = encode_generalised(enc, anonymised)
+    if (gen < 0).any():
+        j = int(np.flatnonzero((gen < 0).any(axis=0))[0])
+        i = int(np.flatnonzero(gen[:, j] < 0)[0])
+        raise ValueError(
+            f"column {enc.qi_names[j]!r}, row {i}: {anonymised[enc.qi_names[j]].iloc[i]!r} does not generalise "
+            f"the original value {original[enc.qi_names[j]].iloc[i]!r}"
+        )
+    model = CostModel.build(enc.hierarchies, scheme, beta, priorities)
+    labels = original[class_column].to_numpy() if class_column else None
+    return compute(enc.codes, gen, enc.hierarchies, k, enc.counts, model, enc.qi_names, labels,
+                   treat_all_root_as_suppressed=True)

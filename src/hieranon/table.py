@@ -1,0 +1,276 @@
+"""Integer encoding of quasi-identifier columns and equivalence classes.
+
+A table's quasi-identifiers (QIs) become an ``int32`` matrix ``codes`` of
+shape ``(n_rows, n_qis)`` whose entries are node ids in each attribute's
+:class:`~hieranon.hierarchy.Hierarchy` -- leaves for original data, inner
+nodes once generalised. Every algorithm works on these codes; labels only
+come back at :func:`decode`.
+
+Equivalence classes (seed 000, Def. 2) are the distinct code rows with their
+sizes (sums of record counts) and member row indices (:func:`group`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .hierarchy import Hierarchy, HierarchyError, value_to_label
+
+
+class DataError(ValueError):
+    """The data does not fit the configuration; the message names the column
+    and the value."""
+
+
+def _is_missing(values: pd.Series) -> np.ndarray:
+    miss = values.isna().to_numpy()
+    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        text = values.astype(str).str.strip()
+        miss |= (text == "").to_numpy()
+    return miss
+
+
+@dataclass
+class EncodedTable:
+    """The QI part of a table as integer node codes.
+
+    Attributes
+    ----------
+    codes : ndarray (n_rows, n_qis) of int32
+        Node id of every QI cell in its attribute's hierarchy.
+    hierarchies : list[Hierarchy]
+        One per QI column, in column order.
+    qi_names : list[str]
+        The QI column names.
+    counts : ndarray (n_rows,) of int64
+        Records each row stands for (1 unless a count column was given).
+    """
+
+    codes: np.ndarray
+    hierarchies: list[Hierarchy]
+    qi_names: list[str]
+    counts: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return self.codes.shape[0]
+
+    @property
+    def n_records(self) -> int:
+        return int(self.counts.sum())
+
+    def column(self, name: str) -> int:
+        try:
+            return self.qi_names.index(name)
+        except ValueError:
+            raise DataError(f"{name!r} is not a quasi-identifier (QIs: {self.qi_names})") from None
+
+    def with_codes(self, codes: np.ndarray) -> "EncodedTable":
+        return EncodedTable(np.ascontiguousarray(codes, dtype=np.int32), self.hierarchies, self.qi_names, self.counts)
+
+
+def _resolve_hierarchies(qi_names: Sequence[str], hierarchies) -> list[Hierarchy]:
+    if isinstance(hierarchies, Mapping):
+        missing = [q for q in qi_names if q not in hierarchies]
+        if missing:
+            raise DataError(f"no hierarchy given for quasi-identifier(s) {missing}")
+        return [hierarchies[q] for q in qi_names]
+    hierarchies = list(hierarchies)
+    if len(hierarchies) != len(qi_names):
+        raise DataError(f"{len(qi_names)} quasi-identifiers but {len(hierarchies)} hierarchies")
+    return hierarchies
+
+
+def check_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "quasi-identifier") -> None:
+    absent = [c for c in columns if c not in df.columns]
+    if absent:
+        raise DataError(
+            f"{what} column(s) {absent} not in the table (its columns: {list(df.columns)[:20]})"
+        )
+
+
+def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "error") -> np.ndarray:
+    """Leaf codes of one column; the work is per distinct value, not per cell.
+
+    ``missing='error'`` (default) rejects NaN/empty cells naming the column and
+    row; ``missing='root'`` reads them as already generalised to the root.
+    """
+    miss = _is_missing(values)
+    if miss.any() and missing != "root":
+        rows = np.flatnonzero(miss)
+        raise DataError(
+            f"column {values.name!r} has {len(rows)} missing value(s) (first at row {int(rows[0])}); "
+            "fill them, or pass missing='root' (--missing root) to treat them as '*'"
+        )
+    codes = np.zeros(len(values), dtype=np.int32)
+    present = ~miss
+    uniq_idx, uniques = pd.factorize(values[present], sort=False)
+    try:
+        leaf = hierarchy.codes_of(uniques)
+    except HierarchyError as exc:
+        raise DataError(str(exc)) from None
+    codes[present] = leaf[uniq_idx]
+    return codes
+
+
+def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np.ndarray | str | None = None,
+           missing: str = "error") -> EncodedTable:
+    """Encode the QI columns of ``df`` to leaf codes.
+
+    ``hierarchies`` is a mapping from column to :class:`Hierarchy` or a list in
+    ``qi_names`` order. ``counts`` is an array of record counts per row or the
+    name of a count column (seed 003 writes tables as distinct rows with
+    counts); default one record per row.
+    """
+    qi_names = list(qi_names)
+    if not qi_names:
+        raise DataError("no quasi-identifiers given")
+    if len(set(qi_names)) != len(qi_names):
+        raise DataError(f"quasi-identifiers listed twice: {sorted({q for q in qi_names if qi_names.count(q) > 1})}")
+    check_columns(df, qi_names)
+    hs = _resolve_hierarchies(qi_names, hierarchies)
+    codes = np.empty((len(df), len(qi_names)), dtype=np.int32)
+    for j, (q, h) in enumerate(zip(qi_names, hs)):
+        codes[:, j] = encode_column(df[q], h, missing=missing)
+    return EncodedTable(codes, hs, qi_names, row_counts(df, counts))
+
+
+def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
+    """Record count per row: ones, an explicit array, or a count column."""
+    if counts is None:
+        return np.ones(len(df), dtype=np.int64)
+    if isinstance(counts, str):
+        check_columns(df, [counts], "count")
+        col = pd.to_numeric(df[counts], errors="coerce")
+        bad = col.isna() | (col < 1) | (col != col.round())
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(f"count column {counts!r}: row {i} has {df[counts].iloc[i]!r}; counts must be whole numbers >= 1")
+        return col.to_numpy(dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape != (len(df),) or (counts < 1).any():
+        raise DataError("counts must be one whole number >= 1 per row")
+    return counts
+
+
+def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.ndarray:
+    """Node codes of an anonymised table's QI cells, read against the original.
+
+    Each output cell must print the original value or one of its ancestors;
+    it is decoded to the most specific such node on the original leaf's path
+    (so a label repeated on two levels is read unambiguously). Cells that
+    match no ancestor get ``-1`` (the verifier reports them).
+    """
+    check_columns(anonymised, original.qi_names)
+    if len(anonymised) != original.n_rows:
+        raise DataError(f"the anonymised table has {len(anonymised)} rows, the original {original.n_rows}")
+    out = np.empty_like(original.codes)
+    for j, (q, h) in enumerate(zip(original.qi_names, original.hierarchies)):
+        col = anonymised[q]
+        labels = np.array([value_to_label(x) if not pd.isna(x) else "" for x in pd.unique(col)], dtype=object)
+        lab_idx = pd.Index(pd.unique(col)).get_indexer(col)
+        leaf = original.codes[:, j]
+        # decode per distinct (leaf, label) pair, not per cell
+        pair = leaf.astype(np.int64) * (len(labels) + 1) + lab_idx
+        upair, inv = np.unique(pair, return_inverse=True)
+        u_leaf = (upair // (len(labels) + 1)).astype(np.int32)
+        u_lab = labels[upair % (len(labels) + 1)]
+        node = h.generalise_labels(u_leaf, u_lab)
+        # a generalised original (e.g. missing -> root) may already sit above a leaf
+        out[:, j] = node[inv.ravel()]
+    return out
+
+
+def decode(codes: np.ndarray, hierarchies: Sequence[Hierarchy], qi_names: Sequence[str]) -> pd.DataFrame:
+    """Labels of a code matrix, one object column per QI."""
+    cols = {}
+    for j, (q, h) in enumerate(zip(qi_names, hierarchies)):
+        labels = np.asarray(h.labels, dtype=object)
+        cols[q] = labels[codes[:, j]]
+    return pd.DataFrame(cols)
+
+
+def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.DataFrame:
+    """A copy of ``df`` whose QI cells print ``codes``; every other column and
+    the row order are untouched. A QI column keeps its dtype when no cell of it
+    was generalised."""
+    out = df.copy()
+    for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
+        col = codes[:, j]
+        if np.array_equal(col, table.codes[:, j]):
+            continue
+        labels = np.asarray(h.labels, dtype=object)
+        out[q] = pd.Series(labels[col], index=df.index, dtype=object)
+    return out
+
+
+@dataclass
+class EquivalenceClasses:
+    """Distinct QI code rows of a table.
+
+    Attributes
+    ----------
+    keys : ndarray (n_classes, n_qis) of int32
+        The code tuple of each class.
+    sizes : ndarray (n_classes,) of int64
+        Records in each class (sum of counts).
+    row_class : ndarray (n_rows,) of int64
+        Class index of every row.
+    """
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    row_class: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.sizes)
+
+    def members(self) -> list[np.ndarray]:
+        """Row indices of each class (in row order)."""
+        order = np.argsort(self.row_class, kind="stable")
+        bounds = np.cumsum(np.bincount(self.row_class, minlength=self.n_classes))[:-1]
+        return np.split(order, bounds)
+
+
+def row_keys(codes: np.ndarray) -> np.ndarray:
+    """One int64 per row identifying its code tuple (dense ranks per column,
+    mixed radix when it fits, else a lexicographic group id)."""
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise ValueError("codes must be 2-D")
+    n, m = codes.shape
+    if m == 0:
+        return np.zeros(n, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for j in range(m):
+        uniq, inv = np.unique(codes[:, j], return_inverse=True)
+        if radix * len(uniq) >= 2**62:  # re-rank the partial key to keep it small
+            _, key = np.unique(key, return_inverse=True)
+            key = key.astype(np.int64)
+            radix = int(key.max()) + 1 if n else 1
+        key = key * len(uniq) + inv.ravel()
+        radix *= len(uniq)
+    return key
+
+
+def group(codes: np.ndarray, counts: np.ndarray | None = None) -> EquivalenceClasses:
+    """Equivalence classes of a code matrix (vectorised group-by)."""
+    codes = np.asarray(codes)
+    key = row_keys(codes)
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    w = np.ones(len(key), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    sizes = np.bincount(inv, weights=w, minlength=len(uniq)).astype(np.int64)
+    return EquivalenceClasses(codes[first], sizes, inv.astype(np.int64))
+
+
+def class_sizes_of_rows(codes: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """Size of the equivalence class each row belongs to."""
+    ec = group(codes, counts)
+    return ec.sizes[ec.row_class]
