@@ -364,7 +364,8 @@ def suppressed_mask(gen: np.ndarray) -> np.ndarray:
 
 def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence[Hierarchy], k: int,
             counts: np.ndarray | None = None, model: CostModel | None = None, qi_names=None,
-            class_labels: np.ndarray | None = None, treat_all_root_as_suppressed: bool = False) -> Metrics:
+            class_labels: np.ndarray | None = None, treat_all_root_as_suppressed: bool = False,
+            suppressed: np.ndarray | None = None) -> Metrics:
     """Every metric from original and generalised code matrices.
 
     Suppressed records are those an algorithm reported as suppressed; with
@@ -378,8 +379,8 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
     uni = CostModel.build(hierarchies, "uniform")
     hgt = CostModel.build(hierarchies, "height")
     model = model or uni
-    sup = np.zeros(n_rows, bool)
-    if treat_all_root_as_suppressed:
+    sup = np.zeros(n_rows, bool) if suppressed is None else np.asarray(suppressed, bool)
+    if treat_all_root_as_suppressed and suppressed is None:
         # all-root rows are suppressed records only when they could not stand as a class of their own
         all_root = suppressed_mask(gen_codes)
         if 0 < counts[all_root].sum() < k:

@@ -1,0 +1,244 @@
+"""The pandas-facing entry point: :func:`anonymize`.
+
+It validates everything up front, encodes the QI columns to integer codes,
+runs the chosen algorithm, decodes, and verifies the output independently
+(:mod:`hieranon.verify`) before returning it: an output that fails the
+anonymity check is never returned.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as M
+from .algorithms.base import Algorithm, Problem, Solution
+from .hierarchy import Hierarchy
+from .requirements import Requirement, normalise
+from .table import DataError, EncodedTable, apply_codes, check_columns, encode
+
+log = logging.getLogger("hieranon")
+
+#: ``--method`` name -> "module:Class" (imported on first use)
+METHODS: dict[str, str] = {
+    "kaca1": "hieranon.algorithms.kaca:KACA1",
+    "kaca2": "hieranon.algorithms.kaca:KACA2",
+    "fulldomain": "hieranon.algorithms.fulldomain:FullDomain",
+    "allmin": "hieranon.algorithms.fulldomain:AllMin",
+    "datafly": "hieranon.algorithms.fulldomain:Datafly",
+    "mondrian": "hieranon.algorithms.mondrian:Mondrian",
+}
+#: The method the project recommends for lowest distortion (SPEC section 7).
+DEFAULT_METHOD = "kaca1"
+
+
+class AnonymizationError(RuntimeError):
+    """The algorithm's output failed verification (never returned to the caller)."""
+
+
+def available_methods() -> list[str]:
+    """Methods whose implementation is installed."""
+    out = []
+    for name, target in METHODS.items():
+        module = target.split(":")[0]
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        out.append(name)
+    return out
+
+
+def make_algorithm(method: str, **params) -> Algorithm:
+    """Instantiate a method by name with its parameters (validated by its constructor)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    module, cls = METHODS[method].split(":")
+    try:
+        klass = getattr(importlib.import_module(module), cls)
+    except (ImportError, AttributeError):
+        raise ValueError(f"method {method!r} is not available in this version of hieranon") from None
+    try:
+        return klass(**params)
+    except TypeError as exc:
+        raise ValueError(f"method {method!r}: invalid parameter(s): {exc}") from None
+
+
+@dataclass
+class AnonymizationResult:
+    """The outcome of :func:`anonymize`.
+
+    Attributes
+    ----------
+    data : DataFrame
+        The anonymised table: one row per input row, in order, same columns
+        (identifiers dropped or masked if asked); only QI cells changed.
+    metrics : Metrics
+        Every quality measure (:mod:`hieranon.metrics`).
+    verification : VerificationReport
+        The independent check of the output (always ``ok`` when returned).
+    method : str
+        Method used, with ``params`` its parameters.
+    requirements : list[Requirement]
+    suppressed : ndarray of bool
+        Rows suppressed (all QI cells ``*``).
+    timings : dict
+        Seconds spent encoding, solving, decoding, verifying, measuring.
+    info : dict
+        Algorithm-specific details (lattice node, merges, search trace...).
+    """
+
+    data: pd.DataFrame
+    metrics: M.Metrics
+    verification: object
+    method: str
+    params: dict
+    requirements: list[Requirement]
+    suppressed: np.ndarray
+    timings: dict
+    info: dict = field(default_factory=dict)
+    codes: np.ndarray | None = field(default=None, repr=False)
+    original_codes: np.ndarray | None = field(default=None, repr=False)
+    hierarchies: list[Hierarchy] = field(default_factory=list, repr=False)
+
+    def summary(self) -> dict:
+        """Plain-dict summary for printing or JSON."""
+        return {
+            "method": self.method, "params": self.params,
+            "requirements": [str(r) for r in self.requirements],
+            "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
+            "suppressed_records": int(self.metrics.suppressed_records),
+            "timings": self.timings,
+        }
+
+
+def resolve_priorities(priorities, qi_names: Sequence[str]):
+    """Priorities as given (mapping attribute -> weight) or a ranking turned
+    into equally scaled priorities (seed 002; SPEC section 2)."""
+    if priorities is None:
+        return None
+    if isinstance(priorities, Mapping):
+        return dict(priorities)
+    ranking = list(priorities)
+    unknown = [a for a in ranking if a not in qi_names]
+    if unknown:
+        raise ValueError(f"priority ranking names {unknown}, which are not quasi-identifiers {list(qi_names)}")
+    pri = M.equal_priorities(ranking)
+    return {a: pri.get(a, 0) for a in qi_names}
+
+
+def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, requirements=None,
+            weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = 0,
+            count_column: str | None = None, class_column: str | None = None,
+            missing: str = "error") -> Problem:
+    """Validate inputs and build the :class:`Problem` an algorithm solves."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError("anonymize expects a pandas DataFrame")
+    if len(df) == 0:
+        raise DataError("the table has no rows")
+    if quasi_identifiers is None:
+        if not isinstance(hierarchies, Mapping):
+            raise ValueError("give quasi_identifiers, or hierarchies as a mapping column -> Hierarchy")
+        quasi_identifiers = list(hierarchies)
+    qi_names = list(quasi_identifiers)
+    if isinstance(hierarchies, Mapping):
+        hierarchies = {q: (h if h.name == q else h.renamed(q)) for q, h in hierarchies.items() if q in qi_names} | {
+            q: h for q, h in hierarchies.items() if q not in qi_names}
+    table = encode(df, qi_names, hierarchies, counts=count_column, missing=missing)
+    reqs = normalise(requirements, k, qi_names, table.n_records)
+    model = M.CostModel.build(table.hierarchies, weights, beta, resolve_priorities(priorities, qi_names),
+                              max_rows=max(table.n_records, 1))
+    labels = None
+    if class_column is not None:
+        check_columns(df, [class_column], "class")
+        labels = df[class_column].to_numpy()
+    return Problem(table, reqs, model, seed, labels)
+
+
+def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, hierarchies=None,
+              k: int | None = None, *, requirements=None, method: str | None = None,
+              weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = 0,
+              count_column: str | None = None, class_column: str | None = None, missing: str = "error",
+              identifiers: Sequence[str] = (), identifier_action: str = "drop",
+              params: Mapping | None = None, **method_params) -> AnonymizationResult:
+    """k-anonymise ``df`` by generalising its quasi-identifiers.
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per record, or distinct rows with ``count_column``.
+    quasi_identifiers : list of str
+        QI columns (default: the keys of ``hierarchies``).
+    hierarchies : mapping column -> Hierarchy, or list in QI order
+    k : int
+        One requirement over all QIs; ``requirements`` adds ``(attributes, k)``
+        pairs or ``"A,B:K"`` strings (seed 003).
+    method : str
+        ``kaca1``, ``kaca2``, ``fulldomain``, ``allmin``, ``datafly``,
+        ``mondrian``... (default: :data:`DEFAULT_METHOD`).
+    weights, beta, priorities
+        Distortion measure the method minimises: WHD ``uniform`` or ``height``
+        (``beta``) weights (seed 000, Def. 5), MAGE; priorities per attribute
+        (mapping) or a ranking (seed 002).
+    seed : int
+        Seed of every random choice.
+    identifiers, identifier_action
+        Direct identifiers are dropped (default) or masked with ``*``.
+    params / **method_params
+        Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
+    """
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    method = method or DEFAULT_METHOD
+    all_params = {**(params or {}), **method_params}
+    algo = make_algorithm(method, **all_params)
+    if identifier_action not in ("drop", "mask"):
+        raise ValueError(f"identifier_action must be 'drop' or 'mask', got {identifier_action!r}")
+    check_columns(df, list(identifiers), "identifier")
+    problem = prepare(df, quasi_identifiers, hierarchies, k, requirements=requirements, weights=weights,
+                      beta=beta, priorities=priorities, seed=seed, count_column=count_column,
+                      class_column=class_column, missing=missing)
+    algo.check_problem(problem)
+    timings["encode"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    log.info("running %s on %d rows, %d QIs, requirements %s", method, problem.table.n_rows,
+             len(problem.table.qi_names), [str(r) for r in problem.requirements])
+    solution: Solution = algo.solve(problem)
+    timings["solve"] = time.perf_counter() - t
+    return finish(df, problem, solution, method, algo.get_params(), timings, identifiers, identifier_action)
+
+
+def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, params: dict,
+           timings: dict, identifiers: Sequence[str] = (), identifier_action: str = "drop") -> AnonymizationResult:
+    """Decode, verify and measure an algorithm's solution."""
+    from .verify import verify_codes
+
+    table: EncodedTable = problem.table
+    t = time.perf_counter()
+    report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed)
+    timings["verify"] = time.perf_counter() - t
+    if not report.ok:
+        raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")
+
+    t = time.perf_counter()
+    out = apply_codes(df, table, solution.codes)
+    for c in identifiers:
+        if identifier_action == "drop":
+            out = out.drop(columns=c)
+        else:
+            out[c] = "*"
+    timings["decode"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
+                        table.qi_names, problem.class_labels, suppressed=solution.suppressed)
+    timings["metrics"] = time.perf_counter() - t
+    return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
+                               timings, solution.info, solution.codes, table.codes, table.hierarchies)

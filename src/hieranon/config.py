@@ -1,0 +1,292 @@
+"""Declarative anonymisation configuration (YAML), validated key by key.
+
+Example (``hieranon config-template`` prints an annotated one)::
+
+    quasi_identifiers:
+      age: {intervals: [5, 10, 20]}
+      gender: {suppress: true}
+      postcode: {mask: 4}
+      date_of_birth: {dates: dmy}
+      education: {hierarchy: hierarchies/education.csv}
+      country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
+    k: 5
+    requirements: ["gender,postcode:10"]
+    method: kaca2
+    params: {max_inconsistency: 0.1}
+    weights: height
+    beta: 1
+    priorities: [age, postcode, gender]   # or {age: 1, gender: 0.2}
+    seed: 0
+    identifiers: [id]                     # dropped, or masked with identifier_action: mask
+    sensitive: [diagnosis]
+    class_column: diagnosis
+    count_column: null
+    missing: error                        # or root
+
+Relative hierarchy paths are read relative to the config file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import hierarchy as H
+from .hierarchy import Hierarchy
+
+TOP_KEYS = {
+    "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
+    "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
+    "count_column", "missing", "suppression_threshold",
+}
+HIERARCHY_KEYS = {"hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree", "origin", "unbalanced"}
+
+
+class ConfigError(ValueError):
+    """A configuration key or value is invalid; the message names the key."""
+
+
+@dataclass
+class HierarchySpec:
+    """How to obtain one attribute's hierarchy: a file, an inline tree, or a builder."""
+
+    name: str
+    file: Path | None = None
+    tree: object = None
+    builder: str | None = None
+    argument: object = None
+    allow_unbalanced: bool = False
+
+    def build(self, data: pd.DataFrame | None = None) -> Hierarchy:
+        if self.file is not None:
+            return H.from_file(self.file, self.name, **({"allow_unbalanced": True} if self.allow_unbalanced
+                                                        and self.file.suffix.lower() not in (".yaml", ".yml", ".json") else {}))
+        if self.tree is not None:
+            return H.from_mapping(self.name, self.tree)
+        if data is None or self.name not in data.columns:
+            raise ConfigError(f"quasi_identifiers.{self.name}: a {self.builder} hierarchy is built from the data, "
+                              f"but the table has no column {self.name!r}")
+        values = data[self.name].dropna()
+        if self.builder == "intervals":
+            nums = pd.to_numeric(values, errors="coerce")
+            if nums.isna().any():
+                bad = values[nums.isna()].iloc[0]
+                raise ConfigError(f"quasi_identifiers.{self.name}: intervals need numbers, found {bad!r}")
+            origin = self.argument[1]
+            return H.intervals(self.name, nums.unique(), self.argument[0], origin=origin)
+        if self.builder == "mask":
+            return H.masking(self.name, values.unique(), self.argument)
+        if self.builder == "dates":
+            return H.dates(self.name, values.unique(), self.argument)
+        return H.suppression(self.name, values.unique())
+
+
+@dataclass
+class Config:
+    """A validated configuration. Every field mirrors a YAML key."""
+
+    quasi_identifiers: dict[str, HierarchySpec] = field(default_factory=dict)
+    k: int | None = None
+    requirements: list[str] = field(default_factory=list)
+    method: str | None = None
+    params: dict = field(default_factory=dict)
+    weights: str = "uniform"
+    beta: float = 1.0
+    priorities: object = None
+    seed: int = 0
+    identifiers: list[str] = field(default_factory=list)
+    identifier_action: str = "drop"
+    sensitive: list[str] = field(default_factory=list)
+    insensitive: list[str] = field(default_factory=list)
+    class_column: str | None = None
+    count_column: str | None = None
+    missing: str = "error"
+    suppression_threshold: float | None = None
+    source: Path | None = None
+
+    def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
+        return {name: spec.build(data) for name, spec in self.quasi_identifiers.items()}
+
+
+def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
+    key = f"quasi_identifiers.{name}"
+    if isinstance(value, str):
+        return HierarchySpec(name, file=(base / value))
+    if value is None:
+        raise ConfigError(f"{key}: give a hierarchy (file, tree, intervals, mask, dates or suppress)")
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key}: expected a file path or a mapping with one of {sorted(HIERARCHY_KEYS)}")
+    unknown = set(value) - HIERARCHY_KEYS
+    if unknown:
+        raise ConfigError(f"{key}: unknown key(s) {sorted(unknown)}; allowed: {sorted(HIERARCHY_KEYS)}")
+    kinds = [kk for kk in ("hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree") if kk in value]
+    if len(kinds) != 1:
+        raise ConfigError(f"{key}: give exactly one of hierarchy/file, tree, intervals, mask, dates, suppress "
+                          f"(got {kinds or 'none'})")
+    kind = kinds[0]
+    v = value[kind]
+    if kind in ("hierarchy", "file"):
+        return HierarchySpec(name, file=base / str(v), allow_unbalanced=bool(value.get("unbalanced", False)))
+    if kind == "tree":
+        return HierarchySpec(name, tree=v)
+    if kind == "intervals":
+        if not isinstance(v, list) or not v or not all(isinstance(x, (int, float)) and x > 0 for x in v):
+            raise ConfigError(f"{key}.intervals: expected a list of positive widths like [5, 10, 20], got {v!r}")
+        return HierarchySpec(name, builder="intervals", argument=(v, value.get("origin", 0)))
+    if kind == "mask":
+        if v is not True and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise ConfigError(f"{key}.mask: expected the code length (a whole number >= 1) or true, got {v!r}")
+        return HierarchySpec(name, builder="mask", argument=None if v is True else v)
+    if kind == "dates":
+        if v not in ("dmy", "mdy", "ymd"):
+            raise ConfigError(f"{key}.dates: expected one of dmy, mdy, ymd, got {v!r}")
+        return HierarchySpec(name, builder="dates", argument=v)
+    if v is not True:
+        raise ConfigError(f"{key}.suppress: expected true, got {v!r}")
+    return HierarchySpec(name, builder="suppress")
+
+
+def _str_list(raw, key: str) -> list[str]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        return [raw]
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise ConfigError(f"{key}: expected a list of column names, got {raw!r}")
+    return list(raw)
+
+
+def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) -> Config:
+    """Validate a configuration mapping (as loaded from YAML)."""
+    base = base or Path(".")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("the configuration must be a mapping of keys to values")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        import difflib
+        hints = [f"{u!r} (did you mean {difflib.get_close_matches(u, TOP_KEYS, 1)[0]!r}?)"
+                 if difflib.get_close_matches(u, TOP_KEYS, 1) else repr(u) for u in unknown]
+        raise ConfigError(f"unknown configuration key(s) {', '.join(hints)}; allowed keys: {sorted(TOP_KEYS)}")
+    cfg = Config(source=source)
+    qis = raw.get("quasi_identifiers") or {}
+    if isinstance(qis, list):
+        qis = {q: {"suppress": True} for q in qis}
+    if not isinstance(qis, Mapping):
+        raise ConfigError("quasi_identifiers: expected a mapping of column name to hierarchy")
+    cfg.quasi_identifiers = {str(n): _hier_spec(str(n), v, base) for n, v in qis.items()}
+    if "k" in raw and raw["k"] is not None:
+        if isinstance(raw["k"], bool) or not isinstance(raw["k"], int) or raw["k"] < 1:
+            raise ConfigError(f"k: expected a whole number >= 1, got {raw['k']!r}")
+        cfg.k = raw["k"]
+    reqs = raw.get("requirements") or []
+    if not isinstance(reqs, list):
+        raise ConfigError("requirements: expected a list like ['education,sex:4']")
+    for r in reqs:
+        if isinstance(r, Mapping):
+            if set(r) != {"attributes", "k"}:
+                raise ConfigError(f"requirements: each entry is 'A,B:K' or {{attributes: [..], k: K}}, got {r!r}")
+            cfg.requirements.append(f"{','.join(r['attributes'])}:{r['k']}")
+        elif isinstance(r, str):
+            cfg.requirements.append(r)
+        else:
+            raise ConfigError(f"requirements: entry {r!r} must be 'A,B:K' or a mapping")
+    if raw.get("method") is not None:
+        from .api import METHODS
+        if raw["method"] not in METHODS:
+            raise ConfigError(f"method: {raw['method']!r} is not one of {sorted(METHODS)}")
+        cfg.method = raw["method"]
+    params = raw.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ConfigError("params: expected a mapping of method parameters")
+    cfg.params = dict(params)
+    weights = raw.get("weights", "uniform")
+    if weights not in ("uniform", "height", "mage"):
+        raise ConfigError(f"weights: expected one of uniform, height, mage, got {weights!r}")
+    cfg.weights = weights
+    beta = raw.get("beta", 1.0)
+    if not isinstance(beta, (int, float)) or isinstance(beta, bool) or beta < 1:
+        raise ConfigError(f"beta: expected a number >= 1, got {beta!r}")
+    cfg.beta = float(beta)
+    pri = raw.get("priorities")
+    if pri is not None and not isinstance(pri, (list, Mapping)):
+        raise ConfigError("priorities: expected a ranking list [most important, ...] or a mapping attribute -> weight")
+    cfg.priorities = pri
+    seed = raw.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
+    cfg.seed = seed
+    cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
+    action = raw.get("identifier_action", "drop")
+    if action not in ("drop", "mask"):
+        raise ConfigError(f"identifier_action: expected drop or mask, got {action!r}")
+    cfg.identifier_action = action
+    cfg.sensitive = _str_list(raw.get("sensitive"), "sensitive")
+    cfg.insensitive = _str_list(raw.get("insensitive"), "insensitive")
+    for key in ("class_column", "count_column"):
+        v = raw.get(key)
+        if v is not None and not isinstance(v, str):
+            raise ConfigError(f"{key}: expected a column name, got {v!r}")
+        setattr(cfg, key, v)
+    missing = raw.get("missing", "error")
+    if missing not in ("error", "root"):
+        raise ConfigError(f"missing: expected error or root, got {missing!r}")
+    cfg.missing = missing
+    st = raw.get("suppression_threshold")
+    if st is not None and (not isinstance(st, (int, float)) or st < 0):
+        raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
+    cfg.suppression_threshold = st
+    overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
+    if overlap:
+        raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")
+    return cfg
+
+
+def load(path) -> Config:
+    """Load and validate a YAML configuration file."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"configuration file {path} does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    return parse(raw, base=path.parent, source=path)
+
+
+TEMPLATE = """\
+# hieranon configuration (YAML). Every key is optional except quasi_identifiers
+# and k or requirements. Relative paths are read relative to this file.
+
+quasi_identifiers:            # column -> hierarchy
+  age: {intervals: [5, 10, 20]}       # value -> 5-year -> 10-year -> 20-year -> *
+  gender: {suppress: true}            # value -> *
+  postcode: {mask: 4}                 # 4351 -> 435* -> 43** -> 4*** -> *
+  date_of_birth: {dates: dmy}         # D/M/Y -> M/Y -> Y -> *
+  # education: {hierarchy: hierarchies/education.csv}   # ARX format: leaf;parent;...;*
+  # country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
+
+k: 5                          # every QI combination occurs >= k times
+# requirements:               # extra <attributes, k> requirements (seed 003)
+#   - "gender,postcode:10"
+
+method: kaca1                 # kaca1 kaca2 fulldomain allmin datafly mondrian ...
+params: {}                    # method parameters, e.g. {max_inconsistency: 0.1} for kaca2
+weights: uniform              # distortion weights: uniform | height | mage
+beta: 1                       # height weights 1/(j-1)^beta
+# priorities: [age, postcode, gender]   # ranking (most important first) or {age: 1, gender: 0}
+seed: 0                       # every random choice is seeded
+
+identifiers: []               # direct identifiers: dropped (or masked with identifier_action: mask)
+identifier_action: drop
+sensitive: []                 # sensitive attributes (kept, reported)
+class_column: null            # class label for CM / DBCA:CM
+count_column: null            # rows stand for this many records
+missing: error                # error | root (treat empty QI cells as '*')
+"""

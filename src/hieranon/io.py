@@ -1,0 +1,113 @@
+"""Reading and writing tables: CSV (separator detected), Parquet, Excel.
+
+Writes are atomic: the table goes to a temporary file in the target
+directory and is renamed into place only when complete, so a failed run
+never leaves a half-written output.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
+           ".xlsx": "excel", ".xls": "excel"}
+
+
+class InputError(ValueError):
+    """An input file is missing or cannot be read; the message names it."""
+
+
+def table_format(path: Path, override: str | None = None) -> str:
+    if override:
+        if override not in ("csv", "parquet", "excel"):
+            raise InputError(f"format must be csv, parquet or excel, got {override!r}")
+        return override
+    return FORMATS.get(Path(path).suffix.lower(), "csv")
+
+
+def sniff_separator(path: Path, encoding: str) -> str:
+    with open(path, encoding=encoding, newline="") as fh:
+        sample = fh.read(64 * 1024)
+    if not sample.strip():
+        raise InputError(f"{path} is empty")
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        first = sample.splitlines()[0]
+        return max(",;\t|", key=first.count)
+
+
+def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding: str = "utf-8",
+               sheet: str | int = 0) -> pd.DataFrame:
+    """Read a table; every column is read as text for CSV so values print
+    exactly as in the file (hierarchies are matched on that text)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"input file {path} does not exist")
+    if path.is_dir():
+        raise InputError(f"input {path} is a directory, not a table file")
+    kind = table_format(path, fmt)
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(path)
+        if kind == "excel":
+            return pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
+        sep = sep or sniff_separator(path, encoding)
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                         encoding=encoding, skipinitialspace=True)
+    except InputError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not valid {encoding} text ({exc.reason}); give --encoding") from None
+    except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
+        raise InputError(f"{path} cannot be read as {kind}: {str(exc).splitlines()[0]}") from None
+    if df.shape[1] < 1 or len(df.columns) != len(set(df.columns)):
+        raise InputError(f"{path}: the header row must name each column once")
+    return df
+
+
+def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str = ",") -> Path:
+    """Write atomically (temporary file in the same directory, then rename)."""
+    path = Path(path)
+    if not path.parent.exists():
+        raise InputError(f"output directory {path.parent} does not exist")
+    kind = table_format(path, fmt)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if kind == "parquet":
+            out = df.copy()
+            for c in out.columns:  # mixed generalised/original values: store as text
+                if out[c].dtype == object:
+                    out[c] = out[c].astype(str)
+            out.to_parquet(tmp, index=False)
+        elif kind == "excel":
+            df.to_excel(tmp, index=False, engine="openpyxl")
+        else:
+            df.to_csv(tmp, index=False, sep=sep)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text(text: str, path) -> Path:
+    """Atomic text write."""
+    path = Path(path)
+    if not path.parent.exists():
+        raise InputError(f"output directory {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
