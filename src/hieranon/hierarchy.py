@@ -227,7 +227,7 @@ class Hierarchy:
             if not self._dense_ok:
                 raise HierarchyError(
                     f"hierarchy of attribute {self.name!r} has {self.n_nodes} nodes; "
-                    "no dense LCA table above {DENSE_LCA_MAX_NODES} -- use lca()"
+                    f"no dense LCA table above {DENSE_LCA_MAX_NODES} -- use lca()"
                 )
             n = self.n_nodes
             idx = np.arange(n, dtype=np.int32)
@@ -385,7 +385,7 @@ def _sniff_sep(text: str) -> str:
 
 
 def from_arx_csv(path_or_text, name: str | None = None, *, sep: str | None = None,
-                 allow_unbalanced: bool = False, encoding: str = "utf-8") -> Hierarchy:
+                 allow_unbalanced: bool = False, encoding: str = "utf-8-sig") -> Hierarchy:
     """Load ARX's hierarchy CSV: one row per leaf, ``leaf;level-2;...;*``.
 
     The separator (``;``, ``,``, tab or ``|``) is detected unless given. ``name``
@@ -463,9 +463,9 @@ def from_file(path, name: str | None = None, **kw) -> Hierarchy:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml", ".json"):
-        name = name or path.stem
+        name = name or re.sub(r"^.*hierarchy_", "", path.stem)
         try:
-            text = path.read_text()
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {path} for attribute {name!r} does not exist") from None
         try:

@@ -27,11 +27,15 @@ class DataError(ValueError):
 
 
 def _is_missing(values: pd.Series) -> np.ndarray:
-    miss = values.isna().to_numpy()
-    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
-        text = values.astype(str).str.strip()
-        miss |= (text == "").to_numpy()
-    return miss
+    """Per cell: NaN/None or blank text (checked once per distinct value)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    miss_u = np.fromiter((_is_missing_value(x) for x in uniques), dtype=bool, count=len(uniques))
+    return miss_u[codes]
+
+
+def _is_missing_value(x) -> bool:
+    return x is None or (isinstance(x, float) and x != x) or x is pd.NA or x is pd.NaT or \
+        (isinstance(x, str) and not x.strip())
 
 
 @dataclass
@@ -99,22 +103,21 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     ``missing='error'`` (default) rejects NaN/empty cells naming the column and
     row; ``missing='root'`` reads them as already generalised to the root.
     """
-    miss = _is_missing(values)
-    if miss.any() and missing != "root":
-        rows = np.flatnonzero(miss)
+    # the work is per distinct value: factorize, then look up each distinct label once
+    uniq_idx, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    missing_u = np.fromiter((_is_missing_value(x) for x in uniques), dtype=bool, count=len(uniques))
+    if missing_u.any() and missing != "root":
+        rows = np.flatnonzero(missing_u[uniq_idx])
         raise DataError(
             f"column {values.name!r} has {len(rows)} missing value(s) (first at row {int(rows[0])}); "
             "fill them, or pass missing='root' (--missing root) to treat them as '*'"
         )
-    codes = np.zeros(len(values), dtype=np.int32)
-    present = ~miss
-    uniq_idx, uniques = pd.factorize(values[present], sort=False)
+    leaf = np.zeros(len(uniques), dtype=np.int32)  # missing -> root (node 0)
     try:
-        leaf = hierarchy.codes_of(uniques)
+        leaf[~missing_u] = hierarchy.codes_of(np.asarray(uniques, dtype=object)[~missing_u])
     except HierarchyError as exc:
         raise DataError(str(exc)) from None
-    codes[present] = leaf[uniq_idx]
-    return codes
+    return leaf[uniq_idx]
 
 
 def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np.ndarray | str | None = None,
@@ -149,7 +152,9 @@ def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
         bad = col.isna() | (col < 1) | (col != col.round())
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"count column {counts!r}: row {i} has {df[counts].iloc[i]!r}; counts must be whole numbers >= 1")
+            value = df[counts].iloc[i]
+            value = value.item() if isinstance(value, np.generic) else value  # not np.int64(0)
+            raise DataError(f"count column {counts!r}: row {i} has {value!r}; counts must be whole numbers >= 1")
         return col.to_numpy(dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
     if counts.shape != (len(df),) or (counts < 1).any():
@@ -187,6 +192,8 @@ def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.n
 
 def decode(codes: np.ndarray, hierarchies: Sequence[Hierarchy], qi_names: Sequence[str]) -> pd.DataFrame:
     """Labels of a code matrix, one object column per QI."""
+    if (np.asarray(codes) < 0).any():
+        raise DataError("cannot decode code -1 (a cell that generalises no original value)")
     cols = {}
     for j, (q, h) in enumerate(zip(qi_names, hierarchies)):
         labels = np.asarray(h.labels, dtype=object)
@@ -232,6 +239,8 @@ class EquivalenceClasses:
 
     def members(self) -> list[np.ndarray]:
         """Row indices of each class (in row order)."""
+        if self.n_classes == 0:
+            return []
         order = np.argsort(self.row_class, kind="stable")
         bounds = np.cumsum(np.bincount(self.row_class, minlength=self.n_classes))[:-1]
         return np.split(order, bounds)
