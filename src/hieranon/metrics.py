@@ -277,13 +277,16 @@ def modification_rate(orig, gen, counts=None) -> float:
 
 
 def precision(orig, gen, hierarchies, counts=None) -> float:
-    """Prec = 1 - mean over QI cells of steps generalised / (H - 1) (seed 003,
+    """Prec = 1 - mean over QI cells of level_from_leaf(v') / (H - 1) (seed 003,
     after Sweeney); an attribute of height 1 contributes 0 loss."""
     w = np.ones(len(orig)) if counts is None else np.asarray(counts, dtype=float)
     loss = np.zeros(len(orig))
     for j, h in enumerate(hierarchies):
         if h.height > 1:
-            loss += (h.depth[orig[:, j]] - h.depth[gen[:, j]]) / (h.height - 1)
+            # level_from_leaf of the output node (SPEC section 4): on an unbalanced tree a
+            # shallow leaf generalised to the root loses as much as a deep one
+            lfl = h.level_from_leaf
+            loss += (lfl[gen[:, j]] - lfl[orig[:, j]]) / (h.height - 1)
     return float(1 - (loss @ w) / (w.sum() * orig.shape[1])) if orig.size else 1.0
 
 
