@@ -1,13 +1,41 @@
 """Command-line interface (SPEC section 7).
 
-Exit codes: 0 the output was written and verified (or the check/evaluation
-passed); 1 a table fails its anonymity requirements (``check``/``evaluate``)
-or an algorithm's output failed verification (nothing written); 2 bad input
-or usage -- one line on stderr says what is wrong, and nothing is written;
-3 an internal error (a bug: please report it).
+Commands::
+
+    hieranon anonymize INPUT -o OUTPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require "A,B:K"]...
+                       [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
+    hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...]
+    hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K]
+    hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
+    hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
+                       | --suppress) [-o FILE.csv]
+    hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
+    hieranon config-template | methods
+
+Exit codes:
+
+* 0 -- ok: the output was written and verified, the check/evaluation passed,
+  the report was written for a pair that verifies, every data value is in
+  its hierarchy;
+* 1 -- a failed check or verification: a table fails its anonymity
+  requirements (``check``/``evaluate``/``report``), an algorithm's output
+  failed verification (nothing written), data values are missing from a
+  hierarchy (``hierarchy check``);
+* 2 -- bad input or usage: one line on stderr says what is wrong, and
+  nothing is written (a missing or unreadable file, an invalid
+  configuration key or value, a QI column absent from the table, a value
+  missing from its hierarchy, an impossible k, an existing output without
+  ``--force``, an output path equal to the input...);
+* 3 -- an internal error (a bug: one line on stderr; set ``HIERANON_DEBUG=1``
+  for the traceback, and please report it).
+
+Progress is shown on stderr (a rich status line); ``-q`` silences progress
+and tables, ``--json`` prints machine-readable results on stdout only.
 
 The CLI parses arguments, reads files and prints; metrics come from the
-library (:mod:`hieranon.api`, :mod:`hieranon.metrics`), never computed here.
+library (:mod:`hieranon.api`, :mod:`hieranon.metrics`, :mod:`hieranon.report`),
+never computed here. Heavy modules (matplotlib for reports, the algorithms)
+are imported only by the commands that need them, so a run starts fast.
 """
 
 from __future__ import annotations
@@ -23,7 +51,7 @@ import typer
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="k-anonymise tables by generalisation in attribute hierarchies.")
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -176,45 +204,80 @@ def anonymize(
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
     try:
+        import dataclasses
+
         from .api import AnonymizationError, anonymize as run
         from .io import write_table
 
-        if output.resolve() == input.resolve():
-            raise UsageError(f"refusing to overwrite the input {input}; choose another output path")
-        if output.exists() and not force:
-            raise UsageError(f"output {output} already exists; pass --force to overwrite it")
-        if not output.parent.exists():
-            raise UsageError(f"output directory {output.parent} does not exist")
-        if report is not None and not report.parent.exists():
-            raise UsageError(f"report directory {report.parent} does not exist")
+        _check_output(input, output, force)
+        if report is not None:
+            _check_output(input, report, force, what="report")
+            if report.resolve() == output.resolve():
+                raise UsageError(f"the report and the output are the same file {output}; choose another --report")
         data = _read(input, encoding, None)
         cfg, hierarchies = _setup(config, qi, k, require, data)
         params = {**cfg.params, **_parse_params(param)}
         if cfg.suppression_threshold is not None and "suppression_threshold" not in params:
             params["suppression_threshold"] = cfg.suppression_threshold
+        # the settings in force: the configuration overridden by the command line
+        cfg = dataclasses.replace(
+            cfg, method=method or cfg.method, seed=cfg.seed if seed is None else seed,
+            weights=weights or cfg.weights, beta=beta or cfg.beta, count_column=count_column or cfg.count_column,
+            class_column=class_column or cfg.class_column, missing=missing or cfg.missing)
         with _status(quiet or as_json, f"anonymising {len(data)} rows..."):
             result = run(
                 data, list(hierarchies), hierarchies, cfg.k, requirements=cfg.requirements,
-                method=method or cfg.method, weights=weights or cfg.weights, beta=beta or cfg.beta,
-                priorities=cfg.priorities, seed=cfg.seed if seed is None else seed,
-                count_column=count_column or cfg.count_column, class_column=class_column or cfg.class_column,
-                missing=missing or cfg.missing, identifiers=cfg.identifiers,
+                method=cfg.method, weights=cfg.weights, beta=cfg.beta,
+                priorities=cfg.priorities, seed=cfg.seed,
+                count_column=cfg.count_column, class_column=cfg.class_column,
+                missing=cfg.missing, identifiers=cfg.identifiers,
                 identifier_action=cfg.identifier_action, params=params,
             )
+        html = None
+        if report is not None:  # rendered before anything is written: a failure leaves no output behind
+            from .report import render_report
+            with _status(quiet or as_json, "writing the report..."):
+                html = render_report(data, result, cfg, input_name=input.name, output_name=output.name)
         write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None))
-        if report is not None:
-            from .report import write_report
-            write_report(report, data, result, cfg)
+        if html is not None:
+            from .io import write_text
+            try:
+                write_text(html, report)
+            except BaseException:
+                output.unlink(missing_ok=True)
+                raise
     except AnonymizationError as exc:
-        _die(str(exc), EXIT_FAILED)
+        _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() as exc:
-        _die(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps(result.summary(), default=_json_default, indent=2))
     else:
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified)", _metric_rows(result.metrics),
                        quiet)
+        if report is not None and not quiet:
+            typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
+    """Refuse to write over the input, over an existing file without --force,
+    or into a directory that does not exist."""
+    if input is not None and output.resolve() == input.resolve():
+        raise UsageError(f"refusing to overwrite the input {input}; choose another {what} path")
+    if output.is_dir():
+        raise UsageError(f"{what} {output} is a directory; give a file name")
+    if output.exists() and not force:
+        raise UsageError(f"{what} {output} already exists; pass --force to overwrite it")
+    if not output.parent.exists():
+        raise UsageError(f"{what} directory {output.parent} does not exist")
 
 
 def _json_default(x):
@@ -254,7 +317,7 @@ def check(
         reqs = normalise(cfg.requirements, cfg.k, qis) if (cfg.k or cfg.requirements) else []
         result = assess(enc, reqs)
     except _known_errors() as exc:
-        _die(str(exc).splitlines()[0])
+        _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps(result.as_dict(), default=_json_default, indent=2))
     elif not quiet:
@@ -280,26 +343,17 @@ def evaluate(
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
-        from . import metrics as M
-        from .requirements import normalise
-        from .verify import verify
+        from .report import evaluate_pair
         orig = _read(original, encoding, None)
         anon = _read(anonymised, encoding, None)
         cfg, hierarchies = _setup(config, qi, k, require, orig)
-        qis = list(hierarchies)
-        if cfg.identifiers and cfg.identifier_action == "drop":
-            orig = orig.drop(columns=[c for c in cfg.identifiers if c in orig.columns and c not in anon.columns])
-        reqs = normalise(cfg.requirements, cfg.k, qis) if (cfg.k or cfg.requirements) else []
-        counts = count_column or cfg.count_column
-        report = verify(orig, anon, qis, hierarchies, reqs, counts=counts, missing=cfg.missing)
-        if report.ok or all(v.kind == "requirement" for v in report.violations):
-            metrics = M.evaluate(orig, anon, qis, hierarchies, k=max([r.k for r in reqs], default=1), counts=counts,
-                                 scheme=weights or cfg.weights, beta=cfg.beta,
-                                 class_column=class_column or cfg.class_column, missing=cfg.missing)
-        else:
-            metrics = None
+        pair = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
+                             counts=count_column or cfg.count_column, weights=weights or cfg.weights, beta=cfg.beta,
+                             priorities=cfg.priorities, class_column=class_column or cfg.class_column,
+                             missing=cfg.missing, identifiers=cfg.identifiers)
+        report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
-        _die(str(exc).splitlines()[0])
+        _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
                                "metrics": metrics.as_dict() if metrics else None}, default=_json_default, indent=2))
@@ -308,6 +362,191 @@ def evaluate(
             _print_metrics(f"{anonymised.name} against {original.name}", _metric_rows(metrics), False)
         typer.echo(("VERIFIED: " if report.ok else "VERIFICATION FAILED: ") + report.summary())
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@app.command("report")
+def report_command(
+    original: Path = typer.Argument(..., help="The original table."),
+    anonymised: Path = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The HTML report to write."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML configuration."),
+    qi: list[str] = typer.Option([], "--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable."),
+    k: Optional[int] = typer.Option(None, "-k", help="One requirement: k over all quasi-identifiers."),
+    require: list[str] = typer.Option([], "--require", help="Requirement 'A,B,C:K'; repeatable."),
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="Method that made ANONYMISED (shown)."),
+    count_column: Optional[str] = typer.Option(None, "--count-column", help="Column of record counts per row."),
+    class_column: Optional[str] = typer.Option(None, "--class-column", help="Class label column (CM)."),
+    weights: Optional[str] = typer.Option(None, "--weights", help="uniform | height | mage."),
+    missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress or messages."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verification and metrics as JSON."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+):
+    """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
+
+    The report is written even when ANONYMISED fails verification (it shows
+    why); the exit status is then 1."""
+    _configure_logging(True, False)
+    try:
+        import dataclasses
+
+        from .report import evaluate_pair, render_report
+        from .io import write_text
+
+        _check_output(original, output, force, what="report")
+        if output.resolve() == anonymised.resolve():
+            raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
+        orig = _read(original, encoding, None)
+        anon = _read(anonymised, encoding, None)
+        cfg, hierarchies = _setup(config, qi, k, require, orig)
+        cfg = dataclasses.replace(cfg, method=method or cfg.method, weights=weights or cfg.weights,
+                                  count_column=count_column or cfg.count_column,
+                                  class_column=class_column or cfg.class_column, missing=missing or cfg.missing)
+        with _status(quiet or as_json, "verifying and measuring..."):
+            result = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
+                                   counts=cfg.count_column, weights=cfg.weights, beta=cfg.beta,
+                                   priorities=cfg.priorities, class_column=cfg.class_column, missing=cfg.missing,
+                                   identifiers=cfg.identifiers, method=cfg.method or "unknown (existing table)")
+            html = render_report(orig, result, cfg, input_name=original.name, output_name=anonymised.name)
+        write_text(html, output)
+    except _known_errors() as exc:
+        _die(_one_line(exc))
+    ok = bool(result.verification.ok)
+    if as_json:
+        typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
+                               "metrics": result.metrics.as_dict() if result.metrics else None,
+                               "report": str(output)}, default=_json_default, indent=2))
+    elif not quiet:
+        typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
+        typer.echo(f"report written to {output}", err=True)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+hierarchy_app = typer.Typer(no_args_is_help=True, help="Build hierarchies from data and check data against them.")
+app.add_typer(hierarchy_app, name="hierarchy")
+
+
+def _split_numbers(text: str, option: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20") from None
+    if not values:
+        raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20")
+    return [int(v) if v.is_integer() else v for v in values]
+
+
+@hierarchy_app.command("build")
+def hierarchy_build(
+    column: str = typer.Option(..., "--column", help="The column to build the hierarchy of."),
+    input: Path = typer.Option(..., "--input", "-i", help="The table holding the column."),
+    intervals: Optional[str] = typer.Option(None, "--intervals", help="Interval widths, e.g. 5,10,20."),
+    origin: float = typer.Option(0, "--origin", help="Where interval bins are aligned (with --intervals)."),
+    mask: Optional[int] = typer.Option(None, "--mask", help="Mask fixed-length codes of N characters."),
+    dates: Optional[str] = typer.Option(None, "--dates", help="Dates in order dmy | mdy | ymd."),
+    suppress: bool = typer.Option(False, "--suppress", help="Suppression only: value -> *."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="ARX CSV file to write (default: stdout)."),
+    sep: str = typer.Option(";", "--sep", help="Separator of the ARX CSV output."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+):
+    """Build an ARX-format hierarchy of COLUMN from the values in a table."""
+    _configure_logging(True, False)
+    try:
+        from .config import ConfigError, HierarchySpec
+
+        chosen = [name for name, given in (("--intervals", intervals is not None), ("--mask", mask is not None),
+                                           ("--dates", dates is not None), ("--suppress", suppress)) if given]
+        if len(chosen) != 1:
+            raise UsageError("give exactly one of --intervals, --mask, --dates, --suppress"
+                             + (f" (got {', '.join(chosen)})" if chosen else ""))
+        if mask is not None and mask < 1:
+            raise UsageError(f"--mask {mask}: the code length must be >= 1")
+        if dates is not None and dates not in ("dmy", "mdy", "ymd"):
+            raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
+        if len(sep) != 1:
+            raise UsageError(f"--sep {sep!r}: expected one character")
+        if output is not None:
+            _check_output(input, output, force)
+        data = _read(input, encoding, None)
+        if column not in data.columns:
+            raise UsageError(f"column {column!r} is not in {input} (its columns: {list(data.columns)[:20]})")
+        if intervals is not None:
+            spec = HierarchySpec(column, builder="intervals", argument=(_split_numbers(intervals, "--intervals"),
+                                                                        origin))
+        elif mask is not None:
+            spec = HierarchySpec(column, builder="mask", argument=mask)
+        elif dates is not None:
+            spec = HierarchySpec(column, builder="dates", argument=dates)
+        else:
+            spec = HierarchySpec(column, builder="suppress")
+        try:
+            h = spec.build(data)
+        except ConfigError as exc:
+            raise UsageError(str(exc).replace(f"quasi_identifiers.{column}:", f"column {column!r}:", 1)) from None
+        text = h.to_arx_csv(sep)
+        if output is None:
+            typer.echo(text, nl=False)
+        else:
+            from .io import write_text
+            write_text(text, output)
+    except _known_errors() as exc:
+        _die(_one_line(exc))
+    if output is not None and not quiet:
+        typer.echo(f"hierarchy of {column!r}: {len(h.leaf_index)} leaves, {h.height} levels, written to {output}",
+                   err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _missing_values(values, h) -> list[str]:
+    """Distinct non-empty data values that are not leaves of ``h``."""
+    import pandas as pd
+
+    from .hierarchy import value_to_label
+    labels = {value_to_label(v) for v in pd.unique(values.dropna())}
+    labels.discard("")
+    return sorted(labels - set(h.leaf_index))
+
+
+@hierarchy_app.command("check")
+def hierarchy_check(
+    input: Path = typer.Argument(..., help="The table whose values must be in the hierarchies."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML configuration."),
+    qi: list[str] = typer.Option([], "--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable."),
+    as_json: bool = typer.Option(False, "--json", help="Print the missing values as JSON."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print nothing; the exit status says."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+):
+    """List the values of each quasi-identifier column missing from its
+    hierarchy (exit status 1 when there are any)."""
+    _configure_logging(True, False)
+    try:
+        from .table import check_columns
+
+        data = _read(input, encoding, None)
+        cfg, hierarchies = _setup(config, qi, None, [], data)
+        check_columns(data, list(hierarchies))
+        found = {}
+        for name, h in hierarchies.items():
+            found[name] = {"missing": _missing_values(data[name], h), "distinct_values": int(data[name].nunique()),
+                           "leaves": len(h.leaf_index), "height": h.height}
+    except _known_errors() as exc:
+        _die(_one_line(exc))
+    ok = not any(v["missing"] for v in found.values())
+    if as_json:
+        typer.echo(json.dumps({"ok": ok, "attributes": found}, indent=2))
+    elif not quiet:
+        for name, v in found.items():
+            if v["missing"]:
+                shown = ", ".join(repr(x) for x in v["missing"][:20])
+                more = f" and {len(v['missing']) - 20} more" if len(v["missing"]) > 20 else ""
+                typer.echo(f"{name}: {len(v['missing'])} value(s) missing from the hierarchy: {shown}{more}")
+            else:
+                typer.echo(f"{name}: ok ({v['distinct_values']} distinct values, all among the "
+                           f"{v['leaves']} leaves; {v['height']} levels)")
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
 @app.command("config-template")
@@ -341,7 +580,7 @@ def main():  # console-script entry point
             raise
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {exc} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
-        sys.exit(3)
+        sys.exit(EXIT_INTERNAL)
 
 
 if __name__ == "__main__":

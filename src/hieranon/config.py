@@ -22,8 +22,10 @@ Example (``hieranon config-template`` prints an annotated one)::
     class_column: diagnosis
     count_column: null
     missing: error                        # or root
+    input: data.csv                       # the table this configuration is for (informational)
 
-Relative hierarchy paths are read relative to the config file.
+``identifying`` is accepted for ``identifiers`` and ``class`` for
+``class_column`` (ARX's names). Relative hierarchy paths are read relative to the config file.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ from .hierarchy import Hierarchy
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
-    "count_column", "missing", "suppression_threshold",
+    "count_column", "missing", "suppression_threshold", "input",
 }
+#: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
+#: shipped example ``patients.yaml``): alias -> key.
+KEY_ALIASES = {"identifying": "identifiers", "class": "class_column"}
 HIERARCHY_KEYS = {"hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree", "origin", "unbalanced"}
 
 
@@ -105,6 +110,7 @@ class Config:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
+    input: Path | None = None
     source: Path | None = None
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
@@ -166,6 +172,11 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the configuration must be a mapping of keys to values")
+    for alias, key in KEY_ALIASES.items():
+        if alias in raw:
+            if key in raw:
+                raise ConfigError(f"{alias}: is another name for {key}; give only one of them")
+            raw = {**{kk: v for kk, v in raw.items() if kk != alias}, key: raw[alias]}
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         import difflib
@@ -240,6 +251,10 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if st is not None and (not isinstance(st, (int, float)) or st < 0):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
     cfg.suppression_threshold = st
+    if raw.get("input") is not None:
+        if not isinstance(raw["input"], str):
+            raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
+        cfg.input = base / raw["input"]
     overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
     if overlap:
         raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")

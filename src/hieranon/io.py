@@ -71,6 +71,16 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     return df
 
 
+def _publish(tmp: str, path: Path) -> None:
+    """Give the temporary file the mode a plain ``open(path, "w")`` would
+    (``mkstemp`` creates it 0600, unreadable by the custodian's group), then
+    rename it into place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
 def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str = ",") -> Path:
     """Write atomically (temporary file in the same directory, then rename)."""
     path = Path(path)
@@ -90,7 +100,7 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str = ",
             df.to_excel(tmp, index=False, engine="openpyxl")
         else:
             df.to_csv(tmp, index=False, sep=sep)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -106,7 +116,7 @@ def write_text(text: str, path) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,0 +1,724 @@
+"""A self-contained HTML report of one anonymisation, for the data custodian.
+
+Modelled on sdcMicro's ``report()``: one page that says what was done (the
+configuration), whether it worked (the independent verification), what it
+cost (every quality measure, the generalisation level of each attribute) and
+what it bought (re-identification risk and class sizes before and after),
+with timings and a sample of the output.
+
+The page needs nothing but a browser: the CSS is inline and the plots are
+PNG images made with matplotlib's Agg canvas, embedded as base64 ``data:``
+URIs. Every value taken from the data or the configuration is HTML-escaped.
+
+:func:`write_report` writes it atomically (:func:`hieranon.io.write_text`);
+:func:`render_report` returns the HTML text; :func:`evaluate_pair` builds the
+:class:`~hieranon.api.AnonymizationResult` of an existing (original,
+anonymised) pair so that a table anonymised elsewhere gets the same report
+(``hieranon report ORIGINAL ANONYMISED``).
+
+matplotlib is imported only inside the plotting functions, so importing this
+module is cheap.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SECTIONS", "render_report", "write_report", "evaluate_pair"]
+
+#: Section ids of the report, in page order (``<section id=...>``).
+SECTIONS = {
+    "summary": "Summary",
+    "configuration": "Configuration",
+    "verification": "Verification",
+    "risk": "Re-identification risk",
+    "class-sizes": "Equivalence class sizes",
+    "generalisation": "Generalisation per attribute",
+    "metrics": "Quality metrics",
+    "timings": "Timings",
+    "sample": "Sample of the output",
+}
+
+#: Human names and one-line meanings of the fields of :class:`hieranon.metrics.Metrics`.
+METRIC_TEXT = {
+    "n_records": ("records", "records in the table (sum of counts)"),
+    "n_rows": ("rows", "rows of the table"),
+    "k": ("k required", "largest k over the requirements"),
+    "achieved_k": ("k achieved", "size of the smallest equivalence class (suppressed records excluded)"),
+    "n_classes": ("equivalence classes", "distinct QI combinations of the output (suppressed excluded)"),
+    "distortion": ("distortion (objective)", "the distortion the method minimised (seed 000, Def. 7)"),
+    "distortion_ratio": ("distortion ratio (objective)", "distortion / that of the fully generalised table"),
+    "distortion_uniform": ("distortion, uniform WHD", "sum over cells of WHD with unit weights"),
+    "distortion_ratio_uniform": ("distortion ratio, uniform WHD", "0 = unchanged, 1 = every cell '*'"),
+    "distortion_height": ("distortion, height WHD", "WHD with weights 1/(j-1) (beta = 1)"),
+    "distortion_ratio_height": ("distortion ratio, height WHD", "0 = unchanged, 1 = every cell '*'"),
+    "mage_distortion": ("MAGE distortion", "sum of level-from-leaf / tree height (seed 001, Def. 5)"),
+    "discernibility": ("discernibility DM", "sum of squared class sizes; lower is better"),
+    "cavg": ("CAVG", "(records / classes) / k; 1 is ideal"),
+    "inconsistency": ("inconsistency", "max over attributes of 1 - largest level share (seed 004, Def. 12)"),
+    "modification_rate": ("modification rate", "fraction of QI cells changed"),
+    "precision": ("precision Prec", "1 - mean generalisation height of QI cells (seed 003); 1 = unchanged"),
+    "distinct_rows_input": ("distinct rows, input", "distinct QI combinations before"),
+    "distinct_rows_output": ("distinct rows, output", "distinct QI combinations after (seed 003 maximises this)"),
+    "row_ratio": ("distinct rows out / in", "share of distinct QI combinations kept"),
+    "suppressed_records": ("suppressed records", "records whose every QI cell is '*'"),
+    "risk_max": ("prosecutor risk, highest", "max over records of 1/|class|"),
+    "risk_mean": ("prosecutor risk, average", "mean over records of 1/|class|"),
+    "classification_metric": ("classification metric CM", "share of records suppressed or outside their "
+                              "class's majority label (seed 002)"),
+}
+_SKIP_METRICS = {"qi_names", "inconsistency_per_attribute", "generalisation_portion_per_attribute", "extra"}
+
+_CSS = """
+:root{--fg:#1f2430;--muted:#5b6270;--line:#d9dde3;--bg:#ffffff;--soft:#f4f6f8;--accent:#1f5fa8;
+--ok:#17773a;--okbg:#e5f4ea;--bad:#a61b1b;--badbg:#fbe9e9;--mark:#fff1c7}
+*{box-sizing:border-box}
+body{margin:0;background:var(--soft);color:var(--fg);font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",
+Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1120px;margin:0 auto;padding:24px 28px 48px;background:var(--bg)}
+header h1{margin:0 0 4px;font-size:24px}
+header p{margin:0;color:var(--muted)}
+nav{margin:14px 0 6px;padding:8px 0;border-top:1px solid var(--line);border-bottom:1px solid var(--line)}
+nav a{color:var(--accent);text-decoration:none;margin-right:14px;white-space:nowrap}
+section{margin-top:26px}
+h2{font-size:18px;margin:0 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
+h3{font-size:15px;margin:16px 0 6px}
+p.note{color:var(--muted);margin:6px 0}
+table{border-collapse:collapse;margin:6px 0 4px}
+th,td{border:1px solid var(--line);padding:4px 9px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tbody tr:nth-child(even) td{background:#fafbfc}
+table.kv th{min-width:150px;max-width:340px}table.metrics th{width:240px}
+table.metrics{width:100%}table.metrics td.num{width:130px}table.metrics td.desc{width:58%}
+.cols{display:grid;grid-template-columns:minmax(0,auto) minmax(0,1fr);gap:0 28px;align-items:start}
+.cols td{overflow-wrap:break-word}
+.cols>div>h3:first-child{margin-top:0}
+@media (max-width:820px){.cols{grid-template-columns:minmax(0,1fr)}}
+td.desc{color:var(--muted)}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(165px,1fr));gap:10px}
+.card{border:1px solid var(--line);border-radius:6px;padding:9px 12px;background:var(--soft)}
+.card .v{font-size:20px;font-weight:600;font-variant-numeric:tabular-nums}
+.card .l{color:var(--muted);font-size:12px}
+.card.ok{background:var(--okbg);border-color:#a9d8b8}.card.ok .v{color:var(--ok)}
+.card.bad{background:var(--badbg);border-color:#e6b0b0}.card.bad .v{color:var(--bad)}
+.banner{padding:10px 14px;border-radius:6px;font-weight:600;margin-bottom:8px}
+.banner.ok{background:var(--okbg);color:var(--ok)}.banner.bad{background:var(--badbg);color:var(--bad)}
+pre{background:var(--soft);border:1px solid var(--line);padding:8px 10px;overflow-x:auto;white-space:pre-wrap;
+font-size:12.5px}
+img.plot{max-width:100%;height:auto;display:block;margin:6px 0}
+.scroll{overflow-x:auto}
+table.sample td{white-space:nowrap;font-size:12.5px}
+table.sample td.gen{background:var(--mark)}
+table.sample th.qi{background:#e8eef7}
+code{font-family:SFMono-Regular,Consolas,Menlo,monospace;font-size:12.5px}
+footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:8px}
+@media print{body{background:#fff}main{max-width:none;padding:0}nav{display:none}}
+"""
+
+
+# ------------------------------------------------------------------ helpers
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if np.isnan(x):
+            return "–"
+        if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-4):
+            return f"{x:.{digits}g}"
+        return f"{x:,.{digits}f}"
+    return str(x)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * float(x):.1f}%"
+
+
+def _table(header: Sequence[str] | None, rows: Sequence[Sequence], cls: str = "", num_cols: Sequence[int] = (),
+           raw: bool = False) -> str:
+    """An HTML table; cells are escaped unless ``raw``."""
+    out = [f'<table class="{cls}">' if cls else "<table>"]
+    if header:
+        out.append("<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead>")
+    out.append("<tbody>")
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            text = c if raw else _e(c)
+            cells.append(f'<td class="num">{text}</td>' if i in num_cols else f"<td>{text}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _kv(rows: Sequence[tuple[str, str]]) -> str:
+    return '<table class="kv"><tbody>' + "".join(
+        f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows) + "</tbody></table>"
+
+
+def _cfg(config, key: str, default=None):
+    if config is None:
+        return default
+    if isinstance(config, Mapping):
+        return config.get(key, default)
+    return getattr(config, key, default)
+
+
+def _png(fig) -> str:
+    """A matplotlib figure as an ``<img>`` with a base64 PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img class="plot" alt="plot" src="data:image/png;base64,{data}">'
+
+
+def _resolve_counts(original_df: pd.DataFrame, result, counts, config) -> np.ndarray:
+    """Record count of each row: an array, a count column, the config's count
+    column, or ones (the result says how many records there are)."""
+    from .table import row_counts
+
+    n_rows = result.original_codes.shape[0] if result.original_codes is not None else len(original_df)
+    if counts is None:
+        counts = _cfg(config, "count_column")
+    if counts is not None:
+        if isinstance(counts, str) and counts not in original_df.columns:
+            counts = None
+        else:
+            return row_counts(original_df, counts)
+    return np.ones(n_rows, dtype=np.int64)
+
+
+# --------------------------------------------------------------- sections
+def _summary(result, risk_before, risk_after) -> str:
+    m = result.metrics
+    ver = result.verification
+    ok = bool(getattr(ver, "ok", False))
+    k_req = max((r.k for r in result.requirements), default=None)
+    verdict = ("ok", "verified") if ok else (("bad", "FAILED") if ver is not None else ("", "not run"))
+    cards = [
+        (*verdict, "verification"),
+        ("", _e(result.method), "method"),
+        ("", _fmt(k_req), "k required"),
+    ]
+    if m is not None:
+        cards += [
+            ("ok" if (k_req is None or m.achieved_k >= k_req) else "bad", _fmt(m.achieved_k), "k achieved"),
+            ("", _fmt(m.n_records), "records"),
+            ("", _fmt(m.suppressed_records), "suppressed records"),
+            ("", _fmt(m.distortion_ratio_uniform, 3), "distortion ratio (uniform)"),
+            ("", _fmt(m.precision, 3), "precision Prec"),
+        ]
+    if risk_before is not None and risk_after is not None:
+        cards.append(("", f"{risk_before.risk_max:.3g} → {risk_after.risk_max:.3g}", "highest risk before → after"))
+        cards.append(("", f"{_pct(risk_before.sample_uniques)} → {_pct(risk_after.sample_uniques)}",
+                      "sample uniques before → after"))
+    return '<div class="cards">' + "".join(
+        f'<div class="card {c}"><div class="v">{v}</div><div class="l">{_e(label)}</div></div>'
+        for c, v, label in cards) + "</div>"
+
+
+def _hierarchy_source(config, name: str) -> str:
+    qis = _cfg(config, "quasi_identifiers") or {}
+    spec = qis.get(name) if isinstance(qis, Mapping) else None
+    if spec is None:
+        return ""
+    if isinstance(spec, (str, Path)):
+        return Path(str(spec)).name
+    if isinstance(spec, Mapping):
+        return ", ".join(f"{k}: {v}" for k, v in spec.items())
+    file = getattr(spec, "file", None)
+    if file is not None:
+        return Path(file).name
+    if getattr(spec, "tree", None) is not None:
+        return "inline tree"
+    builder = getattr(spec, "builder", None)
+    arg = getattr(spec, "argument", None)
+    if builder == "intervals" and isinstance(arg, tuple):
+        return f"intervals {list(arg[0])}" + (f" from {arg[1]}" if arg[1] else "")
+    if builder == "suppress":
+        return "suppression (value → *)"
+    return f"{builder} {arg}" if arg is not None else str(builder or "")
+
+
+def _configuration(result, config) -> str:
+    rows = [("method", result.method)]
+    params = {k: v for k, v in (result.params or {}).items()}
+    rows.append(("method parameters", ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"))
+    rows.append(("requirements", "; ".join(str(r) for r in result.requirements) or "–"))
+    weights = _cfg(config, "weights", "uniform")
+    beta = _cfg(config, "beta", 1.0)
+    rows.append(("distortion weights", f"{weights}" + (f" (beta = {beta:g})" if weights == "height" else "")))
+    pri = _cfg(config, "priorities")
+    if pri:
+        rows.append(("attribute priorities", ", ".join(f"{k}: {v}" for k, v in pri.items())
+                     if isinstance(pri, Mapping) else " > ".join(map(str, pri))))
+    rows.append(("seed", _fmt(_cfg(config, "seed", "–"))))
+    for key, label in (("identifiers", "direct identifiers"), ("sensitive", "sensitive attributes")):
+        v = _cfg(config, key) or []
+        if v:
+            extra = f" ({_cfg(config, 'identifier_action', 'drop')}ped)" if key == "identifiers" else ""
+            rows.append((label, ", ".join(map(str, v)) + extra.replace("maskped", "masked")))
+    for key, label in (("class_column", "class column"), ("count_column", "count column"),
+                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold")):
+        v = _cfg(config, key)
+        if v is not None:
+            rows.append((label, str(v)))
+    src = _cfg(config, "source")
+    if src:
+        rows.append(("configuration file", Path(str(src)).name))
+    out = ['<div class="cols"><div><h3>Settings</h3>', _kv(rows), "</div><div>",
+           "<h3>Quasi-identifiers and their hierarchies</h3>"]
+    hrows = []
+    for h in result.hierarchies:
+        hrows.append((h.name, h.height, len(h.leaf_index), "yes" if h.is_balanced else "no",
+                      _hierarchy_source(config, h.name)))
+    out.append('<div class="scroll">' + _table(["attribute", "levels", "leaves", "balanced", "hierarchy"], hrows,
+                                               num_cols=(1, 2)) + "</div>")
+    out.append('<p class="note">Levels are numbered as in the papers: level 1 is the root <code>*</code>, '
+               "level h the original values.</p></div></div>")
+    return "".join(out)
+
+
+def _verification(result) -> str:
+    ver = result.verification
+    if ver is None:
+        return '<p class="note">No verification was run.</p>'
+    ok = bool(getattr(ver, "ok", False))
+    out = [f'<div class="banner {"ok" if ok else "bad"}">'
+           + ("Verified: the output honours every requirement, every QI cell generalises its original value, "
+              "rows and non-QI columns are unchanged." if ok else "Verification FAILED: this output must not be "
+              "published.") + "</div>"]
+    rows = []
+    for req, kk in (getattr(ver, "achieved_k", None) or {}).items():
+        rows.append((f"achieved k of {req}", _fmt(kk)))
+    rows.append(("suppressed records (all '*', exempt)", _fmt(getattr(ver, "n_suppressed", 0))))
+    rows.append(("rows / records checked", f"{_fmt(getattr(ver, 'n_rows', 0))} / {_fmt(getattr(ver, 'n_records', 0))}"))
+    out.append(_kv(rows))
+    violations = list(getattr(ver, "violations", []) or [])
+    if violations:
+        counts = getattr(ver, "n_violations", {}) or {}
+        out.append("<h3>Problems found</h3>")
+        if counts:
+            out.append('<p class="note">' + _e(", ".join(f"{n} {k}" for k, n in counts.items())) + "</p>")
+        vrows = [(v.kind, v.column if v.column is not None else "", "" if v.row is None else v.row, v.message)
+                 for v in violations[:50]]
+        out.append(_table(["kind", "column", "first row", "message"], vrows, num_cols=(2,)))
+    return "".join(out)
+
+
+def _risk(risk_before, risk_after, n_suppressed: int) -> str:
+    if risk_before is None:
+        return '<p class="note">Not available.</p>'
+    a = risk_after
+    rows = [
+        ("records", risk_before.n_records, a.n_records if a else None),
+        ("equivalence classes", risk_before.n_classes, a.n_classes if a else None),
+        ("k achieved (smallest class)", risk_before.achieved_k, a.achieved_k if a else None),
+        ("prosecutor risk, highest", risk_before.risk_max, a.risk_max if a else None),
+        ("prosecutor risk, average", risk_before.risk_mean, a.risk_mean if a else None),
+        (f"records at risk (risk > {risk_before.threshold:g}{_risk_hint(risk_before.threshold)})",
+         risk_before.records_at_risk,
+         a.records_at_risk if a else None),
+        ("sample uniques", _pct(risk_before.sample_uniques), _pct(a.sample_uniques) if a else None),
+    ]
+    after_req = {r["requirement"]: r for r in (a.requirements if a else [])}
+    for r in risk_before.requirements:
+        ra = after_req.get(r["requirement"])
+        rows.append((f"{r['requirement']}: achieved k", r["achieved_k"], ra["achieved_k"] if ra else None))
+        rows.append((f"{r['requirement']}: records in classes below k", r["records_below_k"],
+                     ra["records_below_k"] if ra else None))
+    body = [(name, _fmt(b), _fmt(x)) for name, b, x in rows]
+    out = [_table(["measure", "before (input)", "after (output)"], body, num_cols=(1, 2))]
+    note = ("Prosecutor model: an attacker who knows a person is in the table re-identifies them with "
+            "probability 1/|E|, E their equivalence class over all quasi-identifiers (El Emam; ARX).")
+    if n_suppressed:
+        note += (f" The {n_suppressed:,} suppressed record(s) (every QI cell '*') are left out of the "
+                 "figures after anonymisation.")
+    out.append(f'<p class="note">{_e(note)}</p>')
+    return "".join(out)
+
+
+def _risk_hint(threshold: float) -> str:
+    if 0 < threshold < 1:
+        size = int(np.ceil(1 / threshold - 1e-9))
+        return f", i.e. in classes of fewer than {size}" if size > 1 else ""
+    return ""
+
+
+def _size_bins(max_size: int, k: int) -> list[tuple[int, int]]:
+    """Bins [lo, hi] of class sizes: single sizes below k (at most 9 of them),
+    then doubling ranges from k."""
+    bins: list[tuple[int, int]] = []
+    k = max(int(k), 1)
+    lo = 1
+    if k > 1:
+        if k <= 10:
+            bins += [(s, s) for s in range(1, k)]
+        else:
+            edges = np.unique(np.geomspace(1, k, num=6).astype(int))
+            edges = [int(e) for e in edges if e < k] + [k]
+            bins += [(edges[i], edges[i + 1] - 1) for i in range(len(edges) - 1)]
+        lo = k
+    hi = max(max_size, lo)
+    width = k
+    while lo <= hi:
+        bins.append((lo, lo + width - 1))
+        lo += width
+        width *= 2
+    return bins
+
+
+def _class_sizes(risk_before, risk_after, k: int) -> str:
+    if risk_before is None:
+        return '<p class="note">Not available.</p>'
+    from matplotlib.figure import Figure
+
+    hists = [("before (input)", risk_before.class_size_histogram, "#9aa3ae")]
+    if risk_after is not None:
+        hists.append(("after (output)", risk_after.class_size_histogram, "#1f5fa8"))
+    max_size = max(max(h) for _, h, _ in hists if h) if any(h for _, h, _ in hists) else 1
+    bins = _size_bins(max_size, k)
+    labels = [str(a) if a == b else f"{a}–{b}" for a, b in bins]
+    fig = Figure(figsize=(10, 3.3))
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.arange(len(bins))
+    width = 0.8 / len(hists)
+    rows = []
+    for i, (name, hist, color) in enumerate(hists):
+        sizes = np.array(list(hist.keys()), dtype=np.int64)
+        ncls = np.array(list(hist.values()), dtype=np.int64)
+        per_bin = np.array([ncls[(sizes >= a) & (sizes <= b)].sum() for a, b in bins])
+        recs = np.array([(sizes * ncls)[(sizes >= a) & (sizes <= b)].sum() for a, b in bins])
+        ax.bar(x + (i - (len(hists) - 1) / 2) * width, per_bin, width, label=name, color=color)
+        rows.append((name, per_bin, recs))
+    below = sum(1 for a, b in bins if b < k)
+    if k > 1 and below:
+        ax.axvline(below - 0.5, color="#a61b1b", linestyle="--", linewidth=1.2)
+        ax.axvspan(-0.5, below - 0.5, color="#a61b1b", alpha=0.06)
+        ax.text(below - 0.45, 1.0, f" k = {k}", color="#a61b1b", transform=ax.get_xaxis_transform(),
+                va="top", ha="left", fontsize=9)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=0 if len(bins) <= 14 else 45, fontsize=8.5)
+    ax.set_xlim(-0.6, len(bins) - 0.4)
+    ax.set_xlabel("class size (records sharing one QI combination)")
+    ax.set_ylabel("equivalence classes")
+    top = max(int(r[1].max()) for r in rows)
+    if top > 60:  # a few big and many small bins: log scale, plain numbers
+        ax.set_yscale("log")
+        ax.set_ylim(0.7, top * 1.6)
+        ax.yaxis.set_major_formatter(lambda v, _: f"{v:,.0f}" if v >= 1 else "")
+    else:
+        ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    table_rows = []
+    for (a, b), label, *vals in zip(bins, labels, *[r[1] for r in rows], *[r[2] for r in rows]):
+        n = len(rows)
+        table_rows.append([label] + [f"{_fmt(vals[i])} ({_fmt(vals[n + i])} rec.)" for i in range(n)])
+    tbl = _table(["class size"] + [f"classes {r[0]}" for r in rows], table_rows, num_cols=tuple(range(1, 1 + len(rows))))
+    return (_png(fig) + '<p class="note">Classes left of the dashed line are smaller than k. '
+            "Suppressed records are not counted after anonymisation.</p>"
+            f"<details><summary>Numbers</summary>{tbl}</details>")
+
+
+def _level_colors(height: int):
+    from matplotlib import colormaps
+
+    cmap = colormaps["YlOrRd"]
+    if height == 1:
+        return [cmap(0.12)]
+    # index 0 = level 1 (root) ... index height-1 = leaves
+    return [cmap(0.12 + 0.83 * (height - 1 - d) / (height - 1)) for d in range(height)]
+
+
+def _generalisation(result, counts: np.ndarray) -> str:
+    if result.codes is None:
+        return '<p class="note">Not available: the output could not be read against the hierarchies.</p>'
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    from .metrics import level_fractions
+
+    hs = result.hierarchies
+    m = len(hs)
+    names = [h.name for h in hs]
+    fig = Figure(figsize=(10, 0.55 * m + 1.3))
+    ax = fig.add_subplot(1, 1, 1)
+    rows = []
+    for j, h in enumerate(hs):
+        fr = level_fractions(result.codes[:, j], h, counts)
+        colors = _level_colors(h.height)
+        left = 0.0
+        y = m - 1 - j
+        for d in range(h.height - 1, -1, -1):  # leaves first (left), root last (right)
+            w = float(fr[d])
+            if w <= 0:
+                continue
+            ax.barh(y, w, left=left, color=colors[d], edgecolor="white", linewidth=0.8, height=0.7)
+            if w >= 0.06:
+                dark = d < (h.height - 1) / 2 or h.height == 1
+                label = "*" if d == 0 else ("orig." if d == h.height - 1 else f"L{d + 1}")
+                ax.text(left + w / 2, y, f"{label} {100 * w:.0f}%", ha="center", va="center", fontsize=8,
+                        color="white" if dark and d != h.height - 1 else "#1f2430")
+            left += w
+        orig = result.original_codes[:, j] if result.original_codes is not None else None
+        changed = float((counts * (result.codes[:, j] != orig)).sum() / counts.sum()) if orig is not None else None
+        leaf_share = float(fr[h.height - 1]) if h.height > 1 else 1.0
+        rows.append((h.name, h.height, _pct(leaf_share), _pct(fr[0]) if h.height > 1 else "–",
+                     " / ".join(_pct(fr[d]) for d in range(h.height - 1, -1, -1)),
+                     _pct(changed) if changed is not None else "–"))
+    ax.set_yticks(range(m))
+    ax.set_yticklabels([f"{n} ({h.height} levels)" for n, h in zip(reversed(names), reversed(hs))], fontsize=9)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.6, m - 0.4)
+    ax.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}%")
+    ax.set_xlabel("share of cells at each hierarchy level")
+    ax.spines[["top", "right"]].set_visible(False)
+    cmap_colors = _level_colors(4)
+    ax.legend(handles=[Patch(color=cmap_colors[3], label="original value (leaf level)"),
+                       Patch(color=cmap_colors[2], label="generalised (darker = higher level)"),
+                       Patch(color=cmap_colors[0], label="* (root)")],
+              loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, fontsize=9)
+    fig.tight_layout()
+    m_ = result.metrics
+    incons = list(getattr(m_, "inconsistency_per_attribute", []) or []) if m_ is not None else []
+    genp = list(getattr(m_, "generalisation_portion_per_attribute", []) or []) if m_ is not None else []
+    body = []
+    for j, r in enumerate(rows):
+        body.append(list(r) + [_fmt(incons[j], 3) if j < len(incons) else "–",
+                               _fmt(genp[j], 3) if j < len(genp) else "–"])
+    tbl = _table(["attribute", "levels", "original values", "at * (root)", "share per level (leaves → root)",
+                  "cells changed", "inconsistency", "generalisation portion"], body, num_cols=(1, 2, 3, 5, 6, 7))
+    return _png(fig) + tbl + ('<p class="note">L<i>n</i> is hierarchy level <i>n</i> (level 1 = <code>*</code>). '
+                              "Inconsistency and generalisation portion as in seed 004, Defs. 12-13.</p>")
+
+
+def _metrics(result) -> str:
+    m = result.metrics
+    if m is None:
+        return '<p class="note">Not available: the output could not be read against the hierarchies.</p>'
+    d = m.as_dict()
+    rows = []
+    for key, value in d.items():
+        if key in _SKIP_METRICS or (key == "classification_metric" and value is None):
+            continue
+        name, desc = METRIC_TEXT.get(key, (key.replace("_", " "), ""))
+        rows.append(f'<tr><th>{_e(name)}</th><td class="num">{_e(_fmt(value))}</td>'
+                    f'<td class="desc">{_e(desc)}</td></tr>')
+    for key, value in (d.get("extra") or {}).items():
+        rows.append(f'<tr><th>{_e(key)}</th><td class="num">{_e(_fmt(value))}</td><td class="desc"></td></tr>')
+    return ('<table class="kv metrics"><thead><tr><th>measure</th><th>value</th><th>meaning</th></tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table>")
+
+
+def _timings(result) -> str:
+    t = dict(result.timings or {})
+    rows = [(k, f"{1000 * float(v):,.1f} ms") for k, v in t.items()]
+    total = sum(float(v) for v in t.values())
+    rows.append(("total", f"{1000 * total:,.1f} ms"))
+    out = '<div class="cols"><div><h3>Steps</h3>' + _table(["step", "time"], rows, num_cols=(1,)) + "</div>"
+    info = {k: v for k, v in (result.info or {}).items() if isinstance(v, (str, int, float, bool, np.integer,
+                                                                         np.floating, tuple, list))}
+    if info:
+        irows = []
+        for k, v in list(info.items())[:25]:
+            if isinstance(v, (list, tuple)):
+                text = repr(list(v[:12]))[:-1] + f", ... ({len(v)} items)]" if len(v) > 12 else repr(v)
+            else:
+                text = _fmt(v)
+            irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
+        out += "<div><h3>Algorithm details</h3>" + _kv(irows) + "</div>"
+    return out + "</div>"
+
+
+def _sample(original_df: pd.DataFrame, result, n: int = 20) -> str:
+    data = result.data
+    if data is None:
+        return '<p class="note">Not available.</p>'
+    head = data.head(n)
+    qi_names = [h.name for h in result.hierarchies]
+    changed = None
+    if result.codes is not None and result.original_codes is not None:
+        changed = result.codes[:n] != result.original_codes[:n]
+    header = "".join(f'<th class="qi">{_e(c)}</th>' if c in qi_names else f"<th>{_e(c)}</th>" for c in head.columns)
+    body = []
+    for i in range(len(head)):
+        cells = []
+        for c in head.columns:
+            v = head[c].iloc[i]
+            text = "" if (not isinstance(v, str) and pd.isna(v)) else str(v)
+            cls = ""
+            if changed is not None and c in qi_names and changed[i, qi_names.index(c)]:
+                cls = ' class="gen"'
+            cells.append(f"<td{cls}>{_e(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    dropped = [c for c in original_df.columns if c not in data.columns]
+    note = (f"First {len(head)} of {len(data):,} rows. Quasi-identifier columns have a blue header; "
+            "generalised cells are highlighted.")
+    if dropped:
+        note += f" Dropped direct identifier column(s): {', '.join(map(str, dropped))}."
+    return (f'<div class="scroll"><table class="sample"><thead><tr>{header}</tr></thead><tbody>'
+            + "".join(body) + f'</tbody></table></div><p class="note">{_e(note)}</p>')
+
+
+# ------------------------------------------------------------------ public
+def _risks(result, counts: np.ndarray, threshold: float):
+    from .risk import assess
+    from .table import EncodedTable
+
+    if result.original_codes is None:
+        return None, None, 0
+    qi_names = [h.name for h in result.hierarchies]
+    before_table = EncodedTable(result.original_codes, result.hierarchies, qi_names, counts)
+    before = assess(before_table, result.requirements, threshold=threshold)
+    if result.codes is None:
+        return before, None, 0
+    sup = np.asarray(result.suppressed, dtype=bool) if result.suppressed is not None else \
+        np.zeros(len(counts), dtype=bool)
+    keep = ~sup
+    if not keep.any():
+        return before, None, int(counts[sup].sum())
+    after_table = EncodedTable(result.original_codes[keep], result.hierarchies, qi_names, counts[keep])
+    after = assess(after_table, result.requirements, codes=result.codes[keep], threshold=threshold)
+    return before, after, int(counts[sup].sum())
+
+
+def render_report(original_df: pd.DataFrame, result, config=None, *, counts=None, title: str | None = None,
+                  input_name: str | None = None, output_name: str | None = None, threshold: float = 0.2,
+                  sample_rows: int = 20) -> str:
+    """The HTML report of ``result`` (an :class:`~hieranon.api.AnonymizationResult`)
+    obtained from ``original_df``.
+
+    Parameters
+    ----------
+    config : Config or mapping, optional
+        The configuration used (shown in the report: weights, seed...).
+    counts : array or column name, optional
+        Record count per row (default: ``config.count_column``, else one).
+    input_name, output_name : str, optional
+        File names shown in the header.
+    threshold : float
+        Prosecutor risk above which a record counts as "at risk".
+    sample_rows : int
+        Rows of the output shown (HTML-escaped).
+    """
+    from . import __version__
+
+    cnt = _resolve_counts(original_df, result, counts, config)
+    risk_before, risk_after, n_sup = _risks(result, cnt, threshold)
+    k = max((r.k for r in result.requirements), default=1)
+    parts = {
+        "summary": _summary(result, risk_before, risk_after),
+        "configuration": _configuration(result, config),
+        "verification": _verification(result),
+        "risk": _risk(risk_before, risk_after, n_sup),
+        "class-sizes": _class_sizes(risk_before, risk_after, k),
+        "generalisation": _generalisation(result, cnt),
+        "metrics": _metrics(result),
+        "timings": _timings(result),
+        "sample": _sample(original_df, result, sample_rows),
+    }
+    title = title or "hieranon anonymisation report"
+    what = ""
+    if input_name or output_name:
+        what = f"{_e(input_name or '?')} → {_e(output_name or '?')} · "
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    nav = "".join(f'<a href="#{sid}">{_e(name)}</a>' for sid, name in SECTIONS.items())
+    sections = "".join(f'<section id="{sid}"><h2>{_e(SECTIONS[sid])}</h2>{parts[sid]}</section>' for sid in SECTIONS)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>"
+        f"<header><h1>{_e(title)}</h1><p>{what}method <b>{_e(result.method)}</b> · "
+        f"generated {_e(stamp)} by hieranon {_e(__version__)}</p></header>"
+        f"<nav>{nav}</nav>{sections}"
+        "<footer>hieranon generalises quasi-identifier values in attribute hierarchies; every output is verified "
+        "independently before it is written. Levels, distortion and risk measures follow the papers cited in "
+        "the project's documentation.</footer>"
+        "</main></body></html>\n"
+    )
+
+
+def write_report(path, original_df: pd.DataFrame, result, config=None, **kwargs) -> Path:
+    """Render the report (see :func:`render_report` for ``kwargs``) and write
+    it to ``path`` atomically."""
+    from .io import write_text
+
+    return write_text(render_report(original_df, result, config, **kwargs), path)
+
+
+def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str] | None,
+                  hierarchies, requirements=None, k: int | None = None, *, counts=None, weights: str = "uniform",
+                  beta: float = 1.0, priorities=None, class_column: str | None = None, missing: str = "error",
+                  identifiers: Sequence[str] = (), method: str = "existing table", params: Mapping | None = None):
+    """An :class:`~hieranon.api.AnonymizationResult` for an anonymised table
+    made elsewhere, so that :func:`render_report` can describe it.
+
+    The table is verified with :func:`hieranon.verify.verify` (which never
+    raises on a failed check) and measured with
+    :func:`hieranon.metrics.evaluate`. When some output cell does not
+    generalise its original value the codes and metrics cannot be computed:
+    they are ``None`` and the report says so. Identifier columns of
+    ``original`` absent from ``anonymised`` are taken as dropped.
+    """
+    from . import metrics as M
+    from .api import AnonymizationResult
+    from .requirements import normalise
+    from .table import encode, encode_generalised
+    from .verify import verify
+
+    if isinstance(hierarchies, Mapping):
+        qis = list(quasi_identifiers or hierarchies)
+        hierarchies = {q: hierarchies[q] for q in qis if q in hierarchies}
+    else:
+        qis = list(quasi_identifiers)
+    dropped = [c for c in identifiers if c in original.columns and c not in anonymised.columns]
+    orig = original.drop(columns=dropped) if dropped else original
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    enc = encode(orig, qis, hierarchies, counts=counts, missing=missing)
+    reqs = normalise(requirements, k, qis, enc.n_records)
+    timings["encode"] = time.perf_counter() - t
+    t = time.perf_counter()
+    report = verify(orig, anonymised, qis, hierarchies, reqs, counts=counts, missing=missing)
+    timings["verify"] = time.perf_counter() - t
+    codes = metrics = None
+    suppressed = np.zeros(enc.n_rows, dtype=bool)
+    decodable = not ({"rows", "columns", "not_generalisation"} & report.kinds)
+    if decodable:
+        t = time.perf_counter()
+        codes = encode_generalised(enc, anonymised.reset_index(drop=True))
+        if (codes < 0).any():
+            codes = None
+        else:
+            metrics = M.evaluate(orig.reset_index(drop=True), anonymised.reset_index(drop=True), qis, hierarchies,
+                                 k=max(r.k for r in reqs), counts=counts, scheme=weights, beta=beta,
+                                 priorities=priorities, class_column=class_column, missing=missing)
+            if metrics.suppressed_records:
+                suppressed = M.suppressed_mask(codes)
+        timings["metrics"] = time.perf_counter() - t
+    return AnonymizationResult(anonymised, metrics, report, method, dict(params or {}), reqs, suppressed, timings,
+                               {}, codes, enc.codes, enc.hierarchies)

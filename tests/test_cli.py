@@ -1,0 +1,477 @@
+"""End-to-end tests of the command line (SPEC section 7).
+
+Most tests run the Typer app in-process (``typer.testing.CliRunner``, fast);
+a few run ``python -m hieranon`` in a subprocess to exercise the real entry
+point (exit status 3, lazy imports).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hieranon import cli
+from hieranon import hierarchy as H
+from hieranon.datasets import example_path
+from hieranon.io import read_table
+from hieranon.report import SECTIONS
+from hieranon.verify import verify
+
+EXAMPLE = example_path("patients.csv")
+EXAMPLE_CFG = example_path("patients.yaml")
+DATA = EXAMPLE.parent
+QIS = ["gender", "age", "postcode", "date_of_birth"]
+QI_OPTS = [x for q in QIS for x in ("--qi", f"{q}={DATA / f'patients_hierarchy_{q}.csv'}")]
+
+
+def run(*args, input_text: str | None = None):
+    """Invoke the CLI in-process; stdout and stderr are kept apart."""
+    return CliRunner().invoke(cli.app, [str(a) for a in args], input=input_text)
+
+
+def run_subprocess(*args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "hieranon", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=300)
+
+
+def example_hierarchies():
+    return {q: H.from_arx_csv(DATA / f"patients_hierarchy_{q}.csv", q) for q in QIS}
+
+
+def assert_verifies(out_path: Path, k: int, drop=("id",), requirements=None):
+    original = read_table(EXAMPLE).drop(columns=list(drop))
+    out = read_table(out_path)
+    report = verify(original, out, QIS, example_hierarchies(), requirements, k=k)
+    assert report.ok, report.summary()
+    return report
+
+
+def assert_report_complete(path: Path):
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in text, f"report lacks section {sid}"
+    assert text.count("data:image/png;base64,") >= 2  # generalisation bars and class-size histogram
+    assert "<script" not in text.lower()
+    assert "http://" not in text and "https://" not in text  # self-contained
+    return text
+
+
+# --------------------------------------------------------------- happy paths
+def test_anonymize_example_with_config_report_and_json(tmp_path):
+    out, rep = tmp_path / "out.csv", tmp_path / "report.html"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--report", rep, "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)  # --json: only JSON on stdout
+    assert summary["verified"] is True
+    assert summary["metrics"]["achieved_k"] >= 3
+    assert summary["method"] == "kaca1"  # the default method
+    assert "id" not in read_table(out).columns  # the example's direct identifier is dropped
+    assert_verifies(out, k=3)
+    text = assert_report_complete(rep)
+    assert "patients.csv" in text and "kaca1" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "report.html"]  # no temp files left
+
+
+def test_anonymize_example_with_qi_options_and_method(tmp_path):
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 4, "--method", "fulldomain", "--seed", 1, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""  # -q silences everything
+    assert_verifies(out, k=4, drop=())
+    assert list(read_table(out).columns) == list(read_table(EXAMPLE).columns)
+
+
+def test_anonymize_prints_metrics_table(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG)
+    assert r.exit_code == 0, r.stderr
+    assert "k achieved" in r.stdout and "verified" in r.stdout
+
+
+def test_anonymize_force_overwrites(tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--force", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert_verifies(out, k=3)
+
+
+def test_anonymize_parquet_output(tmp_path):
+    out = tmp_path / "out.parquet"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert_verifies(out, k=3)
+
+
+def test_require_repeated_with_heuristicmin(tmp_path):
+    from hieranon.api import available_methods
+    if "heuristicmin" not in available_methods():
+        pytest.skip("heuristicmin not available yet")
+    out = tmp_path / "out.csv"
+    reqs = ["gender,age:5", "postcode:8"]
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "--require", reqs[0], "--require", reqs[1],
+            "--method", "heuristicmin", "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert len(summary["requirements"]) == 2
+    assert_verifies(out, k=None, drop=(), requirements=reqs)
+
+
+def test_require_repeated_rejected_by_single_k_method(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", *QI_OPTS, "--require", "gender,age:5",
+            "--require", "postcode:8", "--method", "kaca1")
+    assert r.exit_code == 2
+    assert "heuristicmin" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_and_evaluate(tmp_path):
+    r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json")
+    assert r.exit_code == 1  # the raw table is not 3-anonymous
+    assert json.loads(r.stdout)["ok"] is False
+    r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "-k", 1)
+    assert r.exit_code == 0 and "k achieved" in r.stdout
+    out = tmp_path / "out.csv"
+    assert run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "-q").exit_code == 0
+    r = run("evaluate", EXAMPLE, out, *QI_OPTS, "-k", 3, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["verified"] is True
+
+
+def test_config_template_parses_and_methods_lists_default():
+    from hieranon import config as C
+    r = run("config-template")
+    assert r.exit_code == 0
+    cfg = C.parse(yaml.safe_load(r.stdout))
+    assert cfg.k == 5 and set(cfg.quasi_identifiers) == {"age", "gender", "postcode", "date_of_birth"}
+    r = run("methods")
+    assert r.exit_code == 0 and "kaca1  (default)" in r.stdout
+
+
+# ----------------------------------------------------------------- report
+def test_report_command_on_existing_pair(tmp_path):
+    out = tmp_path / "out.csv"
+    assert run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "-q").exit_code == 0
+    rep = tmp_path / "r.html"
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--method", "kaca1")
+    assert r.exit_code == 0, r.stderr
+    text = assert_report_complete(rep)
+    assert "Verified" in text
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep)
+    assert r.exit_code == 2 and "already exists" in r.stderr
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--force", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["verified"] is True
+
+
+def test_report_command_on_failing_pair_writes_report_exit_1(tmp_path):
+    # the original itself as the "anonymised" table: fails k = 3
+    rep = tmp_path / "r.html"
+    r = run("report", EXAMPLE, EXAMPLE, *QI_OPTS, "-k", 3, "-o", rep)
+    assert r.exit_code == 1
+    assert "VERIFICATION FAILED" in r.stderr
+    text = assert_report_complete(rep)
+    assert "FAILED" in text
+
+
+def test_report_command_on_non_generalising_pair(tmp_path):
+    out = tmp_path / "out.csv"
+    assert run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "-q").exit_code == 0
+    df = read_table(out)
+    df.loc[0, "gender"] = "robot"
+    df.to_csv(out, index=False)
+    rep = tmp_path / "r.html"
+    r = run("report", EXAMPLE, out, *QI_OPTS, "-k", 3, "-o", rep)
+    assert r.exit_code == 1
+    text = rep.read_text()
+    assert "robot" in text and "Not available" in text
+
+
+# -------------------------------------------------------------- hierarchy
+@pytest.mark.parametrize("builder, column, height", [
+    (["--intervals", "5,10,20"], "age", 5),
+    (["--mask", "4"], "postcode", 5),
+    (["--dates", "dmy"], "date_of_birth", 4),
+    (["--suppress"], "gender", 2),
+])
+def test_hierarchy_build_and_check(tmp_path, builder, column, height):
+    out = tmp_path / f"{column}.csv"
+    r = run("hierarchy", "build", "--column", column, "--input", EXAMPLE, *builder, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    h = H.from_arx_csv(out, column)
+    assert h.height == height
+    data = read_table(EXAMPLE)
+    assert set(data[column].unique()) <= set(h.leaf_index)
+    r = run("hierarchy", "check", EXAMPLE, "--qi", f"{column}={out}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"{column}: ok" in r.stdout
+    # stdout when no -o
+    r = run("hierarchy", "build", "--column", column, "--input", EXAMPLE, *builder)
+    assert r.exit_code == 0 and r.stdout == out.read_text()
+
+
+def test_hierarchy_build_intervals_match_arx_alignment(tmp_path):
+    r = run("hierarchy", "build", "--column", "age", "--input", EXAMPLE, "--intervals", "5,10")
+    first = {line.split(";")[0]: line.split(";") for line in r.stdout.splitlines()}
+    assert first["26"] == ["26", "25-29", "20-29", "*"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "exactly one of"),
+    (["--mask", "4", "--suppress"], "exactly one of"),
+    (["--intervals", "5,x"], "comma-separated numbers"),
+    (["--intervals", "5,7"], "multiple"),
+    (["--mask", "0"], "length"),
+    (["--dates", "ydm"], "dmy"),
+])
+def test_hierarchy_build_bad_options(tmp_path, args, message):
+    r = run("hierarchy", "build", "--column", "age", "--input", EXAMPLE, *args, "-o", tmp_path / "h.csv")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hierarchy_build_bad_data(tmp_path):
+    r = run("hierarchy", "build", "--column", "gender", "--input", EXAMPLE, "--intervals", "5", "-o", tmp_path / "h.csv")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "'gender'")
+    r = run("hierarchy", "build", "--column", "nosuch", "--input", EXAMPLE, "--suppress", "-o", tmp_path / "h.csv")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "nosuch")
+    r = run("hierarchy", "build", "--column", "date_of_birth", "--input", EXAMPLE, "--dates", "ymd")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "not a date")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hierarchy_build_refuses_existing_output(tmp_path):
+    out = tmp_path / "h.csv"
+    out.write_text("keep\n")
+    r = run("hierarchy", "build", "--column", "gender", "--input", EXAMPLE, "--suppress", "-o", out)
+    assert r.exit_code == 2 and "already exists" in r.stderr
+    assert out.read_text() == "keep\n"
+
+
+def test_hierarchy_check_lists_missing_values(tmp_path):
+    short = tmp_path / "postcode.csv"
+    lines = (DATA / "patients_hierarchy_postcode.csv").read_text().splitlines()
+    short.write_text("\n".join(line for line in lines if not line.startswith(("4699", "4301"))) + "\n")
+    r = run("hierarchy", "check", EXAMPLE, "--qi", f"postcode={short}",
+            "--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}")
+    assert r.exit_code == 1
+    assert "postcode: 2 value(s) missing from the hierarchy: '4301', '4699'" in r.stdout
+    assert "gender: ok" in r.stdout
+    r = run("hierarchy", "check", EXAMPLE, "--qi", f"postcode={short}", "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["attributes"]["postcode"]["missing"] == ["4301", "4699"]
+    r = run("hierarchy", "check", EXAMPLE, "--config", EXAMPLE_CFG)
+    assert r.exit_code == 0
+
+
+def test_hierarchy_check_absent_column(tmp_path):
+    r = run("hierarchy", "check", EXAMPLE, "--qi", f"nosuch={DATA / 'patients_hierarchy_gender.csv'}")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "nosuch")
+
+
+# -------------------------------------------------------------- bad input
+def assert_one_line_error(stderr: str, *fragments: str):
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got: {stderr!r}"
+    assert lines[0].startswith("hieranon: error: "), lines[0]
+    assert "Traceback" not in stderr
+    for f in fragments:
+        assert f.lower() in lines[0].lower(), f"{f!r} not in {lines[0]!r}"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _bad_config_key(d: Path) -> list:
+    cfg = yaml.safe_load(EXAMPLE_CFG.read_text())
+    cfg["quasi_identifiers"] = {q: str(DATA / f) for q, f in cfg["quasi_identifiers"].items()}
+    cfg["methdo"] = "kaca1"
+    return ["--config", _write(d / "cfg" / "bad.yaml", yaml.safe_dump(cfg))]
+
+
+def _missing_value_hierarchy(d: Path) -> list:
+    lines = (DATA / "patients_hierarchy_postcode.csv").read_text().splitlines()
+    h = _write(d / "cfg" / "postcode.csv", "\n".join(x for x in lines if not x.startswith("4699")) + "\n")
+    return [*QI_OPTS[:4], "--qi", f"postcode={h}", "-k", "3"]
+
+
+BAD_INPUTS = {
+    # name: (args after INPUT given a scratch dir, input path or None for the example, expected fragments)
+    "missing input": (lambda d: [*QI_OPTS, "-k", "3"], lambda d: d / "cfg" / "nosuch.csv", ["nosuch.csv", "does not exist"]),
+    "binary garbage": (lambda d: [*QI_OPTS, "-k", "3"],
+                       lambda d: (d / "cfg" / "garbage.csv").write_bytes(bytes(range(256)) * 40) and d / "cfg" / "garbage.csv",
+                       ["garbage.csv", "utf-8"]),
+    "wrong encoding": (lambda d: [*QI_OPTS, "-k", "3"],
+                       lambda d: (d / "cfg" / "latin.csv").write_bytes(
+                           EXAMPLE.read_text().replace("stress", "stréss").encode("latin-1")) and d / "cfg" / "latin.csv",
+                       ["latin.csv", "--encoding"]),
+    "config key misspelt": (_bad_config_key, None, ["methdo", "did you mean 'method'"]),
+    "hierarchy missing a value": (_missing_value_hierarchy, None, ["postcode", "4699"]),
+    "QI column absent": (lambda d: [*QI_OPTS, "--qi", f"nosuch={DATA / 'patients_hierarchy_gender.csv'}", "-k", "3"],
+                         None, ["nosuch", "not in the table"]),
+    "k below 1": (lambda d: [*QI_OPTS, "-k", "0"], None, ["k", ">= 1"]),
+    "k above rows": (lambda d: [*QI_OPTS, "-k", "1000"], None, ["k=1000", "80 records"]),
+    "k in config below 1": (lambda d: ["--config", _write(d / "cfg" / "k0.yaml", yaml.safe_dump(
+        {"quasi_identifiers": {q: str(DATA / f"patients_hierarchy_{q}.csv") for q in QIS}, "k": 0}))], None, ["k:", ">= 1"]),
+    "unknown method": (lambda d: [*QI_OPTS, "-k", "3", "--method", "kaka1"], None, ["kaka1"]),
+    "bad requirement": (lambda d: [*QI_OPTS, "--require", "gender,salary:3"], None, ["salary"]),
+    "no quasi-identifiers": (lambda d: ["-k", "3"], None, ["quasi-identifiers"]),
+    "config file missing": (lambda d: ["--config", d / "cfg" / "none.yaml"], None, ["none.yaml", "does not exist"]),
+    "hierarchy file missing": (lambda d: ["--qi", f"age={d / 'cfg' / 'none.csv'}", "-k", "3"], None, ["none.csv"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, case):
+    make_args, make_input, fragments = BAD_INPUTS[case]
+    (tmp_path / "cfg").mkdir()
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = make_args(tmp_path)
+    inp = make_input(tmp_path) if make_input else EXAMPLE
+    r = run("anonymize", inp, "-o", out_dir / "out.csv", *args, "--report", out_dir / "r.html")
+    assert r.exit_code == 2, (r.exit_code, r.stderr, r.exception)
+    assert_one_line_error(r.stderr, *fragments)
+    assert r.stdout == ""
+    assert list(out_dir.iterdir()) == []  # no output, no report, no temp files
+
+
+def test_output_in_missing_directory(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "nodir" / "out.csv", "--config", EXAMPLE_CFG)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "nodir", "does not exist")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_in_missing_directory(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "out.csv", "--config", EXAMPLE_CFG,
+            "--report", tmp_path / "nodir" / "r.html")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "nodir")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_without_force(tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text("precious\n")
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "already exists", "--force")
+    assert out.read_text() == "precious\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_existing_report_without_force(tmp_path):
+    rep = tmp_path / "r.html"
+    rep.write_text("precious\n")
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "out.csv", "--config", EXAMPLE_CFG, "--report", rep)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "already exists")
+    assert rep.read_text() == "precious\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+
+
+def test_output_equals_input(tmp_path):
+    inp = tmp_path / "patients.csv"
+    shutil.copy(EXAMPLE, inp)
+    before = inp.read_bytes()
+    for extra in ([], ["--force"]):
+        r = run("anonymize", inp, "-o", inp, *QI_OPTS, "-k", 3, *extra)
+        assert r.exit_code == 2
+        assert_one_line_error(r.stderr, "overwrite the input")
+        assert inp.read_bytes() == before
+    r = run("anonymize", inp, "-o", tmp_path / "o.csv", *QI_OPTS, "-k", 3, "--report", inp, "--force")
+    assert r.exit_code == 2 and inp.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["patients.csv"]
+
+
+def test_report_same_as_output(tmp_path):
+    out = tmp_path / "o.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "--report", out)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "same file")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
+    import hieranon.api
+
+    def boom(*a, **kw):
+        raise RuntimeError("simulated bug\nsecond line")
+
+    monkeypatch.setattr(hieranon.api, "anonymize", boom)
+    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
+    monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
+                                      "--config", str(EXAMPLE_CFG), "-q"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 3
+    err = capsys.readouterr().err
+    assert "internal error" in err and "RuntimeError" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_exit_codes_documented():
+    doc = cli.__doc__
+    for code in ("0 --", "1 --", "2 --", "3 --"):
+        assert code in doc
+
+
+# ---------------------------------------------------- real entry point
+def test_subprocess_entry_point_and_lazy_imports(tmp_path):
+    out = tmp_path / "o.csv"
+    p = run_subprocess("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["verified"] is True
+    p = run_subprocess("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    # the CLI and the report module import no plotting or ML library until they need it
+    code = ("import sys, hieranon.cli, hieranon.report, hieranon.api, hieranon.config, hieranon.io; "
+            "print(sorted(m for m in ('matplotlib', 'sklearn') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+# ------------------------------------------------------------------- Adult
+@pytest.mark.adult
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["fulldomain", "kaca1"])
+def test_adult_end_to_end(adult_path, tmp_path, method):
+    from hieranon.datasets import load_adult
+
+    adult = load_adult(adult_path, hierarchies=False, download=False)
+    qis = ["age", "workclass", "education", "marital-status", "race", "sex"]
+    frame = adult.frame if method == "fulldomain" else adult.frame.iloc[:6000]
+    inp = tmp_path / "adult.csv"
+    frame.to_csv(inp, index=False)
+    cfg_path = tmp_path / "adult.yaml"
+    cfg_path.write_text(yaml.safe_dump({
+        "quasi_identifiers": {q: str(adult_path / "hierarchies" / f"adult_hierarchy_{q}.csv") for q in qis},
+        "k": 10, "method": method, "class_column": "salary-class", "seed": 3,
+    }))
+    out, rep = tmp_path / "adult-anon.csv", tmp_path / "adult.html"
+    r = run("anonymize", inp, "-o", out, "--config", cfg_path, "--report", rep, "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["verified"] and summary["metrics"]["achieved_k"] >= 10
+    hs = {q: H.from_arx_csv(adult_path / "hierarchies" / f"adult_hierarchy_{q}.csv", q) for q in qis}
+    report = verify(read_table(inp), read_table(out), qis, hs, k=10)
+    assert report.ok, report.summary()
+    text = assert_report_complete(rep)
+    assert method in text and "salary-class" in text
+    assert len(text) < 2_000_000  # the sample is 20 rows, not the table

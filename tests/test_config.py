@@ -1,0 +1,212 @@
+"""The YAML configuration: every key validated with an error naming it,
+hierarchy builders, the template, aliases, relative paths."""
+
+from __future__ import annotations
+
+
+import pandas as pd
+import pytest
+import yaml
+
+from hieranon import config as C
+from hieranon.config import ConfigError
+from hieranon.datasets import example_path
+
+DATA = example_path().parent
+
+BASE = {"quasi_identifiers": {"gender": {"suppress": True}}, "k": 2}
+
+
+def with_(**changes) -> dict:
+    raw = dict(BASE)
+    raw.update(changes)
+    return raw
+
+
+# (raw configuration, fragments the error message must contain: the key, and the allowed values)
+BAD = {
+    "not a mapping": (["k", 3], ["mapping"]),
+    "unknown key": (with_(methdo="kaca1"), ["methdo", "did you mean 'method'", "allowed keys"]),
+    "unknown key, no suggestion": (with_(zzz=1), ["zzz", "allowed keys", "quasi_identifiers"]),
+    "quasi_identifiers not a mapping": (with_(quasi_identifiers=5), ["quasi_identifiers", "mapping"]),
+    "hierarchy none": (with_(quasi_identifiers={"age": None}), ["quasi_identifiers.age", "intervals", "mask"]),
+    "hierarchy wrong type": (with_(quasi_identifiers={"age": 5}), ["quasi_identifiers.age", "file path"]),
+    "hierarchy unknown key": (with_(quasi_identifiers={"age": {"interval": [5]}}),
+                              ["quasi_identifiers.age", "'interval'", "intervals"]),
+    "hierarchy two kinds": (with_(quasi_identifiers={"age": {"intervals": [5], "suppress": True}}),
+                            ["quasi_identifiers.age", "exactly one"]),
+    "hierarchy no kind": (with_(quasi_identifiers={"age": {"origin": 5}}), ["quasi_identifiers.age", "exactly one"]),
+    "intervals not list": (with_(quasi_identifiers={"age": {"intervals": 5}}), ["quasi_identifiers.age.intervals",
+                                                                              "[5, 10, 20]"]),
+    "intervals negative": (with_(quasi_identifiers={"age": {"intervals": [5, -1]}}),
+                           ["quasi_identifiers.age.intervals", "positive"]),
+    "mask zero": (with_(quasi_identifiers={"pc": {"mask": 0}}), ["quasi_identifiers.pc.mask", ">= 1"]),
+    "mask text": (with_(quasi_identifiers={"pc": {"mask": "4"}}), ["quasi_identifiers.pc.mask", "whole number"]),
+    "dates order": (with_(quasi_identifiers={"d": {"dates": "dym"}}), ["quasi_identifiers.d.dates", "dmy, mdy, ymd"]),
+    "suppress false": (with_(quasi_identifiers={"g": {"suppress": False}}), ["quasi_identifiers.g.suppress", "true"]),
+    "k zero": (with_(k=0), ["k:", ">= 1"]),
+    "k text": (with_(k="3"), ["k:", "whole number"]),
+    "k bool": (with_(k=True), ["k:", "whole number"]),
+    "k float": (with_(k=2.5), ["k:", "whole number"]),
+    "requirements not list": (with_(requirements="a:3"), ["requirements", "list"]),
+    "requirements bad entry": (with_(requirements=[3]), ["requirements", "'A,B:K'"]),
+    "requirements bad mapping": (with_(requirements=[{"attrs": ["a"], "k": 3}]), ["requirements", "attributes"]),
+    "method unknown": (with_(method="kaka"), ["method", "'kaka'", "kaca1"]),
+    "params not mapping": (with_(params=[1]), ["params", "mapping"]),
+    "weights unknown": (with_(weights="heavy"), ["weights", "uniform, height, mage"]),
+    "beta below 1": (with_(beta=0.5), ["beta", ">= 1"]),
+    "beta text": (with_(beta="1"), ["beta", "number"]),
+    "priorities wrong type": (with_(priorities="age"), ["priorities", "ranking", "mapping"]),
+    "seed negative": (with_(seed=-1), ["seed", ">= 0"]),
+    "seed bool": (with_(seed=False), ["seed", "whole number"]),
+    "identifiers not list": (with_(identifiers=[1, 2]), ["identifiers", "list of column names"]),
+    "identifier_action unknown": (with_(identifier_action="hash"), ["identifier_action", "drop or mask"]),
+    "sensitive not list": (with_(sensitive={"a": 1}), ["sensitive", "list of column names"]),
+    "insensitive not list": (with_(insensitive=3), ["insensitive", "list of column names"]),
+    "class_column not str": (with_(class_column=["a"]), ["class_column", "column name"]),
+    "count_column not str": (with_(count_column=1), ["count_column", "column name"]),
+    "missing unknown": (with_(missing="drop"), ["missing", "error or root"]),
+    "suppression_threshold negative": (with_(suppression_threshold=-1), ["suppression_threshold", ">= 0"]),
+    "input not str": (with_(input=3), ["input", "path"]),
+    "identifiers overlap": (with_(identifiers=["gender"]), ["identifiers", "quasi_identifiers", "gender"]),
+    "alias and key": (with_(identifying=["id"], identifiers=["id"]), ["identifying", "identifiers"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_every_key_validated(case):
+    raw, fragments = BAD[case]
+    with pytest.raises(ConfigError) as exc:
+        C.parse(raw)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for f in fragments:
+        assert f in msg, f"{f!r} not in {msg!r}"
+
+
+def test_every_top_key_has_a_bad_case():
+    """Each key of the schema is covered by at least one case above."""
+    covered = set()
+    for raw, fragments in BAD.values():
+        covered |= {f.split(":")[0].split(".")[0] for f in fragments}
+    assert C.TOP_KEYS - {"quasi_identifiers"} <= covered | {"quasi_identifiers"}, C.TOP_KEYS - covered
+
+
+def test_defaults_and_valid_values():
+    cfg = C.parse({
+        "quasi_identifiers": {"gender": {"suppress": True}}, "k": 3, "requirements": ["gender:4", {"attributes":
+                                                                                                     ["gender"], "k": 5}],
+        "method": "kaca2", "params": {"max_inconsistency": 0.2}, "weights": "height", "beta": 2,
+        "priorities": ["gender"], "seed": 7, "identifiers": "id", "identifier_action": "mask",
+        "sensitive": ["diagnosis"], "insensitive": [], "class_column": "y", "count_column": "n",
+        "missing": "root", "suppression_threshold": 1.5,
+    })
+    assert cfg.k == 3 and cfg.requirements == ["gender:4", "gender:5"]
+    assert cfg.method == "kaca2" and cfg.params == {"max_inconsistency": 0.2}
+    assert cfg.weights == "height" and cfg.beta == 2.0 and cfg.seed == 7
+    assert cfg.identifiers == ["id"] and cfg.identifier_action == "mask"
+    assert cfg.class_column == "y" and cfg.count_column == "n" and cfg.missing == "root"
+    assert cfg.suppression_threshold == 1.5
+    empty = C.parse(None)
+    assert empty.k is None and empty.weights == "uniform" and empty.seed == 0 and empty.missing == "error"
+    assert C.parse({"quasi_identifiers": ["a", "b"]}).quasi_identifiers["b"].builder == "suppress"
+
+
+def test_aliases_of_the_shipped_example():
+    cfg = C.load(example_path("patients.yaml"))
+    assert cfg.identifiers == ["id"] and cfg.class_column == "readmitted" and cfg.k == 3
+    assert cfg.input == DATA / "patients.csv"
+    assert cfg.source == example_path("patients.yaml")
+
+
+# ---------------------------------------------------------------- builders
+@pytest.fixture
+def table():
+    return pd.DataFrame({
+        "age": ["23", "37", "41", "68"],
+        "postcode": ["4350", "4351", "4412", "4699"],
+        "dob": ["01/02/1990", "15/06/1985", "30/11/1983", "04/07/1956"],
+        "gender": ["m", "f", "f", "m"],
+        "country": ["England", "France", "India", "England"],
+        "edu": ["9th", "10th", "Masters", "9th"],
+    })
+
+
+def test_builders_produce_hierarchies(table, tmp_path):
+    (tmp_path / "edu.csv").write_text("9th;Secondary;*\n10th;Secondary;*\nMasters;University;*\n")
+    raw = {"quasi_identifiers": {
+        "age": {"intervals": [5, 10, 20]},
+        "postcode": {"mask": 4},
+        "dob": {"dates": "dmy"},
+        "gender": {"suppress": True},
+        "country": {"tree": {"*": {"Europe": ["England", "France"], "Asia": ["India"]}}},
+        "edu": {"file": "edu.csv"},
+    }, "k": 2}
+    cfg = C.parse(raw, base=tmp_path)
+    hs = cfg.hierarchies(table)
+    heights = {name: h.height for name, h in hs.items()}
+    assert heights == {"age": 5, "postcode": 5, "dob": 4, "gender": 2, "country": 3, "edu": 3}
+    for name, h in hs.items():
+        assert h.name == name
+        assert set(table[name]) <= set(h.leaf_index), name
+    age = hs["age"]
+    assert [age.labels[a] for a in age.ancestors[age.leaf_index["37"]]] == ["*", "20-39", "30-39", "35-39", "37"]
+    pc = hs["postcode"]
+    assert [pc.labels[a] for a in pc.ancestors[pc.leaf_index["4351"]]] == ["*", "4***", "43**", "435*", "4351"]
+    dob = hs["dob"]
+    assert [dob.labels[a] for a in dob.ancestors[dob.leaf_index["15/06/1985"]]] == ["*", "1985", "06/1985",
+                                                                                    "15/06/1985"]
+
+
+def test_file_forms_and_relative_paths(tmp_path):
+    sub = tmp_path / "conf"
+    sub.mkdir()
+    (sub / "h").mkdir()
+    (sub / "h" / "g.csv").write_text("m;*\nf;*\n")
+    (sub / "c.yaml").write_text(yaml.safe_dump({"quasi_identifiers": {"g": "h/g.csv", "g2": {"hierarchy": "h/g.csv"}},
+                                                "k": 2}))
+    cfg = C.load(sub / "c.yaml")
+    assert cfg.quasi_identifiers["g"].file == sub / "h" / "g.csv"
+    hs = cfg.hierarchies()
+    assert set(hs["g"].leaf_index) == {"m", "f"} and hs["g2"].name == "g2"
+
+
+def test_builder_errors_name_the_attribute(table):
+    cfg = C.parse({"quasi_identifiers": {"gender": {"intervals": [5]}}})
+    with pytest.raises(ConfigError, match="quasi_identifiers.gender: intervals need numbers"):
+        cfg.hierarchies(table)
+    cfg = C.parse({"quasi_identifiers": {"nosuch": {"suppress": True}}})
+    with pytest.raises(ConfigError, match="no column 'nosuch'"):
+        cfg.hierarchies(table)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        C.load(tmp_path / "none.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("k: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        C.load(bad)
+
+
+# ---------------------------------------------------------------- template
+def test_template_parses_and_builds():
+    raw = yaml.safe_load(C.TEMPLATE)
+    cfg = C.parse(raw)
+    assert cfg.k == 5 and cfg.method == "kaca1" and cfg.weights == "uniform"
+    data = pd.DataFrame({"age": ["34", "35", "71"], "gender": ["f", "m", "f"], "postcode": ["4350", "4351", "4612"],
+                         "date_of_birth": ["01/01/1990", "02/03/1989", "12/12/1953"]})
+    hs = cfg.hierarchies(data)
+    assert {n: h.height for n, h in hs.items()} == {"age": 5, "gender": 2, "postcode": 5, "date_of_birth": 4}
+    # every key of the schema is mentioned in the template (commented or not)
+    for key in C.TOP_KEYS - {"insensitive", "input", "suppression_threshold"}:
+        assert key in C.TEMPLATE, key
+
+
+def test_template_from_cli_is_the_template():
+    from typer.testing import CliRunner
+
+    from hieranon import cli
+    r = CliRunner().invoke(cli.app, ["config-template"])
+    assert r.exit_code == 0 and r.stdout == C.TEMPLATE
+    assert C.parse(yaml.safe_load(r.stdout)).k == 5

@@ -1,0 +1,205 @@
+"""The HTML report: sections, figures, escaping, atomic writing, existing pairs."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hieranon import config as C
+from hieranon import hierarchy as H
+from hieranon import report as R
+from hieranon.api import anonymize
+from hieranon.datasets import example_path
+from hieranon.io import InputError, read_table
+from hieranon.risk import assess
+from hieranon.table import EncodedTable
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def example():
+    cfg = C.load(example_path("patients.yaml"))
+    df = read_table(example_path())
+    hs = cfg.hierarchies(df)
+    result = anonymize(df, list(hs), hs, cfg.k, method="fulldomain", seed=0,
+                                    identifiers=cfg.identifiers, class_column=cfg.class_column)
+    return df, cfg, hs, result
+
+
+def sections(html: str) -> dict[str, str]:
+    """Section id -> its HTML."""
+    parts = re.findall(r'<section id="([^"]+)">(.*?)</section>', html, flags=re.S)
+    return dict(parts)
+
+
+def images(html: str) -> list[bytes]:
+    return [base64.b64decode(x) for x in re.findall(r'src="data:image/png;base64,([^"]+)"', html)]
+
+
+def test_every_section_in_order(example):
+    df, cfg, hs, result = example
+    html = R.render_report(df, result, cfg, input_name="patients.csv", output_name="out.csv")
+    assert list(sections(html)) == list(R.SECTIONS)
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert "<style>" in html and "<link" not in html and "<script" not in html
+    pngs = images(html)
+    assert len(pngs) == 2 and all(p.startswith(b"\x89PNG") for p in pngs)
+    assert "patients.csv" in html and "out.csv" in html
+
+
+def test_configuration_section(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["configuration"]
+    assert "fulldomain" in sec
+    assert "&lt;{gender, age, postcode, date_of_birth}, 3&gt;" in sec  # the requirement, escaped
+    for name, h in hs.items():
+        row = re.search(rf"<tr><td>{name}</td><td class=\"num\">(\d+)</td>", sec)
+        assert row and int(row.group(1)) == h.height
+    for text in ("uniform", "seed", "id (dropped)", "diagnosis", "readmitted", "patients.yaml",
+                 "patients_hierarchy_age.csv"):
+        assert text in sec
+
+
+def test_metrics_section_lists_every_metric(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["metrics"]
+    for key, value in result.metrics.as_dict().items():
+        if key in R._SKIP_METRICS or value is None:
+            continue
+        assert R.METRIC_TEXT[key][0] in sec, key
+    assert R._fmt(result.metrics.discernibility) in sec
+
+
+def test_risk_before_and_after_match_risk_module(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["risk"]
+    qis = list(hs)
+    counts = np.ones(len(df), dtype=np.int64)
+    table = EncodedTable(result.original_codes, result.hierarchies, qis, counts)
+    before = assess(table, result.requirements)
+    keep = ~result.suppressed
+    after = assess(EncodedTable(result.original_codes[keep], result.hierarchies, qis, counts[keep]),
+                   result.requirements, codes=result.codes[keep])
+    row = re.search(r"prosecutor risk, highest</td><td class=\"num\">([^<]+)</td><td class=\"num\">([^<]+)<", sec)
+    assert row.groups() == (R._fmt(before.risk_max), R._fmt(after.risk_max))
+    row = re.search(r"sample uniques</td><td class=\"num\">([^<]+)</td><td class=\"num\">([^<]+)<", sec)
+    assert row.groups() == (R._pct(before.sample_uniques), R._pct(after.sample_uniques))
+    assert "records at risk" in sec and "average" in sec
+    assert after.achieved_k >= 3 > before.achieved_k
+
+
+def test_generalisation_section_shares(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["generalisation"]
+    assert len(images(sec)) == 1
+    from hieranon.metrics import level_fractions
+    for j, h in enumerate(result.hierarchies):
+        fr = level_fractions(result.codes[:, j], h)
+        shares = " / ".join(R._pct(fr[d]) for d in range(h.height - 1, -1, -1))
+        assert shares in sec, h.name
+
+
+def test_class_size_histogram_and_bins(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["class-sizes"]
+    assert len(images(sec)) == 1 and "k = 3" not in sec  # the k marker is drawn in the plot
+    for max_size, k in [(1, 1), (100, 5), (45222, 10), (7, 50), (3, 3)]:
+        bins = R._size_bins(max_size, k)
+        assert bins[0][0] == 1
+        assert all(b[0] == a[1] + 1 for a, b in zip(bins, bins[1:]))  # contiguous
+        assert bins[-1][1] >= max_size
+        if k > 1:
+            assert any(lo == k for lo, _ in bins)  # a bin starts at k
+
+
+def test_verification_timings_and_sample(example):
+    df, cfg, hs, result = example
+    secs = sections(R.render_report(df, result, cfg))
+    assert "Verified" in secs["verification"]
+    for step in result.timings:
+        assert f"<td>{step}</td>" in secs["timings"]
+    rows = re.findall(r"<tr>", secs["sample"].split("<tbody>")[1])
+    assert len(rows) == 20
+    assert 'class="gen"' in secs["sample"]  # generalised cells are highlighted
+    assert "Dropped direct identifier column(s): id" in secs["sample"]
+
+
+def test_values_are_html_escaped():
+    evil = "<script>alert(1)</script>"
+    df = pd.DataFrame({"q": ["a&b", "a&b", "<u>", "<u>"], "note": [evil, "x", "y", '"quoted"']})
+    hs = {"q": H.suppression("q", df["q"])}
+    result = anonymize(df, ["q"], hs, 2, method="fulldomain")
+    html = R.render_report(df, result, None)
+    assert "<script" not in html and "<u>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "a&amp;b" in html and "&lt;u&gt;" in html
+
+
+def test_counts_and_suppression_reported():
+    df = pd.DataFrame({"g": ["m", "f", "f", "x"], "a": ["1", "2", "2", "9"], "n": ["5", "3", "4", "1"]})
+    hs = {"g": H.suppression("g", df["g"]), "a": H.suppression("a", df["a"])}
+    result = anonymize(df, ["g", "a"], hs, 4, method="kaca1", count_column="n",
+                                    suppression_threshold=0.5)
+    html = R.render_report(df, result, {"count_column": "n"})
+    risk = sections(html)["risk"]
+    assert result.suppressed.tolist() == [False, False, False, True]  # the lone 'x' record
+    # records are counted with their counts; the suppressed record is left out after
+    assert re.search(r"<td>records</td><td class=\"num\">13</td><td class=\"num\">12</td>", risk)
+    assert "The 1 suppressed record(s)" in risk
+    summary = sections(html)["summary"]
+    assert re.search(r'<div class="v">1</div><div class="l">suppressed records', summary)
+
+
+def test_write_report_atomic(example, tmp_path):
+    df, cfg, hs, result = example
+    path = R.write_report(tmp_path / "r.html", df, result, cfg)
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+    with pytest.raises(InputError, match="does not exist"):
+        R.write_report(tmp_path / "missing" / "r.html", df, result, cfg)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+
+
+def test_evaluate_pair_matches_anonymize(example):
+    df, cfg, hs, result = example
+    pair = R.evaluate_pair(df, result.data, list(hs), hs, k=3, identifiers=["id"], class_column="readmitted")
+    assert pair.verification.ok
+    assert pair.metrics.distortion == pytest.approx(result.metrics.distortion)
+    assert pair.metrics.achieved_k == result.metrics.achieved_k
+    assert np.array_equal(pair.codes, result.codes)
+    html = R.render_report(df.drop(columns=["id"]), pair, cfg)
+    assert list(sections(html)) == list(R.SECTIONS)
+
+
+def test_evaluate_pair_failing_pairs(example):
+    df, cfg, hs, result = example
+    raw = df.drop(columns=["id"])
+    pair = R.evaluate_pair(raw, raw, list(hs), hs, k=3)  # unchanged: fails k
+    assert not pair.verification.ok and pair.metrics is not None
+    assert "FAILED" in sections(R.render_report(raw, pair, None))["verification"]
+    bad = result.data.copy()
+    bad.loc[3, "postcode"] = "9999"
+    pair = R.evaluate_pair(raw, bad, list(hs), hs, k=3)
+    assert pair.metrics is None and pair.codes is None
+    html = R.render_report(raw, pair, None)
+    assert list(sections(html)) == list(R.SECTIONS)
+    assert "9999" in sections(html)["verification"]
+    assert "Not available" in sections(html)["metrics"]
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
+def test_screenshot_script(tmp_path):
+    out = tmp_path / "shot.png"
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "screenshot_report.sh"), str(out)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = out.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) < 500_000
