@@ -410,8 +410,8 @@ class _Classifier:
 
 def _prec_costs(hierarchies) -> list[np.ndarray]:
     """Integer per-node costs of seed 003's precision loss: a cell generalised
-    from ``u`` to ``v`` loses ``(depth u - depth v) / (H - 1)``, scaled by the
-    lcm of the ``H - 1``."""
+    from ``u`` to ``v`` loses ``(lfl(v) - lfl(u)) / (H - 1)``, ``lfl`` the
+    level counted from the leaves (SPEC section 4), scaled by the lcm of the ``H - 1``."""
     scale = 1
     for h in hierarchies:
         if h.height > 1:
@@ -421,7 +421,7 @@ def _prec_costs(hierarchies) -> list[np.ndarray]:
         if h.height == 1:
             out.append(np.zeros(h.n_nodes, dtype=np.int64))
         else:
-            out.append(((h.height - 1 - h.depth) * (scale // (h.height - 1))).astype(np.int64))
+            out.append((h.level_from_leaf * (scale // (h.height - 1))).astype(np.int64))
     return out, scale
 
 
