@@ -33,6 +33,13 @@ METHODS: dict[str, str] = {
     "allmin": "hieranon.algorithms.fulldomain:AllMin",
     "datafly": "hieranon.algorithms.fulldomain:Datafly",
     "mondrian": "hieranon.algorithms.mondrian:Mondrian",
+    "heuristicmin": "hieranon.algorithms.heuristicmin:HeuristicMin",
+    "mingen": "hieranon.algorithms.mingen:MinGen",
+    "tds": "hieranon.algorithms.tds:TDS",
+    "bug": "hieranon.algorithms.bug:BUG",
+    "dbca": "hieranon.algorithms.dbca:DBCA",
+    "dbca-cm": "hieranon.algorithms.dbca:DBCACM",
+    "partitioned": "hieranon.algorithms.partition:Partitioned",
 }
 #: The method the project recommends for lowest distortion (SPEC section 7).
 DEFAULT_METHOD = "kaca1"

@@ -1,0 +1,246 @@
+"""Partitioned anonymisation: split into blocks of similar records, anonymise
+each block independently (in parallel), take the union.
+
+Local recoding by clustering costs O(|E| * |E_small|) on one table. Cutting
+the table first into blocks of similar records, each far larger than k,
+bounds that cost per block, and the union of k-anonymous blocks is
+k-anonymous (a class of the union is a union of classes of the blocks, each
+of >= k records). Quality stays close to the whole-table run when blocks
+hold similar records, which a Mondrian-style split (LeFevre et al. 2006)
+along the hierarchies gives: each cut divides the attribute of widest
+normalised range at the median of its leaves in depth-first order, so
+subtrees stay together.
+
+Blocks run on Dask (``dask.distributed``: a ``LocalCluster`` by default or a
+scheduler address) with a bounded number of blocks in flight, or on a
+process pool when Dask is not installed, or serially.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hierarchy import Hierarchy
+from ..table import EncodedTable
+from .base import Algorithm, Problem, Solution
+
+log = logging.getLogger("hieranon.partition")
+
+EXECUTORS = ("auto", "dask", "processes", "serial")
+
+
+def dfs_rank(h: Hierarchy) -> np.ndarray:
+    """Position of every node in a depth-first order of the tree, so each
+    subtree's leaves occupy a contiguous range of ranks."""
+    rank = np.empty(h.n_nodes, dtype=np.int64)
+    stack, pos = [0], 0
+    while stack:
+        v = stack.pop()
+        rank[v] = pos
+        pos += 1
+        stack.extend(reversed(h.children[v].tolist()))
+    return rank
+
+
+def split_blocks(table: EncodedTable, block_size: int, min_size: int) -> list[np.ndarray]:
+    """Row-index blocks of at most about ``block_size`` records, each of at
+    least ``min_size`` records (Mondrian-style median cuts, see module doc)."""
+    if block_size < 2 * min_size:
+        raise ValueError(f"block size {block_size} must be at least 2k = {2 * min_size}")
+    ranks = np.stack([dfs_rank(h)[table.codes[:, j]] for j, h in enumerate(table.hierarchies)], axis=1)
+    spans = np.array([max(r.max() - r.min(), 1) for r in ranks.T], dtype=float)
+    counts = table.counts
+    done: list[np.ndarray] = []
+    todo = [np.arange(table.n_rows)]
+    while todo:
+        rows = todo.pop()
+        if counts[rows].sum() <= block_size:
+            done.append(rows)
+            continue
+        halves = _best_cut(ranks[rows], counts[rows], spans, min_size)
+        if halves is None:
+            done.append(rows)  # no cut keeps both sides >= min_size
+            continue
+        todo.extend(rows[h] for h in halves)
+    return sorted(done, key=lambda b: b[0])
+
+
+def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int):
+    widths = (r.max(axis=0) - r.min(axis=0)) / spans
+    for j in np.argsort(-widths, kind="stable"):
+        if widths[j] == 0:
+            break
+        col = r[:, j]
+        order = np.argsort(col, kind="stable")
+        cum = np.cumsum(w[order])
+        total = cum[-1]
+        vals = col[order]
+        median = vals[np.searchsorted(cum, total / 2)]
+        best = None
+        for left_mask in (col < median, col <= median):
+            left = w[left_mask].sum()
+            if min_size <= left <= total - min_size:
+                balance = abs(total / 2 - left)
+                if best is None or balance < best[0]:
+                    best = (balance, left_mask)
+        if best is not None:
+            mask = best[1]
+            return np.flatnonzero(mask), np.flatnonzero(~mask)
+    return None
+
+
+@dataclass
+class _BlockTask:
+    codes: np.ndarray
+    counts: np.ndarray
+    labels: np.ndarray | None
+
+
+def _solve_block(problem: Problem, inner_name: str, inner_params: dict, task: _BlockTask):
+    """Run the inner method on one block (executed in a worker)."""
+    from ..api import make_algorithm
+
+    sub = Problem(EncodedTable(task.codes, problem.table.hierarchies, problem.table.qi_names, task.counts),
+                  problem.requirements, problem.cost, problem.seed, task.labels)
+    sol = make_algorithm(inner_name, **inner_params).solve(sub)
+    return sol.codes, sol.suppressed
+
+
+class Partitioned(Algorithm):
+    """Partition into blocks, anonymise blocks in parallel, union.
+
+    Parameters
+    ----------
+    method : str
+        The local method run in each block (default ``kaca1``).
+    block_size : int
+        Target records per block (blocks hold between ``k`` and about this many).
+    executor : {"auto", "dask", "processes", "serial"}
+        ``auto`` uses Dask when installed, else a process pool.
+    scheduler : str | None
+        Address of a running Dask scheduler (default: a ``LocalCluster``).
+    n_workers : int | None
+        Workers of the local cluster / pool (default: CPU count).
+    max_in_flight : int
+        Blocks submitted but not yet gathered, per worker.
+    method_params : dict
+        Parameters of the inner method.
+    """
+
+    name = "partitioned"
+
+    def __init__(self, method: str = "kaca1", block_size: int = 20_000, executor: str = "auto",
+                 scheduler: str | None = None, n_workers: int | None = None, max_in_flight: int = 2,
+                 method_params: dict | None = None):
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+        if block_size < 2:
+            raise ValueError(f"block_size must be >= 2, got {block_size}")
+        if method == "partitioned":
+            raise ValueError("the inner method of 'partitioned' cannot be 'partitioned'")
+        self.method = method
+        self.block_size = int(block_size)
+        self.executor = executor
+        self.scheduler = scheduler
+        self.n_workers = n_workers
+        self.max_in_flight = int(max_in_flight)
+        self.method_params = dict(method_params or {})
+
+    def solve(self, problem: Problem) -> Solution:
+        self.check_problem(problem)
+        k = problem.k
+        blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k)
+        log.info("partitioned %d rows into %d blocks (target %d records)", problem.table.n_rows, len(blocks),
+                 self.block_size)
+        codes = np.empty_like(problem.table.codes)
+        suppressed = np.zeros(problem.table.n_rows, dtype=bool)
+        executor = self._resolve_executor()
+        for rows, (bcodes, bsup) in self._run(problem, blocks, executor):
+            codes[rows] = bcodes
+            suppressed[rows] = bsup
+        sizes = [int(problem.table.counts[b].sum()) for b in blocks]
+        return Solution(codes, suppressed, {"blocks": len(blocks), "block_sizes": sizes, "executor": executor,
+                                            "inner_method": self.method})
+
+    def _resolve_executor(self) -> str:
+        if self.executor != "auto":
+            return self.executor
+        try:
+            import distributed  # noqa: F401
+            return "dask"
+        except ImportError:
+            return "processes"
+
+    def _tasks(self, problem: Problem, blocks) -> Iterator[tuple[np.ndarray, _BlockTask]]:
+        labels = problem.class_labels
+        for rows in blocks:
+            yield rows, _BlockTask(problem.table.codes[rows], problem.table.counts[rows],
+                                   None if labels is None else labels[rows])
+
+    def _run(self, problem: Problem, blocks, executor: str):
+        # what every block shares (hierarchies, requirements, costs), shipped once without the rows
+        t = problem.table
+        light = Problem(EncodedTable(t.codes[:0], t.hierarchies, t.qi_names, t.counts[:0]), problem.requirements,
+                        problem.cost, problem.seed, None)
+        if executor == "serial" or len(blocks) == 1:
+            for rows, task in self._tasks(problem, blocks):
+                yield rows, _solve_block(light, self.method, self.method_params, task)
+        elif executor == "processes":
+            workers = self.n_workers or os.cpu_count() or 1
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                yield from _bounded(pool.submit, lambda f: f.result(), self._tasks(problem, blocks),
+                                    light, self.method, self.method_params, workers * self.max_in_flight)
+        else:
+            yield from self._run_dask(problem, blocks, light)
+
+    def _run_dask(self, problem: Problem, blocks, light: Problem):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ValueError("executor 'dask' needs dask.distributed: pip install 'hieranon[dask]'") from None
+        cluster = None
+        if self.scheduler:
+            client = Client(self.scheduler)
+        else:
+            cluster = LocalCluster(n_workers=self.n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                   processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster)
+        try:
+            n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
+            light_f = client.scatter(light, broadcast=True)
+            yield from _bounded(lambda fn, *a: client.submit(fn, *a, pure=False), lambda f: f.result(),
+                                self._tasks(problem, blocks), light_f, self.method, self.method_params,
+                                n_workers * self.max_in_flight, wait=_dask_wait)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _dask_wait(futures):
+    from distributed import wait
+    return wait(futures, return_when="FIRST_COMPLETED").done
+
+
+def _futures_wait(futures):
+    from concurrent.futures import FIRST_COMPLETED, wait
+    return wait(futures, return_when=FIRST_COMPLETED).done
+
+
+def _bounded(submit, result, tasks, light, method, params, limit: int, wait=_futures_wait):
+    """Submit block tasks keeping at most ``limit`` in flight; yield results as they complete."""
+    pending: dict = {}
+    for rows, task in tasks:
+        while len(pending) >= limit:
+            for f in wait(list(pending)):
+                yield pending.pop(f), result(f)
+        pending[submit(_solve_block, light, method, params, task)] = rows
+    while pending:
+        for f in wait(list(pending)):
+            yield pending.pop(f), result(f)

@@ -1,0 +1,444 @@
+"""KACA1 / KACA2 (seed 004, Algorithms 1 and 2; seed 000, Algorithm 1).
+
+* SPEC 5 items 1 and 2: the papers' running examples, for every seed;
+* properties on random balanced hierarchies and tables (hypothesis):
+  k-anonymity, output cells generalise the input, Lemma 2 (distortion ==
+  sum of merge distances), determinism, fast path == plain path, KACA2's
+  inconsistency bound;
+* an independent pure-Python replay of the merge log: every merge was made
+  by a class of size < k with one of its nearest classes (Def. 10 with the
+  stub rule of Def. 14), the tie count is right, and replaying the merges
+  with the rules of SPEC section 3 gives the output's classes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hieranon import hierarchy as H
+from hieranon import metrics, table
+from hieranon.algorithms.base import Problem
+from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
+from hieranon.hierarchy import Hierarchy
+from hieranon.requirements import Requirement
+
+QIS = ["Gender", "Age", "Postcode"]
+
+
+# ------------------------------------------------------------------ helpers
+def paper_problem(df, hierarchies, k, seed, scheme="uniform"):
+    enc = table.encode(df, QIS, hierarchies)
+    cost = metrics.CostModel.build(enc.hierarchies, scheme)
+    return enc, Problem(enc, [Requirement(tuple(QIS), k)], cost, seed=seed)
+
+
+def balanced(name: str, branching: list[int]) -> Hierarchy:
+    """A leaf-balanced tree: the root has branching[0] children, each of
+    those branching[1], ... (height len(branching) + 1)."""
+    labels, parent, level = ["*"], [-1], [0]
+    for b in branching:
+        nxt = []
+        for p in level:
+            for i in range(b):
+                labels.append(f"{labels[p]}.{i}" if p else f"{name}{i}")
+                parent.append(p)
+                nxt.append(len(labels) - 1)
+        level = nxt
+    return Hierarchy(name, labels, np.array(parent, dtype=np.int32))
+
+
+@st.composite
+def random_tables(draw, max_rows=80, counts=False):
+    m = draw(st.integers(1, 4))
+    hs = []
+    for j in range(m):
+        height = draw(st.integers(2, 4))
+        hs.append(balanced(f"a{j}", [draw(st.integers(1, 3)) for _ in range(height - 1)]))
+    n = draw(st.integers(5, max_rows))
+    cols = []
+    for h in hs:
+        leaves = h.leaves
+        # a skewed draw makes repeated values (large classes, stubs) likely
+        idx = draw(st.lists(st.integers(0, len(leaves) - 1), min_size=n, max_size=n))
+        cols.append(leaves[np.asarray(idx)])
+    codes = np.stack(cols, axis=1).astype(np.int32)
+    cnt = np.ones(n, dtype=np.int64)
+    if counts:
+        cnt = np.asarray(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.int64)
+    k = draw(st.integers(2, max(2, min(8, int(cnt.sum())))))
+    seed = draw(st.integers(0, 2**31 - 1))
+    enc = table.EncodedTable(codes, hs, [h.name for h in hs], cnt)
+    return enc, k, seed
+
+
+def make_problem(enc, k, seed, scheme="uniform", **kw):
+    cost = metrics.CostModel.build(enc.hierarchies, scheme, **kw)
+    return Problem(enc, [Requirement(tuple(enc.qi_names), k)], cost, seed=seed)
+
+
+def assert_k_anonymous(codes, counts, k, suppressed=None):
+    keep = np.ones(len(codes), bool) if suppressed is None else ~suppressed
+    ec = table.group(codes[keep], counts[keep])
+    assert ec.n_classes == 0 or ec.sizes.min() >= k
+
+
+def assert_generalises(enc, out):
+    for j, h in enumerate(enc.hierarchies):
+        assert h.is_ancestor_or_self(out[:, j], enc.codes[:, j]).all()
+
+
+def replay_check(enc, cost, k, out, info):
+    """Independent replay of ``info['merge_log']`` in plain Python."""
+    hs = enc.hierarchies
+    g = cost.int_costs
+    keys, sizes = info["initial_classes"]
+    cls = {i: (tuple(int(x) for x in keys[i]), int(sizes[i])) for i in range(len(sizes))}
+
+    def lca(t1, t2):
+        return tuple(int(h.lca(np.array([a]), np.array([b]))[0]) for h, a, b in zip(hs, t1, t2))
+
+    def dist(c, c2):
+        (t1, n1), (t2, n2) = cls[c], cls[c2]
+        t12 = lca(t1, t2)
+        a = sum(int(g[j][t12[j]] - g[j][t1[j]]) for j in range(len(hs)))
+        b = sum(int(g[j][t12[j]] - g[j][t2[j]]) for j in range(len(hs)))
+        w = (k - n1) if n1 + n2 >= 2 * k else n2  # Def. 14 (unit record counts)
+        return n1 * a + w * b
+
+    for C, c2, d, nt, kind, _ in info["merge_log"].tolist():
+        assert C in cls and cls[C][1] < k, "the chosen class must be smaller than k"
+        dists = {o: dist(C, o) for o in cls if o != C}
+        if kind == 2:  # suppressed
+            assert d == -1 or d == min(dists.values())
+            del cls[C]
+            continue
+        best = min(dists.values())
+        ties = sorted(o for o, v in dists.items() if v == best)
+        assert d == best and c2 in ties and nt == len(ties)
+        (t1, n1), (t2, n2) = cls[C], cls[c2]
+        t12 = lca(t1, t2)
+        stub = n1 + n2 >= 2 * k
+        moved = (k - n1) if stub else n2
+        if t12 == t2:  # C' generalises C: C joins C'
+            cls[c2] = (t2, n2 + n1)
+            del cls[C]
+            continue
+        if stub:
+            cls[c2] = (t2, n2 - moved)
+        else:
+            del cls[c2]
+        del cls[C]
+        same = [o for o, (t, _) in cls.items() if t == t12]
+        if same:
+            o = same[0]
+            cls[o] = (t12, cls[o][1] + n1 + moved)
+        else:
+            cls[C] = (t12, n1 + moved)
+    assert all(n >= k for _, n in cls.values())
+    expected = Counter({t: n for t, n in cls.values()})
+    sup = np.zeros(len(out), bool) if "suppressed" not in info else info["suppressed"]
+    ec = table.group(out[~sup], enc.counts[~sup])
+    got = Counter({tuple(int(x) for x in key): int(n) for key, n in zip(ec.keys, ec.sizes)})
+    assert got == expected
+
+
+# ------------------------------------------------------------------ SPEC 5 items 1 and 2
+TABLE_1B = [["male", "middle", "4350"], ["male", "middle", "4350"], ["*", "young", "435*"],
+            ["*", "young", "435*"], ["female", "old", "4353"], ["female", "old", "4353"]]
+TABLE_1D = [["male", "middle", "4350"], ["male", "middle", "4350"], ["*", "middle", "435*"],
+            ["*", "middle", "435*"], ["female", "old", "4353"], ["female", "old", "4353"]]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_seed000_table1b_every_seed(seed000_table1a, paper_hierarchies, fast):
+    for seed in range(20):
+        enc, prob = paper_problem(seed000_table1a, paper_hierarchies, 2, seed)
+        sol = KACA1(fast=fast).solve(prob)
+        out = table.decode(sol.codes, enc.hierarchies, QIS).values.tolist()
+        assert out == TABLE_1B, seed
+        assert metrics.distortion(enc.codes, sol.codes, prob.cost) == pytest.approx(2.5)
+        assert sol.info["distance_sum"] == pytest.approx(2.5)
+        assert sol.info["merges"] == 1 and not sol.suppressed.any()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_seed004_table1d_every_seed(seed004_table1a, paper_hierarchies, fast):
+    for seed in range(20):
+        enc, prob = paper_problem(seed004_table1a, paper_hierarchies, 2, seed)
+        sol = KACA1(fast=fast).solve(prob)
+        out = table.decode(sol.codes, enc.hierarchies, QIS).values.tolist()
+        # tuple 3 (the stub of {male, middle, 4350}) joins tuple 4 as {*, middle, 435*}
+        assert out == TABLE_1D, seed
+        assert metrics.distortion(enc.codes, sol.codes, prob.cost) == pytest.approx(2.5)
+        assert sol.info["distance_sum"] == pytest.approx(2.5)
+
+
+def test_seed004_table1a_distance_is_def10_with_stub(seed004_table1a, paper_hierarchies):
+    # the only small class {female, middle, 4352} picks the stub of {male, middle, 4350}
+    # (|C| + |C'| = 4 >= 2k: distance 1 * 1.25 + 1 * 1.25 = 2.5) over {female, old, 4353}
+    # (whole: 1 * 1.25 + 2 * 1.25 = 3.75)
+    enc, prob = paper_problem(seed004_table1a, paper_hierarchies, 2, 0)
+    out, sup, info = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, 2,
+                                 np.random.default_rng(0), record=True)
+    C, c2, d, nt, kind, _ = info["merge_log"][0]
+    assert d == 2.5 * prob.cost.scale and nt == 1 and kind == 1
+    replay_check(enc, prob.cost, 2, out, info)
+
+
+def test_kaca2_paper_table_is_consistent(seed004_table1a, paper_hierarchies):
+    enc, prob = paper_problem(seed004_table1a, paper_hierarchies, 2, 0)
+    sol = KACA2(max_inconsistency=0.1).solve(prob)
+    assert_k_anonymous(sol.codes, enc.counts, 2)
+    assert (metrics.inconsistency(sol.codes, enc.hierarchies) < 0.1).all()
+    assert sol.info["distortion_total"] == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
+
+
+# ------------------------------------------------------------------ properties
+PROP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROP
+@given(random_tables())
+def test_kaca1_properties(case):
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    out, sup, info = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k,
+                                 np.random.default_rng(seed), record=True)
+    assert out.shape == enc.codes.shape and out.dtype == np.int32
+    assert not sup.any()
+    assert_k_anonymous(out, enc.counts, k)
+    assert_generalises(enc, out)
+    # Lemma 2: the total distortion is the sum of the merge distances
+    assert metrics.distortion(enc.codes, out, prob.cost) == pytest.approx(info["distance_sum"], abs=1e-9)
+    assert info["merges"] == len(info["merge_log"])
+    replay_check(enc, prob.cost, k, out, info)
+
+
+@PROP
+@given(random_tables())
+def test_fast_equals_plain_and_deterministic(case):
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    runs = [kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed),
+                        fast=fast, record=True, trie_order=order)
+            for fast, order in [(True, None), (False, None), (True, None),
+                                (True, list(range(enc.codes.shape[1]))[::-1])]]
+    ref_out, _, ref_info = runs[0]
+    for out, _, info in runs[1:]:
+        assert np.array_equal(out, ref_out)
+        assert np.array_equal(info["merge_log"][:, :5], ref_info["merge_log"][:, :5])
+        assert info["distance_sum_int"] == ref_info["distance_sum_int"]
+    sol1 = KACA1().solve(prob)
+    sol2 = KACA1(fast=False).solve(prob)
+    assert np.array_equal(sol1.codes, ref_out) and np.array_equal(sol2.codes, ref_out)
+
+
+@PROP
+@given(random_tables(counts=True))
+def test_record_counts_rows_are_indivisible(case):
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    fast = KACA1().solve(prob)
+    plain = KACA1(fast=False).solve(prob)
+    assert np.array_equal(fast.codes, plain.codes)
+    assert_k_anonymous(fast.codes, enc.counts, k)
+    assert_generalises(enc, fast.codes)
+    assert metrics.distortion(enc.codes, fast.codes, prob.cost, enc.counts) == pytest.approx(
+        fast.info["distance_sum"], abs=1e-9)
+
+
+@PROP
+@given(random_tables(), st.sampled_from([0.05, 0.1, 0.25]))
+def test_kaca2_properties(case, max_inc):
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    sol = KACA2(max_inconsistency=max_inc).solve(prob)
+    assert_k_anonymous(sol.codes, enc.counts, k)
+    assert_generalises(enc, sol.codes)
+    assert (metrics.inconsistency(sol.codes, enc.hierarchies, enc.counts) < max_inc).all()
+    assert sol.info["distortion_total"] == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
+    again = KACA2(max_inconsistency=max_inc, fast=False).solve(prob)
+    assert np.array_equal(sol.codes, again.codes)
+    # step 1 leaves every attribute with a Lemma 4 bound below max_inconsist
+    g1, _ = kaca2_global_levels(enc.codes, enc.counts, enc.hierarchies, k, max_inc)
+    for j in range(g1.shape[1]):
+        _, f = np.unique(g1[:, j], return_counts=True)
+        assert f[f < k].sum() / len(g1) < max_inc or (g1[:, j] == 0).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(random_tables(max_rows=40))
+def test_height_weights_and_priorities(case):
+    enc, k, seed = case
+    names = enc.qi_names
+    prios = {a: 1 - i / max(len(names), 2) for i, a in enumerate(names)}
+    for kw in ({"scheme": "height", "beta": 1}, {"scheme": "uniform", "priorities": prios},
+               {"scheme": "height", "beta": 2, "priorities": prios}):
+        prob = make_problem(enc, k, seed, **kw)
+        out, _, info = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k,
+                                   np.random.default_rng(seed), record=True)
+        plain, _, _ = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k,
+                                  np.random.default_rng(seed), fast=False)
+        assert np.array_equal(out, plain)
+        assert_k_anonymous(out, enc.counts, k)
+        assert metrics.distortion(enc.codes, out, prob.cost) == pytest.approx(info["distance_sum"], abs=1e-9)
+        replay_check(enc, prob.cost, k, out, info)
+
+
+def test_priorities_steer_generalisation():
+    # Table 2a of seed 004 (racing attributes): with Gender free (priority 0)
+    # every merge generalises Gender, never Marriage
+    df = pd.DataFrame({"Gender": ["male", "male", "female", "female"] * 2,
+                       "Marriage": ["married", "unmarried", "married", "unmarried",
+                                    "divorced", "widowed", "divorced", "widowed"]})
+    hs = {"Gender": H.suppression("Gender", ["male", "female"]),
+          "Marriage": H.suppression("Marriage", ["married", "unmarried", "divorced", "widowed"])}
+    enc = table.encode(df, ["Gender", "Marriage"], hs)
+    for seed in range(10):
+        prob = Problem(enc, [Requirement(("Gender", "Marriage"), 2)],
+                       metrics.CostModel.build(enc.hierarchies, priorities={"Gender": 0, "Marriage": 1}), seed=seed)
+        sol = KACA1().solve(prob)
+        assert (sol.codes[:, 0] == 0).all() and np.array_equal(sol.codes[:, 1], enc.codes[:, 1])
+        assert sol.info["distance_sum"] == 0
+
+
+def test_unbalanced_and_large_hierarchies():
+    # a flat hierarchy above DENSE_LCA_MAX_NODES (no dense LCA table) and an
+    # unbalanced one (depth read as level)
+    rng = np.random.default_rng(5)
+    big = H.suppression("big", [f"v{i:04d}" for i in range(2100)])
+    unb = H.from_paths("unb", [["a", "A", "*"], ["b", "A", "*"], ["c", "*"], ["d", "D", "*"], ["e", "*"]],
+                       allow_unbalanced=True)
+    n = 70
+    codes = np.stack([big.leaves[rng.integers(0, 6, n)], unb.leaves[rng.integers(0, 5, n)]], axis=1)
+    enc = table.EncodedTable(codes.astype(np.int32), [big, unb], ["big", "unb"], np.ones(n, np.int64))
+    for k in (2, 3, 7):
+        prob = make_problem(enc, k, k)
+        out, _, info = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k,
+                                   np.random.default_rng(k), record=True)
+        plain, _, _ = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k,
+                                  np.random.default_rng(k), fast=False)
+        assert np.array_equal(out, plain)
+        assert_k_anonymous(out, enc.counts, k)
+        assert_generalises(enc, out)
+        replay_check(enc, prob.cost, k, out, info)
+        sol = KACA2().solve(prob)
+        assert (metrics.inconsistency(sol.codes, enc.hierarchies) < 0.1).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.booleans().flatmap(lambda with_counts: random_tables(counts=with_counts)))
+def test_trie_growth_and_random_batches_keep_results(case):
+    # start the trie with no spare node: the kernel must ask for room (status 2)
+    import hieranon.algorithms.kaca as kaca_mod
+
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    ref = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed), record=True)
+    orig = kaca_mod._trie_capacity, kaca_mod._rand_batch
+    # ... and draw one random number at a time: the interrupted iterations are
+    # redone, so nothing depends on where the batches end
+    kaca_mod._trie_capacity = lambda used, m: used
+    kaca_mod._rand_batch = lambda n_small: 1
+    try:
+        got = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed),
+                          record=True)
+    finally:
+        kaca_mod._trie_capacity, kaca_mod._rand_batch = orig
+    assert np.array_equal(got[0], ref[0])
+    assert np.array_equal(got[2]["merge_log"][:, :5], ref[2]["merge_log"][:, :5])
+
+
+# ------------------------------------------------------------------ suppression
+def outlier_problem(seed=0):
+    df = pd.DataFrame({"Gender": ["male", "male", "male", "male", "female"],
+                       "Age": ["middle", "middle", "young", "young", "old"],
+                       "Postcode": ["4350", "4350", "4351", "4351", "4353"]})
+    hs = {"Gender": H.suppression("Gender", ["male", "female"]),
+          "Age": H.suppression("Age", ["young", "middle", "old"]),
+          "Postcode": H.masking("Postcode", ["4350", "4351", "4352", "4353"])}
+    return paper_problem(df, hs, 2, seed)
+
+
+def test_suppression_threshold_suppresses_outlier():
+    enc, prob = outlier_problem()
+    # nearest class of the outlier {female, old, 4353}: {*, *, 435*} with either pair, 2.25 + 2 * 2.25
+    sol = KACA1(suppression_threshold=2.0).solve(prob)
+    assert sol.suppressed.tolist() == [False, False, False, False, True]
+    assert (sol.codes[4] == 0).all()
+    assert sol.info["suppressed_records"] == 1 and sol.info["merges"] == 0
+    assert np.array_equal(sol.codes[:4], enc.codes[:4])
+    # a threshold above the distance merges instead; without one nothing is suppressed
+    for alg in (KACA1(suppression_threshold=6.75), KACA1()):
+        sol = alg.solve(prob)
+        assert not sol.suppressed.any() and sol.info["suppressed_records"] == 0
+        assert sol.info["distance_sum"] == pytest.approx(6.75)
+    # the plain path and KACA2 agree
+    assert KACA1(fast=False, suppression_threshold=2.0).solve(prob).suppressed.tolist() == \
+        [False, False, False, False, True]
+    # KACA2's global step already hides this outlier (Age and Postcode go up
+    # a level); a zero threshold suppresses every class that still needs a merge
+    sol2 = KACA2(suppression_threshold=0.0).solve(prob)
+    assert sol2.info["global_levels"]["Age"] == 1
+    assert (sol2.codes[sol2.suppressed] == 0).all()
+    assert sol2.info["suppressed_records"] == int(sol2.suppressed.sum())
+    assert_k_anonymous(sol2.codes, enc.counts, 2, sol2.suppressed)
+
+
+@settings(max_examples=30, deadline=None)
+@given(random_tables(), st.sampled_from([0.0, 0.5, 1.5]))
+def test_suppression_keeps_the_rest_k_anonymous(case, thr):
+    enc, k, seed = case
+    prob = make_problem(enc, k, seed)
+    sol = KACA1(suppression_threshold=thr).solve(prob)
+    plain = KACA1(suppression_threshold=thr, fast=False).solve(prob)
+    assert np.array_equal(sol.codes, plain.codes) and np.array_equal(sol.suppressed, plain.suppressed)
+    assert (sol.codes[sol.suppressed] == 0).all()
+    assert sol.info["suppressed_records"] == int(enc.counts[sol.suppressed].sum())
+    assert_k_anonymous(sol.codes, enc.counts, k, sol.suppressed)
+    assert_generalises(enc, sol.codes)
+
+
+# ------------------------------------------------------------------ validation
+def test_parameters_and_problem_are_validated(seed000_table1a, paper_hierarchies):
+    with pytest.raises(ValueError):
+        KACA1(suppression_threshold=-1)
+    with pytest.raises(ValueError):
+        KACA2(max_inconsistency=0)
+    enc, prob = paper_problem(seed000_table1a, paper_hierarchies, 7, 0)
+    with pytest.raises(ValueError, match="exceeds"):
+        KACA1().solve(prob)
+    multi = Problem(enc, [Requirement(("Gender", "Age"), 2), Requirement(("Postcode",), 2)], prob.cost)
+    with pytest.raises(ValueError, match="heuristicmin"):
+        KACA1().solve(multi)
+    # k = 1: nothing to do
+    enc, prob = paper_problem(seed000_table1a, paper_hierarchies, 1, 0)
+    sol = KACA1().solve(prob)
+    assert np.array_equal(sol.codes, enc.codes) and sol.info["merges"] == 0
+
+
+# ------------------------------------------------------------------ Adult
+@pytest.mark.adult
+@pytest.mark.parametrize("k", [3, 10])
+def test_fast_equals_plain_on_adult_sample(adult_path, k):
+    from hieranon.datasets import load_adult
+
+    ad = load_adult(adult_path, download=False)
+    qis = ad.qis(8)
+    df = ad.frame.sample(3000, random_state=k)
+    enc = table.encode(df, qis, ad.hierarchies_for(8))
+    for scheme in ("uniform", "height"):
+        cost = metrics.CostModel.build(enc.hierarchies, scheme)
+        fast = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, cost, k, np.random.default_rng(7), record=True)
+        plain = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, cost, k, np.random.default_rng(7),
+                            fast=False, record=True)
+        assert np.array_equal(fast[0], plain[0])
+        assert np.array_equal(fast[2]["merge_log"][:, :5], plain[2]["merge_log"][:, :5])
+        assert_k_anonymous(fast[0], enc.counts, k)
+        assert metrics.distortion(enc.codes, fast[0], cost) == pytest.approx(fast[2]["distance_sum"])
