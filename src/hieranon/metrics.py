@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .hierarchy import Hierarchy
-from .table import EncodedTable, encode, encode_generalised, group
+from .table import EncodedTable, encode, encode_generalised, group, row_keys
 
 WEIGHT_SCHEMES = ("uniform", "height", "mage", "custom")
 
@@ -393,6 +393,7 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
     n_sup = int(counts[sup].sum())
     row_size = sizes_all.sizes[sizes_all.row_class]
     incons = inconsistency(gen_codes, hierarchies, counts)
+    n_distinct_in = len(np.unique(row_keys(orig_codes)))
     cm = None
     if class_labels is not None:
         cm = classification_metric(sizes_all.row_class, np.asarray(class_labels), sup, counts)
@@ -414,9 +415,9 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
         generalisation_portion_per_attribute=[float(x) for x in generalisation_portion(gen_codes, hierarchies, counts)],
         modification_rate=modification_rate(orig_codes, gen_codes, counts),
         precision=precision(orig_codes, gen_codes, hierarchies, counts),
-        distinct_rows_input=group(orig_codes).n_classes,
+        distinct_rows_input=n_distinct_in,
         distinct_rows_output=sizes_all.n_classes,
-        row_ratio=sizes_all.n_classes / max(group(orig_codes).n_classes, 1),
+        row_ratio=sizes_all.n_classes / max(n_distinct_in, 1),
         suppressed_records=n_sup,
         risk_max=float((1.0 / row_size).max()) if n_rows else 0.0,
         risk_mean=float((counts / row_size) @ np.ones(n_rows) / n) if n else 0.0,
