@@ -28,14 +28,13 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
+from hieranon.benchmarking import machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
@@ -53,25 +52,6 @@ METHODS = {
     "mondrian-strict": lambda: Mondrian(strict=True, numeric_ranges=True),
     "mondrian-relaxed": lambda: Mondrian(strict=False, numeric_ranges=True),
 }
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import pandas
-
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-        "python": platform.python_version(), "numpy": np.__version__, "pandas": pandas.__version__,
-        "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
 
 
 def adult_dir(arg: str | None) -> Path:

@@ -28,17 +28,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hieranon import __version__
+from hieranon.benchmarking import machine_info
 from hieranon.api import anonymize
 from hieranon.datasets import load_adult
 from hieranon.utility import naive_bayes_accuracy
@@ -49,25 +46,6 @@ QUICK_KS = (10,)
 QUICK_ROWS = 5000
 CLASS = "salary-class"
 LABELS = {"dbca": "DBCA", "dbca-cm": "DBCA:CM", "mondrian": "Mondrian"}
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import numba
-    import sklearn
-    return {
-        "cpu": cpu, "logical_cpus": os.cpu_count(), "numba_threads": numba.get_num_threads(),
-        "platform": platform.platform(), "python": platform.python_version(), "numpy": np.__version__,
-        "pandas": pd.__version__, "numba": numba.__version__, "scikit-learn": sklearn.__version__,
-        "hieranon": __version__, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
 
 
 def methods_available() -> tuple[list[str], list[str]]:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -35,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon import __version__
+from hieranon.benchmarking import machine_info
 from hieranon import table as T
 from hieranon.datasets import ADULT_ENV, ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon.hierarchy import value_to_label
@@ -100,22 +98,6 @@ def naive_decode(codes: np.ndarray, hierarchies, qis) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ main
-def machine_info() -> dict:
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "pandas": pd.__version__,
-        "hieranon": __version__,
-        # other work on the machine inflates the times (the ratios are measured alternately)
-        "load_average_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-    }
-
-
 def plot(results: dict, path: Path, title: str) -> None:
     import matplotlib
 

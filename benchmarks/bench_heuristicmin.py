@@ -35,15 +35,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from hieranon.benchmarking import machine_info
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
@@ -92,26 +91,6 @@ def load(path: Path) -> tuple[pd.DataFrame, dict]:
     df = df[~df.isin(["?"]).any(axis=1)].reset_index(drop=True)
     hs = {q: from_arx_csv(path / "hierarchies" / f"adult_hierarchy_{q}.csv", q) for q in QI_ORDER}
     return df, hs
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import scipy
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = None
-    return {"cpu": cpu, "logical_cpus": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__,
-            "scipy": scipy.__version__, "load_average_at_start": load,
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def check(problem: Problem, codes: np.ndarray) -> bool:

@@ -27,7 +27,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hieranon.benchmarking import machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
@@ -85,27 +85,6 @@ def load(path: Path):
         df = df[~(df == "?").any(axis=1)].reset_index(drop=True)
         hs = {q: from_arx_csv(path / "hierarchies" / f"adult_hierarchy_{q}.csv", q) for q in QI_ORDER}
         return df, hs
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import numba
-    import pandas
-
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-        "python": platform.python_version(), "numpy": np.__version__, "pandas": pandas.__version__,
-        "numba": numba.__version__,
-        "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
 
 
 # ---------------------------------------------------------------- runs

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .hierarchy import Hierarchy
-from .table import EncodedTable, encode, encode_generalised, group, row_keys
+from .table import encode, encode_generalised, group, row_keys
 
 WEIGHT_SCHEMES = ("uniform", "height", "mage", "custom")
 

@@ -262,7 +262,6 @@ class MinGen(Algorithm):
         lbs.append(rhs)
         ubs.append(rhs)
         for r, combo, base, n_b in req_combo:
-            ycol = combo + base
             # (2) sum_{x -> b} w x - k y_b >= 0
             rows_b = combo
             data = np.concatenate([w.astype(float), -float(r.k) * np.ones(n_b)])

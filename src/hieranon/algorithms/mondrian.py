@@ -268,7 +268,6 @@ class Mondrian(Algorithm):
             self._nhi = np.stack([attrs[j].num_hi for j in self._num_cols], axis=1)
             self._inv_span = np.array([1.0 / attrs[j].span if attrs[j].span > 0 else 0.0 for j in self._num_cols])
         counts = t.counts.astype(np.float64)
-        m = len(attrs)
         partition = np.empty(t.n_rows, dtype=np.int64)
         out = np.empty_like(t.codes)
         final_lcas: list[list[int]] = []

@@ -1,0 +1,51 @@
+"""Shared helpers of the benchmark scripts and ``hieranon experiments``:
+the machine a measurement was taken on, and medians of repeated timings."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("numpy", "pandas", "numba", "scipy", "scikit-learn", "dask")
+
+
+def machine_info() -> dict:
+    """CPU model, core count, platform, Python and package versions, load
+    average and date -- written beside every benchmark result."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    from . import __version__
+    return {"hieranon": __version__, "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), **versions, "load_average_at_start": load,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def median_time(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:
+    """Median wall time of ``repeats`` calls of ``fn`` and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
