@@ -143,8 +143,8 @@ def main() -> None:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    machine = {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count(),
-               "python": platform.python_version(), "load_average": os.getloadavg()}
+    from hieranon.benchmarking import machine_info
+    machine = machine_info()
     (RESULTS / "scale.json").write_text(json.dumps({"machine": machine, "runs": rows, "adult": adult,
                                                     "serial_over_dask_first_size": round(speedup, 3)}, indent=2))
     plot(rows, args)
