@@ -363,3 +363,29 @@ def test_hierarchy_error_is_not_swallowed_as_wrong_type(paper_hierarchies):
     with pytest.raises(DataError, match=r"'Postcode'.*'9999'") as info:
         encode(df, ["Postcode"], paper_hierarchies)
     assert not isinstance(info.value, HierarchyError)
+
+
+def test_encode_generalised_table_reads_inner_nodes():
+    from hieranon import hierarchy as H
+    from hieranon.table import DataError, encode
+
+    h = H.masking("pc", ["4350", "4351", "4360"])
+    df = pd.DataFrame({"pc": ["4350", "435*", "43**", "*"]})
+    with pytest.raises(DataError, match="435"):
+        encode(df, ["pc"], [h])  # leaves only by default
+    codes = encode(df, ["pc"], [h], generalised=True).codes[:, 0]
+    assert [h.labels[c] for c in codes] == ["4350", "435*", "43**", "*"]
+    assert h.depth[codes].tolist() == [4, 3, 2, 0]
+    with pytest.raises(DataError, match=r"'4\*\*\*x'"):
+        encode(pd.DataFrame({"pc": ["4***x"]}), ["pc"], [h], generalised=True)
+
+
+def test_ambiguous_inner_label_is_refused():
+    from hieranon import hierarchy as H
+    from hieranon.hierarchy import HierarchyError
+
+    h = H.from_paths("a", [["x", "g", "*"], ["y", "g2", "*"], ["z", "z", "*"]])  # 'z' leaf and inner node
+    assert h.labels[h.node_of_label("z")] == "z" and h.depth[h.node_of_label("z")] == 2  # the leaf wins
+    h2 = H.from_paths("b", [["x", "g", "k", "*"], ["y", "h", "g", "*"]])  # 'g' on two levels
+    with pytest.raises(HierarchyError, match="'g'"):
+        h2.node_of_label("g")

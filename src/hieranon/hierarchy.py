@@ -81,6 +81,7 @@ class Hierarchy:
     ancestors: np.ndarray = field(init=False, repr=False)
     leaf_index: dict[str, int] = field(init=False, repr=False)
     _lca_table: np.ndarray | None = field(init=False, repr=False, default=None)
+    _nodes_by_label: dict | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self.parent = np.asarray(self.parent, dtype=np.int32)
@@ -184,17 +185,40 @@ class Hierarchy:
                 f"value {label!r} of attribute {self.name!r} is not a leaf of its hierarchy"
             ) from None
 
-    def codes_of(self, labels: Iterable) -> np.ndarray:
+    def node_of_label(self, label: str) -> int | None:
+        """The node printed as ``label``: the leaf if one is, else the only
+        inner node so printed (None when absent; an error when ambiguous)."""
+        if label in self.leaf_index:
+            return self.leaf_index[label]
+        if self._nodes_by_label is None:
+            self._nodes_by_label = {}
+            for v, lab in enumerate(self.labels):
+                self._nodes_by_label.setdefault(lab, []).append(v)
+        hits = self._nodes_by_label.get(label, [])
+        if len(hits) > 1:
+            raise HierarchyError(f"attribute {self.name!r}: value {label!r} names {len(hits)} nodes of the "
+                                 "hierarchy (on different levels); a generalised table cannot be read unambiguously")
+        return hits[0] if hits else None
+
+    def codes_of(self, labels: Iterable, generalised: bool = False) -> np.ndarray:
         """Vector version of :meth:`code_of` on distinct labels; the error lists
-        every missing value (up to 10)."""
+        every missing value (up to 10). With ``generalised``, inner-node labels
+        (an already anonymised table) are read as those nodes."""
         labels = [value_to_label(x) for x in labels]
-        missing = [x for x in labels if x not in self.leaf_index]
+        if generalised:
+            nodes = [self.node_of_label(x) for x in labels]
+            missing = [x for x, v in zip(labels, nodes) if v is None]
+            if not missing:
+                return np.array(nodes, dtype=np.int32)
+        else:
+            missing = [x for x in labels if x not in self.leaf_index]
         if missing:
             shown = ", ".join(repr(x) for x in sorted(set(missing))[:10])
             more = len(set(missing)) - 10
             raise HierarchyError(
                 f"attribute {self.name!r}: value(s) {shown}{f' and {more} more' if more > 0 else ''} "
-                "not found among the leaves of its hierarchy -- add them to the hierarchy file"
+                f"not found among the {'nodes' if generalised else 'leaves'} of its hierarchy -- "
+                "add them to the hierarchy file"
             )
         return np.array([self.leaf_index[x] for x in labels], dtype=np.int32)
 

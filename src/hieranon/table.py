@@ -97,7 +97,8 @@ def check_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "quasi-i
         )
 
 
-def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "error") -> np.ndarray:
+def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "error",
+                  generalised: bool = False) -> np.ndarray:
     """Leaf codes of one column; the work is per distinct value, not per cell.
 
     ``missing='error'`` (default) rejects NaN/empty cells naming the column and
@@ -114,18 +115,19 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
         )
     leaf = np.zeros(len(uniques), dtype=np.int32)  # missing -> root (node 0)
     try:
-        leaf[~missing_u] = hierarchy.codes_of(np.asarray(uniques, dtype=object)[~missing_u])
+        leaf[~missing_u] = hierarchy.codes_of(np.asarray(uniques, dtype=object)[~missing_u], generalised)
     except HierarchyError as exc:
         raise DataError(str(exc)) from None
     return leaf[uniq_idx]
 
 
 def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np.ndarray | str | None = None,
-           missing: str = "error") -> EncodedTable:
+           missing: str = "error", generalised: bool = False) -> EncodedTable:
     """Encode the QI columns of ``df`` to leaf codes.
 
     ``hierarchies`` is a mapping from column to :class:`Hierarchy` or a list in
-    ``qi_names`` order. ``counts`` is an array of record counts per row or the
+    ``qi_names`` order. With ``generalised=True`` cells may print inner nodes
+    (reading a table that is already anonymised, e.g. for ``hieranon check``). ``counts`` is an array of record counts per row or the
     name of a count column (seed 003 writes tables as distinct rows with
     counts); default one record per row.
     """
@@ -138,7 +140,7 @@ def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np
     hs = _resolve_hierarchies(qi_names, hierarchies)
     codes = np.empty((len(df), len(qi_names)), dtype=np.int32)
     for j, (q, h) in enumerate(zip(qi_names, hs)):
-        codes[:, j] = encode_column(df[q], h, missing=missing)
+        codes[:, j] = encode_column(df[q], h, missing=missing, generalised=generalised)
     return EncodedTable(codes, hs, qi_names, row_counts(df, counts))
 
 
