@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     res = pd.DataFrame(rows)
     res.to_csv(args.out / "heuristicmin.csv", index=False)
-    meta = {"machine": machine_info(), "data": str(path), "records": len(df), "k": K,
+    meta = {"machine": machine_info(), "data": "HIERANON_ADULT_DIR (UCI Adult, ARX hierarchies)", "records": len(df), "k": K,
             "configuration": [{"run": n, "qis": q, "requirements": [str(r) for r in rq]}
                               for n, q, rq in runs(args.extended)],
             "heuristicmin": {"violations": "relevant", "siblings": "subtree", "ties": "first",

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from hieranon import cli
 from hieranon import hierarchy as H
+from hieranon.api import DEFAULT_METHOD
 from hieranon.datasets import example_path
 from hieranon.io import read_table
 from hieranon.report import SECTIONS
@@ -73,11 +74,11 @@ def test_anonymize_example_with_config_report_and_json(tmp_path):
     summary = json.loads(r.stdout)  # --json: only JSON on stdout
     assert summary["verified"] is True
     assert summary["metrics"]["achieved_k"] >= 3
-    assert summary["method"] == "kaca1"  # the default method
+    assert summary["method"] == DEFAULT_METHOD == "kaca+"  # the default method
     assert "id" not in read_table(out).columns  # the example's direct identifier is dropped
     assert_verifies(out, k=3)
     text = assert_report_complete(rep)
-    assert "patients.csv" in text and "kaca1" in text
+    assert "patients.csv" in text and "kaca+" in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "report.html"]  # no temp files left
 
 
@@ -153,7 +154,7 @@ def test_config_template_parses_and_methods_lists_default():
     cfg = C.parse(yaml.safe_load(r.stdout))
     assert cfg.k == 5 and set(cfg.quasi_identifiers) == {"age", "gender", "postcode", "date_of_birth"}
     r = run("methods")
-    assert r.exit_code == 0 and "kaca1  (default)" in r.stdout
+    assert r.exit_code == 0 and "kaca+  (default)" in r.stdout
 
 
 # ----------------------------------------------------------------- report

@@ -193,7 +193,7 @@ def test_load_errors(tmp_path):
 def test_template_parses_and_builds():
     raw = yaml.safe_load(C.TEMPLATE)
     cfg = C.parse(raw)
-    assert cfg.k == 5 and cfg.method == "kaca1" and cfg.weights == "uniform"
+    assert cfg.k == 5 and cfg.method == "kaca+" and cfg.weights == "uniform"
     data = pd.DataFrame({"age": ["34", "35", "71"], "gender": ["f", "m", "f"], "postcode": ["4350", "4351", "4612"],
                          "date_of_birth": ["01/01/1990", "02/03/1989", "12/12/1953"]})
     hs = cfg.hierarchies(data)

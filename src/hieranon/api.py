@@ -40,9 +40,10 @@ METHODS: dict[str, str] = {
     "dbca": "hieranon.algorithms.dbca:DBCA",
     "dbca-cm": "hieranon.algorithms.dbca:DBCACM",
     "partitioned": "hieranon.algorithms.partition:Partitioned",
+    "kaca+": "hieranon.algorithms.kacaplus:KACAPlus",
 }
 #: The method the project recommends for lowest distortion (SPEC section 7).
-DEFAULT_METHOD = "kaca1"
+DEFAULT_METHOD = "kaca+"
 
 
 class AnonymizationError(RuntimeError):

@@ -291,7 +291,7 @@ k: 5                          # every QI combination occurs >= k times
 # requirements:               # extra <attributes, k> requirements (seed 003)
 #   - "gender,postcode:10"
 
-method: kaca1                 # kaca1 kaca2 fulldomain allmin datafly mondrian ...
+method: kaca+                 # kaca+ (lowest distortion) kaca1 kaca2 dbca fulldomain mondrian ...
 params: {}                    # method parameters, e.g. {max_inconsistency: 0.1} for kaca2
 weights: uniform              # distortion weights: uniform | height | mage
 beta: 1                       # height weights 1/(j-1)^beta

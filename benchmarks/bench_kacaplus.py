@@ -1,0 +1,293 @@
+"""Trials of issue 10: KACA+ against faithful KACA1 and ARX on UCI Adult.
+
+Adult (45,222 records), the papers' 8 QIs, ARX's hierarchies, uniform WHD,
+k in {2, 5, 10, 50}. Every trial is a configuration of
+:class:`hieranon.algorithms.kacaplus.KACAPlus` (the search strategies tried
+while building it, kept as options) or faithful KACA1, run in this process
+after a warm-up (numba compiled), seed 0. For each: distortion ratio, DM,
+CAVG, classes, and the median wall time of ``--runs`` runs of ``solve``; the
+ratios to KACA1 of the same k; ARX's published local-recoding ratio at k = 10
+(0.125, issue 10) for comparison. The final configuration (the default
+``kaca+``) is also run once through :func:`hieranon.api.anonymize`, whose
+independent verifier must accept it.
+
+Writes ``benchmarks/results/kacaplus_trials.csv`` and
+``benchmarks/results/kacaplus_trials.md`` (the table, and the notes of what
+worked and what did not).
+
+    python benchmarks/bench_kacaplus.py [--adult-dir DIR] [--runs 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hieranon import api
+from hieranon import metrics as M
+from hieranon.algorithms.base import Problem
+from hieranon.algorithms.kaca import KACA1
+from hieranon.algorithms.kacaplus import KACAPlus
+from hieranon.requirements import Requirement
+from hieranon.table import EncodedTable, group
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+QI_ORDER = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
+KS = [2, 5, 10, 50]
+ARX_K10 = 0.125  # ARX's local recoding on Adult, 8 QIs, k = 10 (issue 10)
+
+#: (name, what it is, constructor)
+TRIALS = [
+    ("kaca1", "faithful KACA1 (random small class, nearest class or stub): the baseline", lambda: KACA1()),
+    ("growth-random", "KACA merging, but one class grown until it reaches k (random order)",
+     lambda: KACAPlus(construction="growth", growth_order="random", refine=False)),
+    ("cheapest", "agglomerative: globally cheapest merge per record gained first (heap, lazy)",
+     lambda: KACAPlus(construction="cheapest", refine=False)),
+    ("growth-dense", "one class grown to k at a time, cheapest-to-complete classes first",
+     lambda: KACAPlus(construction="growth", refine=False)),
+    ("growth-dense+refine", "growth-dense, then the refinement (unit relocations/swaps)",
+     lambda: KACAPlus(construction="growth", refine=True)),
+    ("sweep", "sweep of common generalisations, cheapest first (one pass), KACA finishing",
+     lambda: KACAPlus(stub_weight=None, refine=False)),
+    ("sweep+stubs(0)", "second sweep, a stub whenever one completes a short group",
+     lambda: KACAPlus(stub_weight=0.0, refine=False)),
+    ("sweep+stubs(0.5)", "second sweep, stubs when saving > 0.5 x stub cost",
+     lambda: KACAPlus(stub_weight=0.5, refine=False)),
+    ("sweep+stubs(1)", "second sweep, stubs when saving > stub cost",
+     lambda: KACAPlus(stub_weight=1.0, refine=False)),
+    ("sweep+stubs(auto)", "second sweep, stub_weight = min(1, 0.15 k)",
+     lambda: KACAPlus(refine=False)),
+    ("kaca+", "FINAL default: sweep + stubs(auto) + refinement (essential units only above 20,000 rows)",
+     lambda: KACAPlus()),
+    ("kaca+ refine-all", "kaca+ with the refinement searching every unit",
+     lambda: KACAPlus(refine_all=True)),
+    ("kaca+ restarts=4", "kaca+ with 4 runs (natural and 2 drawn tie orders, with and without stubs), best kept",
+     lambda: KACAPlus(restarts=4)),
+]
+FINAL = "kaca+"
+
+NOTES = """\
+## What was tried, and what it gave
+
+KACA1's weak points on Adult are its order (a random small class merges with
+its nearest class, so classes overshoot to up to 2k-1 records and the
+outliers are handled last) and its view of classes as single tuples.
+
+* **Agglomerative order** (`cheapest`: a heap of each small class's nearest
+  merge, from kaca.py's exact branch-and-bound, cost per record gained, lazily
+  re-evaluated) and **k-member-style growth** (`growth-*`: the chosen class
+  keeps merging until it reaches k) both help: 0.147 -> about 0.127-0.133 at
+  k = 10. Growing the cheapest-to-complete classes first (`growth-dense`) is
+  the best of the KACA-merge orders.
+* **Outlying classes first** (prototype: the small class with the largest
+  nearest distance first, with and without growth) was *worse* than KACA1 at
+  k >= 5 (0.144-0.157 at k = 10, 0.27-0.31 at k = 50); it only helped at
+  k = 2 (0.040).
+* **Refinement** (relocating or swapping whole distinct tuples between classes
+  when total distortion falls and both classes keep >= k) improves
+  `growth-dense` by 14 % at k = 2 but only 0.5-2 % at k >= 5, and the sweep's
+  output by 2 % at k = 2 and hardly at all above (it is already locally
+  optimal for these moves; searching every unit, `refine-all`, doubles the
+  time for nothing). On the small instances of the gap study, where every
+  class is tried as a partner, it closes part of the gap.
+* **The sweep** is what beats ARX: visiting the depth vectors of the product
+  of the hierarchies in increasing node cost and making a class of every
+  group of >= k unplaced records gives each record the cheapest common
+  generalisation that still gathers k records: 0.109 at k = 10. Its classes
+  are larger (DM and CAVG worse than KACA1's), which the **stubs** of the
+  second sweep fix: a short group takes k - t records from classes already
+  formed under its node whose trunk stays >= k, when the estimated saving for
+  its records (their cost in the first sweep) exceeds `stub_weight` times the
+  stub's extra cost. A low weight trades a little distortion for DM/CAVG;
+  `min(1, 0.15 k)` keeps DM and CAVG at or below KACA1's at every k.
+* **Restarts** (`kaca+ restarts=4`): other tie orders of equal-cost depth
+  vectors change distortion by well under 1 % on Adult, and alternating runs
+  with and without stubs keeps the no-stub run, whose DM and CAVG are above
+  KACA1's at k = 2, 5, 10: so on Adult the default is one run (also for
+  time). On tables of up to 2,000 rows the default is 8 runs: in the gap
+  study they bring the mean ratio to the optimum from 1.048 to 1.020.
+* Prototypes that did not make it: an optimal DP segmentation of the rows
+  sorted in an interleaved hierarchy order (0.140-0.147 at k = 10); KACA1
+  driven by height weights and measured with uniform ones (0.144 at k = 10);
+  letting a short group borrow single records from any class with a surplus
+  (0.108 at k = 10, 50x slower); KACA merging for everything above a cost
+  threshold of the sweep (worse the lower the threshold).
+* The goal of 0.10 at k = 10 is **not** reached: kaca+ gives 0.1095
+  (ARX 0.125, KACA1 0.147). A lower bound (each record alone gets the
+  cheapest node with >= k records under it) is 0.074, so the optimum lies in
+  [0.074, 0.1095]. On the small instances of the gap study (199 of 200
+  solved exactly; `benchmarks/bench_gap.py`) kaca+ is 2.0 % above the exact
+  optimum on average, 13 % at worst, optimal on 35 % of them (KACA1: 22 %
+  above on average, Mondrian 81 %, the optimal full-domain recoding 240 %;
+  `benchmarks/results/gap_summary.csv`, `gap.png`).
+"""
+
+
+def adult_dir(arg: str | None) -> Path:
+    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), REPO.parent / "shared" / "datasets" / "adult"):
+        if cand and (Path(cand) / "adult.data").exists():
+            return Path(cand)
+    sys.exit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR")
+
+
+def lower_bounds(enc, cost, ks) -> dict[int, float]:
+    """Per k, a lower bound of any k-anonymous local recoding's distortion
+    ratio: a record printed as node v shares v with >= k records, all under v
+    (every output cell generalises its original), so it costs at least the
+    cheapest node above it with >= k records under it. Nodes are enumerated
+    per depth vector (leaf-balanced hierarchies: a node's cost is its depths')."""
+    import itertools
+
+    codes, hs = enc.codes, enc.hierarchies
+    n = len(codes)
+    dense = [[np.unique(h.ancestor_at_depth(codes[:, j], d), return_inverse=True)[1].ravel()
+              for d in range(h.height)] for j, h in enumerate(hs)]
+    gdep = [[int(cost.int_costs[j][h.depth == d].min()) for d in range(h.height)] for j, h in enumerate(hs)]
+    own = sum(cost.int_costs[j][codes[:, j]] for j in range(len(hs)))
+    vecs = list(itertools.product(*[range(h.height) for h in hs]))
+    vcost = np.array([sum(gdep[j][d] for j, d in enumerate(v)) for v in vecs])
+    lb = {k: np.full(n, -1, dtype=np.int64) for k in ks}
+    for i in np.argsort(vcost, kind="stable"):
+        key = np.zeros(n, dtype=np.int64)
+        for j, d in enumerate(vecs[i]):
+            key = key * (int(dense[j][d].max()) + 1) + dense[j][d]
+        _, inv = np.unique(key, return_inverse=True)
+        inv = inv.ravel()
+        cnt = np.bincount(inv, weights=enc.counts)[inv]
+        for k in ks:
+            sel = (lb[k] < 0) & (cnt >= k)
+            lb[k][sel] = vcost[i]
+        if all((v >= 0).all() for v in lb.values()):
+            break
+    full = M.full_distortion(codes, cost, enc.counts)
+    return {k: float(((lb[k] - own) * enc.counts).sum()) / cost.scale / full for k in ks}
+
+
+def measure(prob: Problem, make, runs: int) -> dict:
+    times = []
+    sol = None
+    for _ in range(runs):
+        alg = make()
+        t0 = time.perf_counter()
+        sol = alg.solve(prob)
+        times.append(time.perf_counter() - t0)
+    t = prob.table
+    ec = group(sol.codes, t.counts)
+    assert ec.sizes.min() >= prob.k, "output is not k-anonymous"
+    d = M.distortion(t.codes, sol.codes, prob.cost, t.counts)
+    full = M.full_distortion(t.codes, prob.cost, t.counts)
+    return {"distortion_ratio": d / full, "dm": int((ec.sizes.astype(np.int64) ** 2).sum()),
+            "cavg": t.n_records / ec.n_classes / prob.k, "classes": int(ec.n_classes),
+            "time_median_s": statistics.median(times), "time_min_s": min(times), "runs": runs}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adult-dir")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="k = 10 only, one run, fewer trials")
+    args = ap.parse_args()
+    from hieranon.datasets import load_adult
+
+    ad = load_adult(adult_dir(args.adult_dir), download=False)
+    df = ad.frame
+    hs = {q: ad.hierarchies[q] for q in QI_ORDER}
+    base = api.prepare(df, QI_ORDER, hs, 10)
+    enc = base.table
+    ks = [10] if args.quick else KS
+    runs = 1 if args.quick else args.runs
+    trials = [t for t in TRIALS if not args.quick or t[0] in ("kaca1", "sweep", FINAL)]
+
+    # warm-up: compile every kernel on a slice
+    small = Problem(EncodedTable(enc.codes[:2000], enc.hierarchies, enc.qi_names, enc.counts[:2000]),
+                    [Requirement(tuple(QI_ORDER), 5)], base.cost, seed=0)
+    for _, _, make in trials:
+        make().solve(small)
+
+    t0 = time.perf_counter()
+    lbs = lower_bounds(enc, base.cost, ks)
+    print("lower bounds of the distortion ratio:", {k: round(v, 4) for k, v in lbs.items()},
+          f"({time.perf_counter() - t0:.0f}s)")
+    load0 = os.getloadavg()
+    rows = []
+    ref: dict[int, dict] = {}
+    for k in ks:
+        prob = Problem(enc, [Requirement(tuple(QI_ORDER), k)], base.cost, seed=0)
+        for name, what, make in trials:
+            r = measure(prob, make, runs)
+            if name == "kaca1":
+                ref[k] = r
+            kr = ref[k]
+            r.update({"trial": name, "description": what, "k": k,
+                      "ratio_vs_kaca1": r["distortion_ratio"] / kr["distortion_ratio"],
+                      "dm_vs_kaca1": r["dm"] / kr["dm"], "cavg_vs_kaca1": r["cavg"] / kr["cavg"],
+                      "arx_published": ARX_K10 if k == 10 else "", "lower_bound": lbs[k],
+                      "below_arx": (r["distortion_ratio"] < ARX_K10) if k == 10 else ""})
+            rows.append(r)
+            print(f"k={k:3d} {name:22s} ratio={r['distortion_ratio']:.4f} ({r['ratio_vs_kaca1']:.3f} x KACA1) "
+                  f"DM={r['dm']} ({r['dm_vs_kaca1']:.3f}) CAVG={r['cavg']:.3f} ({r['cavg_vs_kaca1']:.3f}) "
+                  f"t={r['time_median_s']:.2f}s", flush=True)
+    load1 = os.getloadavg()
+
+    # the final method through the public API (independent verification)
+    t0 = time.perf_counter()
+    res = api.anonymize(df, QI_ORDER, hs, k=10, method=FINAL)
+    api_time = time.perf_counter() - t0
+    assert res.verification.ok
+    print(f"api.anonymize(method={FINAL!r}, k=10): verified, distortion ratio "
+          f"{res.metrics.distortion_ratio:.4f}, {api_time:.2f}s end to end "
+          f"(solve {res.timings['solve']:.2f}s)")
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    cols = ["trial", "k", "distortion_ratio", "dm", "cavg", "classes", "time_median_s", "time_min_s", "runs",
+            "ratio_vs_kaca1", "dm_vs_kaca1", "cavg_vs_kaca1", "arx_published", "below_arx", "lower_bound",
+            "description"]
+    suffix = "_quick" if args.quick else ""
+    with open(RESULTS / f"kacaplus_trials{suffix}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in cols})
+
+    final = {r["k"]: r for r in rows if r["trial"] == FINAL}
+    lines = ["# KACA+ trials (issue 10)", "",
+             "UCI Adult, 45,222 records, 8 QIs (papers' order), ARX hierarchies, uniform WHD, seed 0. "
+             f"Times: median of {runs} run(s) of `solve` after a warm-up, in one process, "
+             f"load average {load0[0]:.2f} at start and {load1[0]:.2f} at the end "
+             f"({os.cpu_count()} cores, shared machine). Produced by `benchmarks/bench_kacaplus.py`.", "",
+             "## Final method (`kaca+`, the default)", "",
+             "| k | distortion ratio | KACA1 | ARX (published) | lower bound | DM (x KACA1) | CAVG (x KACA1) | time s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for k in ks:
+        r = final[k]
+        lines.append(f"| {k} | {r['distortion_ratio']:.4f} | {ref[k]['distortion_ratio']:.4f} | "
+                     f"{ARX_K10 if k == 10 else 'n/a'} | {lbs[k]:.4f} | {r['dm']} ({r['dm_vs_kaca1']:.3f}) | "
+                     f"{r['cavg']:.3f} ({r['cavg_vs_kaca1']:.3f}) | {r['time_median_s']:.2f} |")
+    lines += ["", f"Through `api.anonymize` (k = 10): verified, distortion ratio "
+                  f"{res.metrics.distortion_ratio:.4f}, {api_time:.2f} s end to end.", "",
+              "ARX's ratio is published for k = 10 only (issue 10); for k = 2, 5, 50 no ARX figure is "
+              "available here, so kaca+ is compared with KACA1 there. The lower bound: every record "
+              "costs at least the cheapest node above it with >= k records under it "
+              "(`lower_bounds` in the script); the optimum lies between it and kaca+.", "",
+              "## All trials", "",
+              "| trial | k | ratio | x KACA1 | DM | x KACA1 | CAVG | x KACA1 | time s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['trial']} | {r['k']} | {r['distortion_ratio']:.4f} | {r['ratio_vs_kaca1']:.3f} | "
+                     f"{r['dm']} | {r['dm_vs_kaca1']:.3f} | {r['cavg']:.3f} | {r['cavg_vs_kaca1']:.3f} | "
+                     f"{r['time_median_s']:.2f} |")
+    lines += ["", "Trials: " + "; ".join(f"`{n}`: {w}" for n, w, _ in trials) + ".", "", NOTES]
+    (RESULTS / f"kacaplus_trials{suffix}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {RESULTS / f'kacaplus_trials{suffix}.csv'} and .md")
+
+
+if __name__ == "__main__":
+    main()
