@@ -66,8 +66,6 @@ def test_priority_distortion_of_table1b(seed000_table1a, paper_hierarchies):
 def test_public_api_with_priorities_gives_table1b(seed000_table1a, paper_hierarchies, method, priorities):
     """anonymize(..., priorities=...) on Table 1a with k=2 returns Table 1(b),
     priority-weighted distortion 0.25 (mapping or ranking form)."""
-    if method == "kaca1":
-        pytest.importorskip("hieranon.algorithms.kaca")
     hs = {q: paper_hierarchies[q] for q in QIS}
     extra = {"class_column": "Problem"} if method == "dbca-cm" else {}
     res = anonymize(seed000_table1a, QIS, hs, 2, method=method, priorities=priorities, **extra)

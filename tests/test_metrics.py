@@ -362,6 +362,18 @@ def test_evaluate_from_dataframes(paper_hierarchies):
         M.evaluate(a, bad, QI, paper_hierarchies, k=2)
 
 
+def test_achieved_k_per_requirement(paper_hierarchies):
+    """Each requirement <B, k> gets the smallest group of B's values; the
+    plain achieved k stays the smallest class over all QIs."""
+    a, b = S000_1A, S000_1B
+    m = M.evaluate(a, b, QI, paper_hierarchies, k=2, requirements=[("Gender", 2), "Age,Postcode:2"])
+    expected = {req: int(b.groupby(list(attrs)).size().min())
+                for req, attrs in [("<{Gender}, 2>", ["Gender"]), ("<{Age, Postcode}, 2>", ["Age", "Postcode"])]}
+    assert m.achieved_k_per_requirement == expected
+    assert m.achieved_k == int(b.groupby(QI).size().min())
+    assert M.evaluate(a, b, QI, paper_hierarchies, k=2).achieved_k_per_requirement == {}
+
+
 # ------------------------------------------------ random trees (hypothesis)
 def make_tree(name: str, draw, balanced: bool) -> H.Hierarchy:
     """A random tree of 2-4 levels with at least two leaves."""

@@ -246,7 +246,8 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     t = time.perf_counter()
     metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                        table.qi_names, problem.class_labels, suppressed=solution.suppressed)
+                        table.qi_names, problem.class_labels, suppressed=solution.suppressed,
+                        requirements=problem.requirements)
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies)

@@ -167,6 +167,9 @@ def _metric_rows(m) -> list[tuple[str, str]]:
     ]
     if m.classification_metric is not None:
         rows.append(("classification metric CM", f(m.classification_metric)))
+    per_req = m.achieved_k_per_requirement
+    if len(per_req) > 1 or any(kk != m.achieved_k for kk in per_req.values()):  # not plain k over all QIs
+        rows += [(f"k achieved for {req}", f(kk)) for req, kk in m.achieved_k_per_requirement.items()]
     for q, inc in zip(m.qi_names, m.inconsistency_per_attribute):
         rows.append((f"inconsistency of {q}", f(inc)))
     return rows

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .hierarchy import Hierarchy
+from .requirements import normalise
 from .table import encode, encode_generalised, group, row_keys
 
 WEIGHT_SCHEMES = ("uniform", "height", "mage", "custom")
@@ -353,6 +354,9 @@ class Metrics:
     risk_max: float
     risk_mean: float
     classification_metric: float | None = None
+    #: per requirement ``<B, k>`` (seed 003), the smallest number of
+    #: non-suppressed records sharing a combination of B's values
+    achieved_k_per_requirement: dict[str, int] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -368,11 +372,14 @@ def suppressed_mask(gen: np.ndarray) -> np.ndarray:
 def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence[Hierarchy], k: int,
             counts: np.ndarray | None = None, model: CostModel | None = None, qi_names=None,
             class_labels: np.ndarray | None = None, treat_all_root_as_suppressed: bool = False,
-            suppressed: np.ndarray | None = None) -> Metrics:
+            suppressed: np.ndarray | None = None, requirements: Sequence | None = None) -> Metrics:
     """Every metric from original and generalised code matrices.
 
     Suppressed records are those an algorithm reported as suppressed; with
     ``treat_all_root_as_suppressed`` every all-root row counts as one.
+    ``achieved_k`` is the smallest class over all QIs; with ``requirements``
+    (:class:`~hieranon.requirements.Requirement` objects over ``qi_names``)
+    the smallest group of each requirement's attributes is reported too.
     """
     orig_codes = np.asarray(orig_codes)
     gen_codes = np.asarray(gen_codes)
@@ -397,8 +404,11 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
     cm = None
     if class_labels is not None:
         cm = classification_metric(sizes_all.row_class, np.asarray(class_labels), sup, counts)
+    qi_names = list(qi_names or [h.name for h in hierarchies])
+    per_req = {str(r): _smallest_group(gen_codes[~sup][:, r.indices(qi_names)], counts[~sup])
+               for r in requirements or ()}
     return Metrics(
-        n_records=n, n_rows=n_rows, qi_names=list(qi_names or [h.name for h in hierarchies]), k=k,
+        n_records=n, n_rows=n_rows, qi_names=qi_names, k=k,
         distortion=distortion(orig_codes, gen_codes, model, counts),
         distortion_ratio=distortion_ratio(orig_codes, gen_codes, model, counts),
         distortion_uniform=distortion(orig_codes, gen_codes, uni, counts),
@@ -422,13 +432,20 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
         risk_max=float((1.0 / row_size).max()) if n_rows else 0.0,
         risk_mean=float((counts / row_size) @ np.ones(n_rows) / n) if n else 0.0,
         classification_metric=cm,
+        achieved_k_per_requirement=per_req,
     )
+
+
+def _smallest_group(codes: np.ndarray, counts: np.ndarray) -> int:
+    """Records in the smallest group of identical rows of ``codes`` (0 when empty)."""
+    return int(group(codes, counts).sizes.min()) if len(codes) else 0
 
 
 def evaluate(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies,
              k: int = 1, counts=None, scheme: str = "uniform", beta: float = 1.0, priorities=None,
-             class_column: str | None = None, missing: str = "error") -> Metrics:
-    """Every metric from two DataFrames (original and anonymised) and the hierarchies."""
+             class_column: str | None = None, missing: str = "error", requirements: Sequence | None = None) -> Metrics:
+    """Every metric from two DataFrames (original and anonymised) and the hierarchies;
+    ``requirements`` as in :func:`hieranon.requirements.normalise`."""
     enc = encode(original, quasi_identifiers, hierarchies, counts=counts, missing=missing)
     gen = encode_generalised(enc, anonymised)
     if (gen < 0).any():
@@ -440,5 +457,6 @@ def evaluate(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers
         )
     model = CostModel.build(enc.hierarchies, scheme, beta, priorities)
     labels = original[class_column].to_numpy() if class_column else None
+    reqs = normalise(requirements, None, enc.qi_names) if requirements else None
     return compute(enc.codes, gen, enc.hierarchies, k, enc.counts, model, enc.qi_names, labels,
-                   treat_all_root_as_suppressed=True)
+                   treat_all_root_as_suppressed=True, requirements=reqs)

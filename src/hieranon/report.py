@@ -76,7 +76,8 @@ METRIC_TEXT = {
     "classification_metric": ("classification metric CM", "share of records suppressed or outside their "
                               "class's majority label (seed 002)"),
 }
-_SKIP_METRICS = {"qi_names", "inconsistency_per_attribute", "generalisation_portion_per_attribute", "extra"}
+_SKIP_METRICS = {"qi_names", "inconsistency_per_attribute", "generalisation_portion_per_attribute", "extra",
+                 "achieved_k_per_requirement"}  # per requirement: shown in the verification section
 
 _CSS = """
 :root{--fg:#1f2430;--muted:#5b6270;--line:#d9dde3;--bg:#ffffff;--soft:#f4f6f8;--accent:#1f5fa8;
@@ -716,7 +717,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         else:
             metrics = M.evaluate(orig.reset_index(drop=True), anonymised.reset_index(drop=True), qis, hierarchies,
                                  k=max(r.k for r in reqs), counts=counts, scheme=weights, beta=beta,
-                                 priorities=priorities, class_column=class_column, missing=missing)
+                                 priorities=priorities, class_column=class_column, missing=missing,
+                                 requirements=reqs)
             if metrics.suppressed_records:
                 suppressed = M.suppressed_mask(codes)
         timings["metrics"] = time.perf_counter() - t
