@@ -52,11 +52,21 @@ def iter_parquet(path, batch_rows: int = 250_000) -> Iterator[pd.DataFrame]:
 
 def node_keys(codes: np.ndarray, radices: Sequence[int]) -> np.ndarray:
     """A key per row that is the same in every batch: mixed radix over the
-    node ids (each attribute's ``n_nodes``)."""
-    key = np.zeros(len(codes), dtype=np.int64)
+    node ids (each attribute's ``n_nodes``). One int64 per row while the
+    product of the radices fits in 63 bits, else one column per run of
+    attributes whose product does (a single wrapped int64 would merge
+    different rows into one class)."""
+    cols: list[np.ndarray] = []
+    key, span = np.zeros(len(codes), dtype=np.int64), 1
     for j, r in enumerate(radices):
-        key = key * int(r) + codes[:, j]
-    return key
+        r = int(r)
+        if span * r > 2**63 and j:
+            cols.append(key)
+            key, span = np.zeros(len(codes), dtype=np.int64), 1
+        key = key * r + codes[:, j]
+        span *= r
+    cols.append(key)
+    return cols[0] if len(cols) == 1 else np.stack(cols, axis=1)
 
 
 @dataclass
@@ -130,7 +140,7 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
     achieved = {}
     for r in reqs:
         allk = np.concatenate(keys[str(r)]) if keys[str(r)] else np.zeros(0, np.int64)
-        _, counts = np.unique(allk, return_counts=True)
+        _, counts = np.unique(allk, axis=0 if allk.ndim == 2 else None, return_counts=True)
         achieved[str(r)] = int(counts.min()) if len(counts) else 0
         if len(counts) and counts.min() < r.k:
             problems.append(f"requirement {r} fails: {int((counts < r.k).sum())} classes below k "

@@ -1,0 +1,224 @@
+"""Parquet in, Parquet out: hieranon.scale (anonymize_parquet, the streaming
+verifier verify_parquet) and ``hieranon anonymize --distributed`` on a
+dataset directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from hieranon import cli
+from hieranon import hierarchy as H
+from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
+from hieranon.hierarchy import value_to_label
+from hieranon.requirements import Requirement
+from hieranon.scale import anonymize_parquet, verify_parquet
+
+QIS = COLUMNS[:8]  # the papers' order; salary-class stays a non-QI column
+K = 5
+N_FILES, ROWS_PER_FILE = 3, 2000
+
+
+def read_dataset(path: Path) -> pd.DataFrame:
+    """A dataset directory read back file by file, in file-name order."""
+    return pd.concat([pd.read_parquet(f) for f in sorted(path.glob("*.parquet"))], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """3 Parquet files of 2,000 synthetic Adult-schema rows (plus a row id)."""
+    root = tmp_path_factory.mktemp("scale")
+    src = root / "in"
+    src.mkdir()
+    start = 0
+    for i, chunk in enumerate(iter_synthetic(N_FILES * ROWS_PER_FILE, seed=11, chunk_size=ROWS_PER_FILE)):
+        chunk.insert(0, "row_id", np.arange(start, start + len(chunk), dtype=np.int64))
+        start += len(chunk)
+        chunk.to_parquet(src / f"part-{i:05d}.parquet", index=False)
+    return root, src, synthetic_hierarchies()
+
+
+@pytest.fixture(scope="module")
+def anonymised(dataset):
+    """One anonymize_parquet run on a process pool; batches (1,500 rows) cut
+    across the input files, so the output is cut differently from the input."""
+    root, src, hs = dataset
+    out = root / "out"
+    res = anonymize_parquet(src, out, QIS, hs, k=K, block_size=1500, executor="processes", n_workers=2,
+                            batch_rows=1500, seed=2)
+    return res, out
+
+
+def requirement():
+    return [Requirement(tuple(QIS), K)]
+
+
+def test_anonymize_parquet_output_verifies_and_is_k_anonymous(dataset, anonymised):
+    root, src, hs = dataset
+    res, out = anonymised
+    assert res.output == out and res.n_rows == N_FILES * ROWS_PER_FILE
+    assert res.blocks >= 3 and 0 < res.distortion_ratio < 1
+    assert res.verification.ok, res.verification.summary()
+    assert sorted(p.name for p in root.iterdir()) == ["in", "out"]  # no temporary directory left behind
+
+    # the streaming verifier, re-run with batches that align with neither side's files
+    rep = verify_parquet(src, out, QIS, hs, requirement(), batch_rows=2500)
+    assert rep.ok, rep.summary()
+    assert rep.n_rows == N_FILES * ROWS_PER_FILE and rep.n_suppressed == 0
+
+    # an independent check with pandas
+    orig, anon = read_dataset(src), read_dataset(out)
+    assert len(anon) == len(orig)
+    assert list(anon.columns) == list(orig.columns)
+    for c in ("row_id", "salary-class"):  # same order, non-QI columns untouched
+        assert anon[c].tolist() == orig[c].tolist()
+    n_generalised = 0
+    for q in QIS:
+        h = hs[q]
+        pairs = pd.DataFrame({"leaf": [h.code_of(v) for v in orig[q]], "label": anon[q].map(value_to_label)})
+        for leaf, label in pairs.drop_duplicates().itertuples(index=False):
+            path = [h.labels[a] for a in h.ancestors[leaf, : h.depth[leaf] + 1]]
+            assert label in path, f"{q}: {label!r} is neither {h.labels[leaf]!r} nor one of its ancestors"
+        n_generalised += int((pairs["label"] != pairs["leaf"].map(lambda v: h.labels[v])).sum())
+    assert n_generalised > 0  # the table was not k-anonymous as given
+    sizes = anon.groupby(QIS, observed=True).size()
+    assert sizes.min() >= K
+    assert rep.achieved_k[str(requirement()[0])] == sizes.min()
+
+
+def copy_with_edit(src: Path, dst: Path, row: int, edit) -> None:
+    """Copy a dataset directory, applying ``edit(frame, local_row)`` to the
+    file holding global row ``row`` (the other files are copied as they are)."""
+    dst.mkdir()
+    start = 0
+    for f in sorted(src.glob("*.parquet")):
+        frame = pd.read_parquet(f)
+        n = len(frame)
+        if start <= row < start + n:
+            frame = edit(frame.copy(), row - start)
+            frame.to_parquet(dst / f.name, index=False)
+        else:
+            shutil.copy(f, dst / f.name)
+        start += n
+
+
+def test_verify_parquet_catches_a_class_pushed_below_k(dataset, anonymised, tmp_path):
+    _, src, hs = dataset
+    _, out = anonymised
+    orig, anon = read_dataset(src), read_dataset(out)
+    # a class of exactly k rows with a generalised cell: de-generalise that one cell
+    cls = anon.groupby(QIS, observed=True).ngroup()
+    sizes = cls.value_counts()
+    target = None
+    for c in sizes[sizes == K].index:
+        for i in np.flatnonzero(cls.to_numpy() == c):
+            diff = [q for q in QIS if anon.at[i, q] != value_to_label(orig.at[i, q])]
+            if diff:
+                target = (int(i), diff[0])
+                break
+        if target:
+            break
+    assert target is not None, "no class of exactly k rows holds a generalised cell"
+    row, q = target
+    leaf = value_to_label(orig.at[row, q])
+
+    def degeneralise(frame, i):
+        frame.loc[i, q] = leaf
+        return frame
+
+    bad = tmp_path / "bad"
+    copy_with_edit(out, bad, row, degeneralise)
+    assert read_dataset(bad).at[row, q] == leaf
+    rep = verify_parquet(src, bad, QIS, hs, requirement())
+    assert not rep.ok
+    assert rep.achieved_k[str(requirement()[0])] < K
+    assert len(rep.problems) == 1, rep.problems  # the cell still generalises its original: only k fails
+    assert "below k" in rep.problems[0] and "fails" in rep.summary()
+
+
+def test_verify_parquet_catches_a_changed_non_qi_value(dataset, anonymised, tmp_path):
+    _, src, hs = dataset
+    _, out = anonymised
+    row = 3100  # in the second input file, the third output file
+
+    def flip(frame, i):
+        frame.loc[i, "salary-class"] = ">50K" if frame.at[i, "salary-class"] == "<=50K" else "<=50K"
+        return frame
+
+    bad = tmp_path / "bad"
+    copy_with_edit(out, bad, row, flip)
+    rep = verify_parquet(src, bad, QIS, hs, requirement())
+    assert not rep.ok
+    assert rep.problems == [f"non-QI column 'salary-class' changed at row {row}"]
+
+
+def test_verify_parquet_catches_a_dropped_row(dataset, anonymised, tmp_path):
+    _, src, hs = dataset
+    _, out = anonymised
+    bad = tmp_path / "bad"
+    copy_with_edit(out, bad, 3100, lambda frame, i: frame.drop(index=i).reset_index(drop=True))
+    assert len(read_dataset(bad)) == N_FILES * ROWS_PER_FILE - 1
+    rep = verify_parquet(src, bad, QIS, hs, requirement())
+    assert not rep.ok
+    assert any("fewer rows than the input" in p for p in rep.problems), rep.problems
+    assert "fewer rows" in rep.summary()
+
+
+def test_verify_parquet_keys_do_not_overflow_on_wide_tables(tmp_path):
+    """Nine QIs whose hierarchies have 256 nodes each: a mixed-radix key over
+    node ids needs 72 bits. Two rows that differ only in the first QI form
+    two classes of one, which must fail k = 2 (an int64 key that wraps makes
+    them one class of two)."""
+    names = [f"q{j}" for j in range(9)]
+    values = [f"v{i:03d}" for i in range(255)]
+    hs = {q: H.suppression(q, values) for q in names}
+    assert all(h.n_nodes == 256 for h in hs.values())
+    df = pd.DataFrame({q: ["v000", "v000"] for q in names})
+    df.loc[1, "q0"] = "v001"
+    df["payload"] = [1, 2]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    df.to_parquet(tmp_path / "in" / "part-0.parquet", index=False)
+    df.to_parquet(tmp_path / "out" / "part-0.parquet", index=False)  # published as is
+    rep = verify_parquet(tmp_path / "in", tmp_path / "out", names, hs, [Requirement(tuple(names), 2)])
+    assert not rep.ok, "two different rows were counted as one class"
+    assert rep.achieved_k == {str(Requirement(tuple(names), 2)): 1}
+    anon = df.assign(q0=hs["q0"].labels[0])  # q0 generalised to the root: one class of two, which holds
+    anon.to_parquet(tmp_path / "out" / "part-0.parquet", index=False)
+    rep = verify_parquet(tmp_path / "in", tmp_path / "out", names, hs, [Requirement(tuple(names), 2)])
+    assert rep.ok, rep.summary()
+
+
+# ------------------------------------------------------------------- the CLI
+def test_cli_distributed_on_a_dataset_directory(dataset, tmp_path):
+    _, src, hs = dataset
+    qi_opts = []
+    for q in QIS:
+        f = tmp_path / f"hierarchy_{q}.csv"
+        f.write_text(hs[q].to_arx_csv(), encoding="utf-8")
+        qi_opts += ["--qi", f"{q}={f}"]
+    out = tmp_path / "anon"
+    args = ["anonymize", str(src), "-o", str(out), *qi_opts, "-k", str(K), "--distributed", "--block-size", "1500",
+            "--workers", "2", "-q"]
+    r = CliRunner().invoke(cli.app, args)
+    assert r.exit_code == 0, r.stderr
+    assert sorted(out.glob("*.parquet")), "no Parquet file written"
+    file_hs = {q: H.from_arx_csv(tmp_path / f"hierarchy_{q}.csv", q) for q in QIS}
+    rep = verify_parquet(src, out, QIS, file_hs, requirement())
+    assert rep.ok, rep.summary()
+    assert rep.n_rows == N_FILES * ROWS_PER_FILE
+    assert read_dataset(out)["row_id"].tolist() == list(range(N_FILES * ROWS_PER_FILE))
+
+    # again without --force: exit 2, one line on stderr, nothing written or touched
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir()}
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    r = CliRunner().invoke(cli.app, args)
+    assert r.exit_code == 2, r.stderr
+    assert "already exists" in r.stderr and "--force" in r.stderr
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == listing
