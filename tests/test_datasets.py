@@ -292,3 +292,36 @@ def test_example_path_errors():
     assert example_path("patients.yaml").is_file()
     with pytest.raises(FileNotFoundError, match="nothing.csv"):
         example_path("nothing.csv")
+
+
+def test_adult_hierarchies_downloaded_next_to_the_data(monkeypatch, adult_path, no_env):
+    """With the data but not the hierarchies in the cache, load_adult fetches
+    ARX's nine files into its hierarchies/ folder (served here from the real
+    files), once; offline it still says where to put them."""
+    write_fake(no_env)
+    fetched = []
+
+    def fake_urlopen(url, timeout=None):
+        fetched.append(url)
+        assert url.startswith(datasets.ARX_HIERARCHY_URL)
+        return FakeResponse((adult_path / "hierarchies" / url.rsplit("/", 1)[1]).read_bytes())
+
+    monkeypatch.setattr(datasets.urllib.request, "urlopen", fake_urlopen)
+    data = load_adult()
+    assert len(fetched) == 9
+    assert {n: h.height for n, h in data.hierarchies.items()} == HEIGHTS
+    assert sorted(p.name for p in (no_env / "hierarchies").iterdir()) == sorted(
+        f"adult_hierarchy_{q}.csv" for q in datasets.ADULT_QI_ORDER)  # no temp files left
+    load_adult()
+    assert len(fetched) == 9  # cached: not fetched again
+
+
+def test_adult_hierarchies_offline_gives_clear_error(monkeypatch, no_env):
+    write_fake(no_env)
+
+    def offline(url, timeout=None):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(datasets.urllib.request, "urlopen", offline)
+    with pytest.raises(AdultDataNotFoundError, match=r"'age'.*adult_hierarchy_age\.csv.*arx-deidentifier"):
+        load_adult()

@@ -8,8 +8,9 @@ and ARX's standard hierarchies ``hierarchies/adult_hierarchy_<name>.csv``
 ``HIERANON_ADULT_DIR``, or from the user cache ``~/.cache/hieranon/adult``
 (``$XDG_CACHE_HOME/hieranon/adult``). When the data files are in none of these
 it downloads ``adult.data`` and ``adult.test`` from UCI into the cache (or
-into the directory given as argument). The hierarchies are never downloaded:
-put ARX's files in ``<dir>/hierarchies/`` or pass ``hierarchy_dir``.
+into the directory given as argument), and ARX's hierarchy files from the ARX
+repository into its ``hierarchies/`` subfolder when they are missing there
+(or pass ``hierarchy_dir``).
 
 :func:`load_example` loads ``patients.csv``, a small made-up table shipped
 with the package, with its hierarchies and configuration (``patients.yaml``).
@@ -44,6 +45,8 @@ ADULT_ENV = "HIERANON_ADULT_DIR"
 #: Where :func:`load_adult` downloads the data files from.
 ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
 ADULT_FILES = ("adult.data", "adult.test")
+#: Where :func:`load_adult` downloads ARX's ``adult_hierarchy_<name>.csv`` files from.
+ARX_HIERARCHY_URL = "https://raw.githubusercontent.com/arx-deidentifier/arx/master/data/"
 #: Column names of ``adult.data``/``adult.test``; QI columns use the names of
 #: ARX's hierarchy files.
 ADULT_COLUMNS = (
@@ -131,14 +134,16 @@ def _not_found(searched: Sequence[Path], reason: str = "") -> AdultDataNotFoundE
     )
 
 
-def _download(target: Path, timeout: float = 60.0) -> None:
-    """Fetch the missing data files from UCI into ``target`` (temp file, then rename)."""
+def _download(target: Path, timeout: float = 60.0, base_url: str = ADULT_URL,
+              names: Sequence[str] = ADULT_FILES) -> None:
+    """Fetch the missing files ``names`` from ``base_url`` into ``target``
+    (each to a temp file, renamed when complete)."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in ADULT_FILES:
+    for name in names:
         dest = target / name
         if dest.is_file():
             continue
-        url = ADULT_URL + name
+        url = base_url + name
         log.info("downloading %s to %s", url, dest)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=target)
         try:
@@ -210,6 +215,20 @@ def load_adult_hierarchies(directory, names: Sequence[str] = ADULT_QI_ORDER) -> 
     return out
 
 
+def _download_hierarchies(adult_dir: Path) -> None:
+    """Fetch ARX's hierarchy files missing from ``adult_dir/hierarchies``
+    (a folder already holding them all is left alone; offline, the error of
+    :func:`load_adult_hierarchies` says what to do)."""
+    hdir = adult_dir / "hierarchies"
+    names = [f"adult_hierarchy_{q}.csv" for q in ADULT_QI_ORDER]
+    if all((hdir / n).is_file() for n in names):
+        return
+    try:
+        _download(hdir, base_url=ARX_HIERARCHY_URL, names=names)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        log.warning("downloading ARX's Adult hierarchies from %s into %s failed (%s)", ARX_HIERARCHY_URL, hdir, exc)
+
+
 def load_adult(path=None, *, hierarchies: bool = True, drop_missing: bool = True, download: bool = True,
                hierarchy_dir=None) -> AdultData:
     """Load UCI Adult (``adult.data`` + ``adult.test``, 48,842 records).
@@ -227,7 +246,8 @@ def load_adult(path=None, *, hierarchies: bool = True, drop_missing: bool = True
         data set). Otherwise ``?`` cells become missing values (NaN), which
         :func:`hieranon.table.encode` rejects unless ``missing='root'``.
     download : bool
-        Download the data files from UCI when they are not found.
+        Download the data files from UCI, and ARX's hierarchies from the ARX
+        repository, when they are not found.
     """
     d = find_adult_dir(path, download=download)
     frame = pd.concat([_read_adult_file(d / f) for f in ADULT_FILES], ignore_index=True)
@@ -238,7 +258,11 @@ def load_adult(path=None, *, hierarchies: bool = True, drop_missing: bool = True
         frame = frame.mask(unknown)
     for c in _ADULT_INT_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="raise").astype("int64")
-    hs = load_adult_hierarchies(hierarchy_dir if hierarchy_dir is not None else d) if hierarchies else {}
+    hs = {}
+    if hierarchies:
+        if hierarchy_dir is None and download:
+            _download_hierarchies(d)
+        hs = load_adult_hierarchies(hierarchy_dir if hierarchy_dir is not None else d)
     return AdultData(frame=frame, hierarchies=hs, quasi_identifiers=list(ADULT_QI_ORDER), path=d)
 
 
