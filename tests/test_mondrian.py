@@ -187,6 +187,37 @@ def test_relaxed_refines_strict(p):
                 assert (p.table.codes[rows] == p.table.codes[rows][0]).all()
 
 
+def row_by_row(p, algo):
+    """Reference: the per-row algorithm (no grouping of identical rows) on the
+    whole table; per row its partition number and per partition the LCAs."""
+    attrs = algo._attributes(p)
+    algo._row_arrays(attrs)
+    counts = p.table.counts.astype(float)
+    finals, cuts = algo._partition_rows(attrs, np.arange(p.table.n_rows), counts, p.k)
+    part = np.empty(p.table.n_rows, dtype=np.int64)
+    for q, (rows, _) in enumerate(finals):
+        part[rows] = q
+    return part, np.array([lcas for _, lcas in finals]), cuts
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(), st.sampled_from(["median", "hierarchy"]), st.booleans(), st.integers(1, 4))
+def test_grouped_solve_matches_row_by_row(p, categorical, strict, dup):
+    """Grouping identical rows (and the compiled strict stage) changes nothing:
+    same partitions, numbering, cells and cuts as the per-row algorithm, for
+    strict and relaxed cuts alike (rows repeated ``dup`` times to make
+    duplicates, which relaxed cuts may divide)."""
+    t = p.table
+    rows = np.tile(np.arange(t.n_rows), dup)
+    t = type(t)(t.codes[rows], t.hierarchies, t.qi_names, t.counts[rows])
+    p = Problem(t, p.requirements, p.cost)
+    sol = Mondrian(strict=strict, categorical=categorical).solve(p)
+    part, lcas, cuts = row_by_row(p, Mondrian(strict=strict, categorical=categorical))
+    assert np.array_equal(sol.info["partition"], part)
+    assert np.array_equal(sol.codes, lcas[part])
+    assert sol.info["cuts"] == cuts
+
+
 # ------------------------------------------------------------- examples
 def test_seed000_table(seed000_table1a, paper_hierarchies):
     p = make_problem(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, 2)
@@ -250,7 +281,9 @@ def test_adult_mondrian(adult_problem):
     t0 = time.perf_counter()
     sol = Mondrian(numeric_ranges=True).solve(p)
     elapsed = time.perf_counter() - t0
-    assert elapsed < 4.0  # target 2 s; headroom for a loaded CI machine
+    # issue 4: under 2 s on a 2-core machine (about 0.1 s there now, so a
+    # loaded CI machine keeps wide headroom; timings are in bench_baselines)
+    assert elapsed < 2.0
     assert sol.info["numeric"] == ["age"]
     assert group(sol.codes).sizes.min() >= 10
     assert_generalises(p, sol)

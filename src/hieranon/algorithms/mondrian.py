@@ -35,6 +35,17 @@ Median cuts:
   allowable when every child group has >= k records.
 
 Counts of a count column are records: rows are never divided.
+
+Implementation: rows with identical QI codes are grouped first (a group's
+weight is its record count). Strict cuts never separate identical rows, so
+the strict partitioning -- the whole of ``strict=True`` and the strict stage
+of ``strict=False`` -- runs on the groups, in one compiled (numba) loop over
+a stack of index segments. Relaxed cuts may divide identical rows: every
+partition the strict stage leaves with an attribute of positive width and
+>= 2k records is expanded back to its rows (in row order, as the per-row
+algorithm holds them there) and refined row by row, so both variants give
+exactly the partitions, cells and partition numbering of the per-row
+algorithm.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from ..hierarchy import Hierarchy
 from .base import Algorithm, Problem, Solution, log
@@ -125,12 +137,12 @@ class _Attribute:
             self.loss = np.zeros(h.n_nodes)
         else:
             self.loss = (self.n_leaves_below - 1) / (self.total_leaves - 1)
-        self._lca_pos = None
-        if self._dense and self.total_leaves <= 1024:
-            self._lca_pos = h.lca_table[np.ix_(self.leaf_at, self.leaf_at)]
+        self._lca_pos = None  # built on first use (only the row-by-row relaxed stage needs it)
 
     def lca(self, dlo: int, dhi: int) -> int:
         """LCA of the leaves at DFS positions ``dlo..dhi`` (that of the two ends)."""
+        if self._lca_pos is None and self._dense and self.total_leaves <= 1024:
+            self._lca_pos = self.h.lca_table[np.ix_(self.leaf_at, self.leaf_at)]
         if self._lca_pos is not None:
             return int(self._lca_pos[dlo, dhi])
         a, b = self.leaf_at[dlo], self.leaf_at[dhi]
@@ -141,6 +153,237 @@ class _Attribute:
     def category_loss(self, node: int) -> float:
         """(leaves under node - 1) / (leaves - 1): the categorical NCP."""
         return float(self.loss[node])
+
+
+# ------------------------------------------------------------------ kernel
+@njit(cache=True)
+def _lca_climb(parent, depth, j, a, b):
+    """LCA of nodes ``a`` and ``b`` of attribute ``j`` (climbing parent links)."""
+    while depth[j, a] > depth[j, b]:
+        a = parent[j, a]
+    while depth[j, b] > depth[j, a]:
+        b = parent[j, b]
+    while a != b:
+        a = parent[j, a]
+        b = parent[j, b]
+    return a
+
+
+@njit(cache=True)
+def _strict_partition(w, pos, dlo, dhi, nlo, nhi, is_num, inv_span, codes, leaf_at, parent, depth, loss, anc,
+                      hier, k, max_domain):
+    """Strict Mondrian on groups of identical rows (weights ``w``).
+
+    Arrays are attribute-major (``pos[j, g]``). Partitions are segments of
+    the permutation ``idx``, processed depth first (left part first), as the
+    per-row algorithm does. Returns ``(gpart, lcas, relaxable, n_parts,
+    n_cuts)``: the partition of every group, each partition's LCA per
+    attribute, and whether it has >= 2k records and an attribute of positive
+    width (where the relaxed variant goes on)."""
+    m, g_count = pos.shape
+    idx = np.arange(g_count)
+    tmp = np.empty(g_count, np.int64)
+    child = np.empty(g_count, np.int64)
+    stack_s = np.empty(g_count + 1, np.int64)
+    stack_e = np.empty(g_count + 1, np.int64)
+    gpart = np.empty(g_count, np.int64)
+    lcas_out = np.empty((g_count, m), np.int64)
+    relaxable = np.zeros(g_count, np.bool_)
+    hist = np.zeros(max_domain + 1, np.float64)
+    widths = np.empty(m, np.float64)
+    lcas = np.empty(m, np.int64)
+    pmin = np.empty(m, np.int64)
+    ranked = np.empty(m, np.int64)
+    used = np.empty(m, np.bool_)
+    n_parts = 0
+    n_cuts = 0
+    sp = 0
+    stack_s[0] = 0
+    stack_e[0] = g_count
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        s = stack_s[sp]
+        e = stack_e[sp]
+        total = 0.0
+        for i in range(s, e):
+            total += w[idx[i]]
+        # widths and LCAs
+        for j in range(m):
+            g0 = idx[s]
+            lo = dlo[j, g0]
+            hi = dhi[j, g0]
+            plo = pos[j, g0]
+            for i in range(s + 1, e):
+                g = idx[i]
+                if dlo[j, g] < lo:
+                    lo = dlo[j, g]
+                if dhi[j, g] > hi:
+                    hi = dhi[j, g]
+                if pos[j, g] < plo:
+                    plo = pos[j, g]
+            pmin[j] = plo
+            lc = _lca_climb(parent, depth, j, leaf_at[j, lo], leaf_at[j, hi])
+            lcas[j] = lc
+            widths[j] = loss[j, lc]
+            if is_num[j]:
+                mn = nlo[j, g0]
+                mx = nhi[j, g0]
+                for i in range(s + 1, e):
+                    g = idx[i]
+                    if nlo[j, g] < mn:
+                        mn = nlo[j, g]
+                    if nhi[j, g] > mx:
+                        mx = nhi[j, g]
+                widths[j] = (mx - mn) * inv_span[j]
+        # attributes of positive width, widest first (ties: attribute order)
+        n_ranked = 0
+        if total >= 2.0 * k:
+            for j in range(m):
+                used[j] = False
+            for r in range(m):
+                best = -1
+                for j in range(m):
+                    if not used[j] and widths[j] > 0 and (best < 0 or widths[j] > widths[best]):
+                        best = j
+                if best < 0:
+                    break
+                used[best] = True
+                ranked[n_ranked] = best
+                n_ranked += 1
+        cut = False
+        for r in range(n_ranked):
+            j = ranked[r]
+            if hier and not is_num[j]:
+                # multiway cut into the children of the partition's LCA
+                d = depth[j, lcas[j]] + 1
+                ok = True
+                for i in range(s, e):
+                    c = codes[j, idx[i]]
+                    if depth[j, c] < d:
+                        ok = False
+                        break
+                    child[i] = anc[j, c, d]
+                if not ok:
+                    continue
+                order = np.argsort(child[s:e], kind="mergesort")
+                n_groups = 1
+                smallest = np.inf
+                acc = 0.0
+                prev = child[s + order[0]]
+                for t in range(e - s):
+                    c = child[s + order[t]]
+                    if c != prev:
+                        n_groups += 1
+                        if acc < smallest:
+                            smallest = acc
+                        acc = 0.0
+                        prev = c
+                    acc += w[idx[s + order[t]]]
+                if acc < smallest:
+                    smallest = acc
+                if n_groups < 2 or smallest < k:
+                    continue
+                for t in range(e - s):
+                    tmp[t] = idx[s + order[t]]
+                for t in range(e - s):
+                    idx[s + t] = tmp[t]
+                # push the child segments, last first (the first is processed first)
+                end = e
+                t = e - s - 1
+                while t >= 0:
+                    c = child[s + order[t]]
+                    t0 = t
+                    while t0 > 0 and child[s + order[t0 - 1]] == c:
+                        t0 -= 1
+                    stack_s[sp] = s + t0
+                    stack_e[sp] = end
+                    sp += 1
+                    end = s + t0
+                    t = t0 - 1
+                cut = True
+                break
+            # median cut: positions rank values (numeric) or DFS leaf order
+            base = pmin[j]
+            span = 0
+            for i in range(s, e):
+                p = pos[j, idx[i]] - base
+                if p > span:
+                    span = p
+            for t in range(span + 1):
+                hist[t] = 0.0
+            for i in range(s, e):
+                g = idx[i]
+                hist[pos[j, g] - base] += w[g]
+            target = total / 2.0 - 1e-9
+            cum = 0.0
+            before = 0.0
+            med = span
+            for t in range(span + 1):
+                before = cum
+                cum += hist[t]
+                if cum >= target:
+                    med = t
+                    break
+            if cum >= k and total - cum >= k:
+                thr = med  # <= m | > m
+            elif before >= k and total - before >= k:
+                thr = med - 1  # < m | >= m
+            else:
+                continue
+            n_left = 0
+            n_right = 0
+            for i in range(s, e):
+                g = idx[i]
+                if pos[j, g] - base <= thr:
+                    idx[s + n_left] = g
+                    n_left += 1
+                else:
+                    tmp[n_right] = g
+                    n_right += 1
+            for t in range(n_right):
+                idx[s + n_left + t] = tmp[t]
+            stack_s[sp] = s + n_left
+            stack_e[sp] = e
+            sp += 1
+            stack_s[sp] = s
+            stack_e[sp] = s + n_left
+            sp += 1
+            cut = True
+            break
+        if cut:
+            n_cuts += 1
+            continue
+        for i in range(s, e):
+            gpart[idx[i]] = n_parts
+        for j in range(m):
+            lcas_out[n_parts, j] = lcas[j]
+        relaxable[n_parts] = n_ranked > 0
+        n_parts += 1
+    return gpart, lcas_out[:n_parts].copy(), relaxable[:n_parts].copy(), n_parts, n_cuts
+
+
+def _group_rows(codes: np.ndarray, n_nodes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of identical code rows: a representative row of each and the
+    group of every row."""
+    n, m = codes.shape
+    if m and float(np.prod(np.array(n_nodes, dtype=np.float64))) < 2.0 ** 62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(m):
+            key = key * n_nodes[j] + codes[:, j]
+        _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, rep, inv = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    return rep.astype(np.int64), inv.reshape(-1).astype(np.int64)
+
+
+def _padded(arrays: list[np.ndarray], dtype, fill=0) -> np.ndarray:
+    width = max(1, max(len(a) for a in arrays))
+    out = np.full((len(arrays), width), fill, dtype=dtype)
+    for j, a in enumerate(arrays):
+        out[j, :len(a)] = a
+    return out
+
 
 
 class Mondrian(Algorithm):
@@ -260,6 +503,88 @@ class Mondrian(Algorithm):
         t = problem.table
         k = problem.k
         attrs = self._attributes(problem)
+        if t.n_records < k:
+            raise ValueError(f"mondrian: the table has {t.n_records} records, fewer than k={k}")
+        counts = t.counts.astype(np.float64)
+        m = len(attrs)
+        rep, inv = _group_rows(t.codes, [a.h.n_nodes for a in attrs])
+        gw = np.bincount(inv, weights=counts, minlength=len(rep))
+        hier = self.categorical == "hierarchy"
+        hs = [a.h for a in attrs]
+        gpart, lcas, relaxable, n_parts, n_cuts = _strict_partition(
+            gw,
+            np.stack([a.pos[rep] for a in attrs]).astype(np.int64),
+            np.stack([a.dfs_lo[rep] for a in attrs]).astype(np.int64),
+            np.stack([a.dfs_hi[rep] for a in attrs]).astype(np.int64),
+            np.stack([a.num_lo[rep] if a.numeric else np.zeros(len(rep)) for a in attrs]).astype(np.float64),
+            np.stack([a.num_hi[rep] if a.numeric else np.zeros(len(rep)) for a in attrs]).astype(np.float64),
+            np.array([a.numeric for a in attrs], dtype=np.bool_),
+            np.array([1.0 / a.span if a.numeric and a.span > 0 else 0.0 for a in attrs]),
+            np.ascontiguousarray(t.codes[rep].T, dtype=np.int64),
+            _padded([a.leaf_at for a in attrs], np.int64),
+            _padded([h.parent for h in hs], np.int64),
+            _padded([h.depth for h in hs], np.int64),
+            _padded([a.loss for a in attrs], np.float64),
+            self._ancestors(hs) if hier else np.zeros((m, 1, 1), dtype=np.int32),
+            hier, float(k), max(a.domain for a in attrs))
+        partition = gpart[inv]
+        if not self.strict and relaxable.any():
+            partition, lcas, extra = self._relax(attrs, partition, lcas, relaxable, counts, k)
+            n_cuts += extra
+        n_parts = len(lcas)
+        out = lcas[partition].astype(t.codes.dtype)
+        sizes = np.bincount(partition, weights=counts, minlength=n_parts).astype(np.int64)
+        info = {
+            "partitions": n_parts,
+            "partition": partition,
+            "partition_sizes": sizes,
+            "cuts": int(n_cuts),
+            "numeric": [q for q, a in zip(t.qi_names, attrs) if a.numeric],
+            "strict": self.strict,
+            "categorical": self.categorical,
+        }
+        info.update(self._ncp(attrs, partition, lcas, counts, t.qi_names))
+        log.info("mondrian: %d partitions, NCP %.4f", n_parts, info["ncp"])
+        return Solution(out, np.zeros(t.n_rows, dtype=bool), info)
+
+    @staticmethod
+    def _ancestors(hs: list[Hierarchy]) -> np.ndarray:
+        n = max(h.n_nodes for h in hs)
+        d = max(h.ancestors.shape[1] for h in hs)
+        out = np.zeros((len(hs), n, d), dtype=np.int32)
+        for j, h in enumerate(hs):
+            out[j, :h.n_nodes, :h.ancestors.shape[1]] = h.ancestors
+        return out
+
+    # ------------------------------------------------------- relaxed stage
+    def _relax(self, attrs, partition, lcas, relaxable, counts, k):
+        """Refine, row by row, every strict partition where relaxed cuts may
+        go on; the partitions are renumbered in depth-first order."""
+        self._row_arrays(attrs)
+        n_strict = len(lcas)
+        order = np.argsort(partition, kind="stable")  # rows of each partition, in row order
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(partition, minlength=n_strict))))
+        n_sub = np.ones(n_strict, dtype=np.int64)
+        subs = {}
+        n_cuts = 0
+        for p in np.flatnonzero(relaxable):
+            rows = order[bounds[p]:bounds[p + 1]]
+            finals, cuts = self._partition_rows(attrs, rows, counts, k)
+            subs[int(p)] = finals
+            n_sub[p] = len(finals)
+            n_cuts += cuts
+        offset = np.cumsum(n_sub) - n_sub
+        new_part = offset[partition]
+        new_lcas = np.empty((int(n_sub.sum()), lcas.shape[1]), dtype=lcas.dtype)
+        new_lcas[offset] = lcas
+        for p, finals in subs.items():
+            for q, (rows, l) in enumerate(finals):
+                new_part[rows] = offset[p] + q
+                new_lcas[offset[p] + q] = l
+        return new_part, new_lcas, n_cuts
+
+    def _row_arrays(self, attrs) -> None:
+        """Per-row arrays of the row-by-row algorithm (:meth:`_partition_rows`)."""
         self._dlo = np.stack([a.dfs_lo for a in attrs], axis=1)
         self._dhi = np.stack([a.dfs_hi for a in attrs], axis=1)
         self._num_cols = [j for j, a in enumerate(attrs) if a.numeric]
@@ -267,15 +592,15 @@ class Mondrian(Algorithm):
             self._nlo = np.stack([attrs[j].num_lo for j in self._num_cols], axis=1)
             self._nhi = np.stack([attrs[j].num_hi for j in self._num_cols], axis=1)
             self._inv_span = np.array([1.0 / attrs[j].span if attrs[j].span > 0 else 0.0 for j in self._num_cols])
-        counts = t.counts.astype(np.float64)
-        partition = np.empty(t.n_rows, dtype=np.int64)
-        out = np.empty_like(t.codes)
-        final_lcas: list[list[int]] = []
-        final_rows: list[np.ndarray] = []
-        stack = [np.arange(t.n_rows, dtype=np.int64)]
+
+    def _partition_rows(self, attrs, rows, counts, k):
+        """Mondrian row by row (strict cuts first, then relaxed ones) on
+        ``rows``; the final partitions (rows, LCAs) depth first, and the cuts.
+        On all rows (``np.arange``) this is the whole algorithm, without
+        grouping -- the reference the grouped solve is tested against."""
+        finals = []
         n_cuts = 0
-        if t.n_records < k:
-            raise ValueError(f"mondrian: the table has {t.n_records} records, fewer than k={k}")
+        stack = [rows]
         while stack:
             rows = stack.pop()
             widths, lcas = self._widths(attrs, rows)
@@ -291,45 +616,31 @@ class Mondrian(Algorithm):
                 if parts is not None:
                     break
             if parts is None:
-                pid = len(final_rows)
-                final_rows.append(rows)
-                final_lcas.append(lcas)
-                partition[rows] = pid
-                out[rows] = np.array(lcas, dtype=out.dtype)
+                finals.append((rows, lcas))
                 continue
             n_cuts += 1
             stack.extend(reversed(parts))
-        sizes = np.bincount(partition, weights=counts, minlength=len(final_rows)).astype(np.int64)
-        info = {
-            "partitions": len(final_rows),
-            "partition": partition,
-            "partition_sizes": sizes,
-            "cuts": n_cuts,
-            "numeric": [q for q, a in zip(t.qi_names, attrs) if a.numeric],
-            "strict": self.strict,
-            "categorical": self.categorical,
-        }
-        info.update(self._ncp(attrs, final_rows, final_lcas, counts, t.qi_names))
-        log.info("mondrian: %d partitions, NCP %.4f", len(final_rows), info["ncp"])
-        return Solution(out, np.zeros(t.n_rows, dtype=bool), info)
+        return finals, n_cuts
 
-    def _ncp(self, attrs, final_rows, final_lcas, counts, names) -> dict:
+    def _ncp(self, attrs, partition, lcas, counts, names) -> dict:
         n = float(counts.sum())
         m = len(attrs)
-        sizes = np.array([counts[r].sum() for r in final_rows])
-        lca = np.array(final_lcas, dtype=np.int64).reshape(len(final_rows), m)
-        ncp_h = np.zeros(len(final_rows))
-        ncp_r = np.zeros(len(final_rows))
+        n_parts = len(lcas)
+        sizes = np.bincount(partition, weights=counts, minlength=n_parts)
+        ncp_h = np.zeros(n_parts)
+        ncp_r = np.zeros(n_parts)
         ranges = {}
+        order = np.argsort(partition, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(np.bincount(partition, minlength=n_parts))[:-1]))
         for j, a in enumerate(attrs):
-            cat = np.array([a.category_loss(int(v)) for v in lca[:, j]])
+            cat = a.loss[lcas[:, j]].astype(np.float64)
             ncp_h += cat
             if a.numeric:
-                mins = np.array([a.num_lo[r].min() for r in final_rows])
-                maxs = np.array([a.num_hi[r].max() for r in final_rows])
+                mins = np.minimum.reduceat(a.num_lo[order], starts) if n_parts else np.zeros(0)
+                maxs = np.maximum.reduceat(a.num_hi[order], starts) if n_parts else np.zeros(0)
                 ncp_r += (maxs - mins) / a.span if a.span > 0 else 0.0
                 if self.numeric_ranges:
-                    ranges[names[j]] = [_fmt_range(lo, hi) for lo, hi in zip(mins, maxs)]
+                    ranges[names[j]] = [_fmt_range(lo, hi) for lo, hi in zip(mins.tolist(), maxs.tolist())]
             else:
                 ncp_r += cat
         denom = n * m if n and m else 1.0
