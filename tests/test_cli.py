@@ -155,6 +155,97 @@ def test_config_template_parses_and_methods_lists_default():
 
 
 # ----------------------------------------------------------------- report
+# --------------------------------------------------------------- risk threshold, class sizes
+def wide(*args):
+    """run() with a wide console, so rich does not wrap the table's labels."""
+    return CliRunner().invoke(cli.app, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def test_check_risk_threshold_and_class_size_rows(tmp_path):
+    r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json")
+    default = json.loads(r.stdout)
+    assert default["threshold"] == 0.2
+    hist = {int(s): c for s, c in default["class_size_histogram"].items()}
+    r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json", "--risk-threshold", 0.5)
+    got = json.loads(r.stdout)
+    assert got["threshold"] == 0.5
+    # records at risk above 0.5 are those in classes of size 1 (risk 1); above 0.2 also sizes 2-4
+    assert got["records_at_risk"] == hist.get(1, 0)
+    assert default["records_at_risk"] == sum(s * c for s, c in hist.items() if 1 / s > 0.2)
+    assert got["records_at_risk"] < default["records_at_risk"]
+    # the class-size distribution in JSON: every record in exactly one bin
+    dist = got["class_size_distribution"]
+    assert sum(b["records"] for b in dist) == got["n_records"] and sum(b["classes"] for b in dist) == got["n_classes"]
+    # ... and in the console table, with the threshold in the risk row
+    r = wide("check", EXAMPLE, "--config", EXAMPLE_CFG, "--risk-threshold", 0.5)
+    assert r.exit_code == 1
+    assert f"records at risk (risk above 0.5) | {hist.get(1, 0)}" in " | ".join(
+        " ".join(x.split()) for x in r.stdout.replace("│", "|").split("|"))
+    assert "classes of size 1 (below k)" in r.stdout and f"{hist[1]} classes / {hist[1]} records" in r.stdout
+    # the threshold from the configuration
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(EXAMPLE_CFG.read_text().replace("k: 3", "k: 3\nrisk_threshold: 0.5")
+                   .replace("patients_hierarchy", str(DATA / "patients_hierarchy")))
+    r = run("check", EXAMPLE, "--config", cfg, "--json")
+    assert json.loads(r.stdout)["threshold"] == 0.5
+    r = run("check", EXAMPLE, "--config", cfg, "--json", "--risk-threshold", 1)  # the option overrides it
+    assert json.loads(r.stdout)["threshold"] == 1 and json.loads(r.stdout)["records_at_risk"] == 0
+
+
+def test_check_class_size_bins_follow_k(tmp_path):
+    """On an anonymised table (classes of 3 and more) the bins split at k."""
+    out = tmp_path / "out.csv"
+    assert run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "--method", "fulldomain", "-q").exit_code == 0
+    r = run("check", out, *QI_OPTS, "-k", 7, "--json")
+    got = json.loads(r.stdout)
+    labels = [b["sizes"] for b in got["class_size_distribution"]]
+    assert labels[:6] == ["1", "2", "3-4", "5-6", "7-9", "10-13"]  # 7 = k and 14 = 2k are bin edges
+    hist = {int(s): c for s, c in got["class_size_histogram"].items()}
+    below = sum(s * c for s, c in hist.items() if s < 7)
+    assert sum(b["records"] for b in got["class_size_distribution"] if b["below_k"]) == below
+    assert got["requirements"][0]["records_below_k"] == below
+    r = wide("check", out, *QI_OPTS, "-k", 7)
+    assert "classes of size 5-6 (below k)" in r.stdout and "classes of size 7-9 " in r.stdout
+
+
+@pytest.mark.parametrize("bad", ["0", "1.5", "-0.1"])
+def test_risk_threshold_out_of_range_is_bad_input(tmp_path, bad):
+    for args in (("check", EXAMPLE), ("anonymize", EXAMPLE, "-o", tmp_path / "o.csv"),
+                 ("report", EXAMPLE, EXAMPLE, "-o", tmp_path / "r.html")):
+        r = run(*args, "--config", EXAMPLE_CFG, "--risk-threshold", bad)
+        assert r.exit_code == 2, (args, r.stderr)
+        assert "--risk-threshold" in r.stderr and "(0, 1]" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_anonymize_and_report_pass_the_risk_threshold(tmp_path):
+    out, rep = tmp_path / "out.csv", tmp_path / "r.html"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--report", rep, "--json",
+            "--risk-threshold", 0.3)
+    assert r.exit_code == 0, r.stderr
+    risk = json.loads(r.stdout)["risk"]
+    assert risk["threshold"] == 0.3
+    before = json.loads(run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json", "--risk-threshold", 0.3).stdout)
+    assert risk["before"]["records_at_risk"] == before["records_at_risk"] > 0
+    after = json.loads(run("check", out, *QI_OPTS, "-k", 3, "--json", "--risk-threshold", 0.3).stdout)
+    assert risk["after"]["records_at_risk"] == after["records_at_risk"]  # classes of 3 (risk 0.33) are at risk
+    assert after["records_at_risk"] == sum(int(s) * c for s, c in after["class_size_histogram"].items()
+                                           if 1 / int(s) > 0.3)
+    assert "risk &gt; 0.3" in rep.read_text(encoding="utf-8")
+    # console table
+    r = wide("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--force", "--risk-threshold", 0.3)
+    assert r.exit_code == 0, r.stderr
+    assert "records at risk (risk above 0.3) before / after" in r.stdout
+    # the report command, from the option and from the default
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--force", "--json", "--risk-threshold", 0.3)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["risk"]["after"]["records_at_risk"] == after["records_at_risk"]
+    assert "risk &gt; 0.3" in rep.read_text(encoding="utf-8")
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--force")
+    assert r.exit_code == 0 and "records at risk (risk above 0.2)" in r.stdout
+    assert "risk &gt; 0.2" in rep.read_text(encoding="utf-8")
+
+
 def test_report_command_on_existing_pair(tmp_path):
     out = tmp_path / "out.csv"
     assert run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "-q").exit_code == 0

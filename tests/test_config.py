@@ -67,6 +67,11 @@ BAD = {
     "count_column not str": (with_(count_column=1), ["count_column", "column name"]),
     "missing unknown": (with_(missing="drop"), ["missing", "error or root"]),
     "suppression_threshold negative": (with_(suppression_threshold=-1), ["suppression_threshold", ">= 0"]),
+    "risk_threshold zero": (with_(risk_threshold=0), ["risk_threshold", "(0, 1]", "got 0"]),
+    "risk_threshold above 1": (with_(risk_threshold=1.5), ["risk_threshold", "(0, 1]", "1.5"]),
+    "risk_threshold negative": (with_(risk_threshold=-0.2), ["risk_threshold", "(0, 1]"]),
+    "risk_threshold text": (with_(risk_threshold="0.2"), ["risk_threshold", "(0, 1]", "'0.2'"]),
+    "risk_threshold bool": (with_(risk_threshold=True), ["risk_threshold", "(0, 1]"]),
     "input not str": (with_(input=3), ["input", "path"]),
     "identifiers overlap": (with_(identifiers=["gender"]), ["identifiers", "quasi_identifiers", "gender"]),
     "alias and key": (with_(identifying=["id"], identifiers=["id"]), ["identifying", "identifiers"]),
@@ -99,8 +104,11 @@ def test_defaults_and_valid_values():
         "method": "kaca2", "params": {"max_inconsistency": 0.2}, "weights": "height", "beta": 2,
         "priorities": ["gender"], "seed": 7, "identifiers": "id", "identifier_action": "mask",
         "sensitive": ["diagnosis"], "insensitive": [], "class_column": "y", "count_column": "n",
-        "missing": "root", "suppression_threshold": 1.5,
+        "missing": "root", "suppression_threshold": 1.5, "risk_threshold": 0.5,
     })
+    assert cfg.risk_threshold == 0.5
+    assert C.parse(with_(risk_threshold=1)).risk_threshold == 1.0  # the upper bound is allowed
+    assert C.parse(BASE).risk_threshold == 0.2  # default
     assert cfg.k == 3 and cfg.requirements == ["gender:4", "gender:5"]
     assert cfg.method == "kaca2" and cfg.params == {"max_inconsistency": 0.2}
     assert cfg.weights == "height" and cfg.beta == 2.0 and cfg.seed == 7
@@ -210,3 +218,6 @@ def test_template_from_cli_is_the_template():
     r = CliRunner().invoke(cli.app, ["config-template"])
     assert r.exit_code == 0 and r.stdout == C.TEMPLATE
     assert C.parse(yaml.safe_load(r.stdout)).k == 5
+    assert C.parse(yaml.safe_load(r.stdout)).risk_threshold == 0.2
+    line = next(x for x in r.stdout.splitlines() if x.startswith("risk_threshold:"))
+    assert "#" in line and "0 < risk_threshold <= 1" in r.stdout  # annotated with its allowed range

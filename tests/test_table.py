@@ -236,8 +236,9 @@ def test_row_keys_shapes():
 @pytest.mark.parametrize("bad", [np.nan, None, "", "  "])
 def test_missing_qi_cell_names_column(paper_hierarchies, bad):
     df = pd.DataFrame({"Gender": ["male", "female", "male"], "Age": ["young", bad, "old"]})
-    with pytest.raises(DataError, match=r"column 'Age'.*1 missing.*row 1"):
+    with pytest.raises(DataError, match=r"column 'Age'.*1 missing.*in record 2 \(data row index 1\)") as err:
         encode(df, ["Gender", "Age"], paper_hierarchies)
+    assert repr(bad) in str(err.value)  # the value is named (an empty cell '' / nan / None, a blank '  ')
     t = encode(df, ["Gender", "Age"], paper_hierarchies, missing="root")
     h = paper_hierarchies["Age"]
     assert t.codes[1, 1] == 0 and h.labels[0] == "*"
@@ -335,11 +336,11 @@ def test_count_column(paper_hierarchies):
 
 
 @pytest.mark.parametrize("values, shown", [
-    (["3", "x", "1"], "row 1 has 'x'"),
-    ([3, 0, 1], "row 1 has 0"),
-    ([3, 1, -2], "row 2 has -2"),
-    ([2.5, 1, 1], "row 0 has 2.5"),
-    ([1, None, 1], "row 1"),
+    (["3", "x", "1"], "record 2 \\(data row index 1\\) has 'x'"),
+    ([3, 0, 1], "record 2 \\(data row index 1\\) has 0"),
+    ([3, 1, -2], "record 3 \\(data row index 2\\) has -2"),
+    ([2.5, 1, 1], "record 1 \\(data row index 0\\) has 2.5"),
+    ([1, None, 1], "record 2 \\(data row index 1\\)"),
 ])
 def test_count_column_errors(values, shown):
     df = pd.DataFrame({"Gender": ["male", "female", "male"], "n": values})

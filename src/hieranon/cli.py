@@ -4,9 +4,11 @@ Commands::
 
     hieranon anonymize INPUT -o OUTPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require "A,B:K"]...
                        [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
-    hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...]
+                       [--encoding ENC] [--risk-threshold T]
+    hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...] [--risk-threshold T]
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
+                       [--risk-threshold T]
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
                        | --suppress) [-o FILE.csv]
     hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
@@ -118,6 +120,38 @@ def _setup(config: Optional[Path], qi: list[str], k: Optional[int], require: lis
     return cfg, hierarchies
 
 
+def _risk_threshold(option: Optional[float], cfg) -> float:
+    """--risk-threshold when given (validated), else the configuration's ``risk_threshold``."""
+    if option is None:
+        return cfg.risk_threshold
+    from .risk import check_threshold
+    try:
+        return check_threshold(option, f"--risk-threshold {option:g}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
+                      "the config's risk_threshold, else 0.2)."
+
+
+def _risk_summary(before, after, threshold: float) -> dict:
+    """The risk figures of a result before and after, for --json."""
+    def part(r):
+        if r is None:
+            return None
+        return {"records": r.n_records, "records_at_risk": r.records_at_risk, "risk_max": r.risk_max,
+                "risk_mean": r.risk_mean, "sample_uniques": r.sample_uniques, "achieved_k": r.achieved_k}
+    return {"threshold": threshold, "before": part(before), "after": part(after)}
+
+
+def _risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
+    if before is None:
+        return []
+    return [(f"records at risk (risk above {threshold:g}) before / after",
+             f"{before.records_at_risk} / {after.records_at_risk if after is not None else '-'}")]
+
+
 def _configure_logging(quiet: bool, verbose: bool):
     level = logging.WARNING if quiet else (logging.DEBUG if verbose else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -197,6 +231,7 @@ def anonymize(
     class_column: Optional[str] = typer.Option(None, "--class-column", help="Class label column (CM)."),
     missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
+    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress or tables."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON on stdout."),
@@ -243,7 +278,8 @@ def anonymize(
         cfg = dataclasses.replace(
             cfg, method=method or cfg.method, seed=cfg.seed if seed is None else seed,
             weights=weights or cfg.weights, beta=beta or cfg.beta, count_column=count_column or cfg.count_column,
-            class_column=class_column or cfg.class_column, missing=missing or cfg.missing)
+            class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
+            risk_threshold=_risk_threshold(risk_threshold, cfg))
         with _status(quiet or as_json, f"anonymising {len(data)} rows..."):
             result = run(
                 data, list(hierarchies), hierarchies, cfg.k, requirements=cfg.requirements,
@@ -253,12 +289,18 @@ def anonymize(
                 missing=cfg.missing, identifiers=cfg.identifiers,
                 identifier_action=cfg.identifier_action, params=params,
             )
+        from .risk import assess_result
+        from .table import row_counts
+        risk_before, risk_after, _ = assess_result(result, row_counts(data, cfg.count_column), cfg.risk_threshold)
         html = None
         if report is not None:  # rendered before anything is written: a failure leaves no output behind
             from .report import render_report
             with _status(quiet or as_json, "writing the report..."):
-                html = render_report(data, result, cfg, input_name=input.name, output_name=output.name)
-        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None))
+                html = render_report(data, result, cfg, input_name=input.name, output_name=output.name,
+                                     threshold=cfg.risk_threshold)
+        # a CSV output of a CSV input keeps its separator and encoding
+        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+                    source=input, source_encoding=encoding)
         if html is not None:
             from .io import write_text
             try:
@@ -271,10 +313,11 @@ def anonymize(
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
-        typer.echo(json.dumps(result.summary(), default=_json_default, indent=2))
+        typer.echo(json.dumps({**result.summary(), "risk": _risk_summary(risk_before, risk_after, cfg.risk_threshold)},
+                              default=_json_default, indent=2))
     else:
-        _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified)", _metric_rows(result.metrics),
-                       quiet)
+        _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified)",
+                       _metric_rows(result.metrics) + _risk_rows(risk_before, risk_after, cfg.risk_threshold), quiet)
         if report is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
@@ -352,11 +395,13 @@ def check(
     require: list[str] = typer.Option([], "--require"),
     count_column: Optional[str] = typer.Option(None, "--count-column"),
     missing: Optional[str] = typer.Option(None, "--missing"),
+    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
     as_json: bool = typer.Option(False, "--json"),
     quiet: bool = typer.Option(False, "-q", "--quiet"),
     encoding: str = typer.Option("utf-8", "--encoding"),
 ):
-    """Report the k a table achieves as it is, and the classes below each requirement."""
+    """Report the k a table achieves as it is, its risk, its class-size
+    distribution and the classes below each requirement."""
     _configure_logging(True, False)
     try:
         from .requirements import normalise
@@ -368,13 +413,15 @@ def check(
         enc = encode(data, qis, hierarchies, counts=count_column or cfg.count_column, missing=missing or cfg.missing,
                      generalised=True)  # a published (already generalised) table can be checked too
         reqs = normalise(cfg.requirements, cfg.k, qis) if (cfg.k or cfg.requirements) else []
-        result = assess(enc, reqs)
+        result = assess(enc, reqs, threshold=_risk_threshold(risk_threshold, cfg))
+        k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), default=_json_default, indent=2))
+        typer.echo(json.dumps({**result.as_dict(), "class_size_distribution": result.size_distribution(k_max)},
+                              default=_json_default, indent=2))
     elif not quiet:
-        _print_metrics(f"check of {input.name}", result.rows(), False)
+        _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True), False)
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
@@ -431,6 +478,7 @@ def report_command(
     class_column: Optional[str] = typer.Option(None, "--class-column", help="Class label column (CM)."),
     weights: Optional[str] = typer.Option(None, "--weights", help="uniform | height | mage."),
     missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
+    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress or messages."),
     as_json: bool = typer.Option(False, "--json", help="Print the verification and metrics as JSON."),
@@ -455,13 +503,19 @@ def report_command(
         cfg, hierarchies = _setup(config, qi, k, require, orig)
         cfg = dataclasses.replace(cfg, method=method or cfg.method, weights=weights or cfg.weights,
                                   count_column=count_column or cfg.count_column,
-                                  class_column=class_column or cfg.class_column, missing=missing or cfg.missing)
+                                  class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
+                                  risk_threshold=_risk_threshold(risk_threshold, cfg))
         with _status(quiet or as_json, "verifying and measuring..."):
             result = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
                                    counts=cfg.count_column, weights=cfg.weights, beta=cfg.beta,
                                    priorities=cfg.priorities, class_column=cfg.class_column, missing=cfg.missing,
                                    identifiers=cfg.identifiers, method=cfg.method or "unknown (existing table)")
-            html = render_report(orig, result, cfg, input_name=original.name, output_name=anonymised.name)
+            html = render_report(orig, result, cfg, input_name=original.name, output_name=anonymised.name,
+                                 threshold=cfg.risk_threshold)
+            from .risk import assess_result
+            from .table import row_counts
+            counts = row_counts(orig, cfg.count_column) if cfg.count_column in orig.columns else None
+            risk_before, risk_after, _ = assess_result(result, counts, cfg.risk_threshold)
         write_text(html, output)
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -469,9 +523,12 @@ def report_command(
     if as_json:
         typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
                                "metrics": result.metrics.as_dict() if result.metrics else None,
+                               "risk": _risk_summary(risk_before, risk_after, cfg.risk_threshold),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
         typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
+        for name, value in _risk_rows(risk_before, risk_after, cfg.risk_threshold):
+            typer.echo(f"{name}: {value}")
         typer.echo(f"report written to {output}", err=True)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 

@@ -22,6 +22,7 @@ Example (``hieranon config-template`` prints an annotated one)::
     class_column: diagnosis
     count_column: null
     missing: error                        # or root
+    risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk"
     input: data.csv                       # the table this configuration is for (informational)
 
 ``identifying`` is accepted for ``identifiers`` and ``class`` for
@@ -42,7 +43,7 @@ from .hierarchy import Hierarchy
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
-    "count_column", "missing", "suppression_threshold", "input",
+    "count_column", "missing", "suppression_threshold", "risk_threshold", "input",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -110,6 +111,7 @@ class Config:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
+    risk_threshold: float = 0.2
     input: Path | None = None
     source: Path | None = None
 
@@ -251,6 +253,12 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if st is not None and (not isinstance(st, (int, float)) or st < 0):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
     cfg.suppression_threshold = st
+    if raw.get("risk_threshold") is not None:
+        from .risk import check_threshold
+        try:
+            cfg.risk_threshold = check_threshold(raw["risk_threshold"], "risk_threshold")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     if raw.get("input") is not None:
         if not isinstance(raw["input"], str):
             raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
@@ -304,4 +312,6 @@ sensitive: []                 # sensitive attributes (kept, reported)
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 missing: error                # error | root (treat empty QI cells as '*')
+risk_threshold: 0.2           # a record is "at risk" when its prosecutor risk 1/|class| is above this;
+                              # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records)
 """

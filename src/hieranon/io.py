@@ -1,5 +1,8 @@
 """Reading and writing tables: CSV (separator detected), Parquet, Excel.
 
+A CSV output of a CSV input keeps the input's separator and text encoding
+(:func:`write_table` with ``source=``).
+
 Writes are atomic: the table goes to a temporary file in the target
 directory and is renamed into place only when complete, so a failed run
 never leaves a half-written output.
@@ -63,7 +66,11 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     except InputError:
         raise
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not valid {encoding} text ({exc.reason}); give --encoding") from None
+        raise InputError(f"{path} is not valid {encoding} text ({exc.reason} at byte {exc.start}); give its "
+                         "encoding with --encoding, e.g. --encoding latin-1 or --encoding cp1252") from None
+    except LookupError:  # an unknown codec name
+        raise InputError(f"--encoding {encoding!r} is not a known text encoding (e.g. utf-8, latin-1, cp1252)") \
+            from None
     except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
         raise InputError(f"{path} cannot be read as {kind}: {str(exc).splitlines()[0]}") from None
     if df.shape[1] < 1 or len(df.columns) != len(set(df.columns)):
@@ -81,12 +88,40 @@ def _publish(tmp: str, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str = ",") -> Path:
-    """Write atomically (temporary file in the same directory, then rename)."""
+def csv_options(path: Path, kind: str, *, sep: str | None = None, encoding: str | None = None,
+                source=None, source_encoding: str = "utf-8") -> tuple[str, str]:
+    """Separator and encoding of a CSV output ``path`` (format ``kind``):
+    ``sep``/``encoding`` when given; else those of ``source`` when it is a CSV
+    table (a ``;``-separated latin-1 input gives a ``;``-separated latin-1
+    output); else a tab for ``.tsv`` and ``,``, and UTF-8."""
+    source_is_csv = source is not None and table_format(Path(source)) == "csv" and Path(source).is_file()
+    if sep is None:
+        if Path(path).suffix.lower() == ".tsv":
+            sep = "\t"
+        elif source_is_csv and kind == "csv":
+            sep = sniff_separator(Path(source), source_encoding)
+        else:
+            sep = ","
+    if encoding is None:
+        encoding = source_encoding if source_is_csv else "utf-8"
+    return sep, encoding
+
+
+def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | None = None,
+                encoding: str | None = None, source=None, source_encoding: str = "utf-8") -> Path:
+    """Write atomically (temporary file in the same directory, then rename).
+
+    A CSV output is written with separator ``sep`` and text ``encoding``;
+    when they are not given and ``source`` (the input table's path, read
+    with ``source_encoding``) is a CSV file, the output keeps the input's
+    detected separator and its encoding (see :func:`csv_options`)."""
     path = Path(path)
     if not path.parent.exists():
         raise InputError(f"output directory {path.parent} does not exist")
     kind = table_format(path, fmt)
+    if kind == "csv":
+        sep, encoding = csv_options(path, kind, sep=sep, encoding=encoding, source=source,
+                                    source_encoding=source_encoding)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -97,9 +132,15 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str = ",
                     out[c] = out[c].astype(str)
             out.to_parquet(tmp, index=False)
         elif kind == "excel":
-            df.to_excel(tmp, index=False, engine="openpyxl")
+            with open(tmp, "wb") as fh:  # a handle: pandas would reject the temporary file's .tmp extension
+                df.to_excel(fh, index=False, engine="openpyxl")
         else:
-            df.to_csv(tmp, index=False, sep=sep)
+            try:
+                df.to_csv(tmp, index=False, sep=sep, encoding=encoding)
+            except UnicodeEncodeError as exc:
+                raise InputError(f"cannot write {path} as {encoding} text (the input's encoding): "
+                                 f"{exc.object[exc.start:exc.end]!r} has no {encoding} form; convert the input "
+                                 "to UTF-8 or choose a .parquet or .xlsx output") from None
         _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -14,6 +14,30 @@ import numpy as np
 from .requirements import Requirement
 from .table import EncodedTable, group
 
+#: Prosecutor risk above which a record counts as "at risk" unless the
+#: configuration (``risk_threshold``) or ``--risk-threshold`` says otherwise.
+DEFAULT_THRESHOLD = 0.2
+
+
+def check_threshold(value, what: str = "risk_threshold") -> float:
+    """``value`` as a risk threshold in (0, 1]; a ValueError naming ``what`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not (0 < float(value) <= 1):
+        raise ValueError(f"{what}: expected a number in (0, 1] (a prosecutor risk 1/|class|, e.g. 0.2 = classes of "
+                         f"fewer than 5 records), got {value!r}")
+    return float(value)
+
+
+def size_bins(k: int | None = None) -> list[tuple[int, int | None]]:
+    """Class-size bins ``[(low, high or None), ...]``: 1, 2, 3-4, 5-9, 10-19,
+    20+ (roughly doubling), with ``k`` and ``2k`` as extra bin boundaries so
+    that the classes below ``k`` are never binned with those that reach it."""
+    edges = {1, 2, 3, 5, 10, 20}
+    if k is not None and k > 1:
+        edges |= {k, 2 * k}
+    edges = sorted(edges)
+    return [(lo, hi - 1) for lo, hi in zip(edges, edges[1:])] + [(edges[-1], None)]
+
 
 @dataclass
 class RiskReport:
@@ -56,19 +80,42 @@ class RiskReport:
         d["ok"] = self.ok
         return d
 
-    def rows(self) -> list[tuple[str, str]]:
+    def size_distribution(self, k: int | None = None) -> list[dict]:
+        """Classes and records per class-size bin (:func:`size_bins`), from
+        size 1 up to the bin holding the largest class; empty bins included.
+        ``below_k`` marks the bins whose classes are all smaller than ``k``."""
+        hist = self.class_size_histogram
+        largest = max(hist, default=0)
+        out = []
+        for lo, hi in size_bins(k):
+            if lo > largest:
+                break
+            inside = {s: c for s, c in hist.items() if s >= lo and (hi is None or s <= hi)}
+            label = str(lo) if hi == lo else (f"{lo}+" if hi is None else f"{lo}-{hi}")
+            out.append({"sizes": label, "min": lo, "max": hi, "classes": int(sum(inside.values())),
+                        "records": int(sum(s * c for s, c in inside.items())),
+                        "below_k": bool(k is not None and hi is not None and hi < k)})
+        return out
+
+    def rows(self, k: int | None = None, distribution: bool = False) -> list[tuple[str, str]]:
+        """(label, value) rows for a console table; with ``distribution``,
+        one row per class-size bin (bins chosen relative to ``k``)."""
         out = [
             ("records", str(self.n_records)), ("equivalence classes", str(self.n_classes)),
             ("k achieved (smallest class)", str(self.achieved_k)),
             ("prosecutor risk, highest", f"{self.risk_max:.4f}"),
             ("prosecutor risk, average", f"{self.risk_mean:.4f}"),
-            (f"records at risk > {self.threshold:g}", str(self.records_at_risk)),
+            (f"records at risk (risk above {self.threshold:g})", str(self.records_at_risk)),
             ("sample uniques", f"{self.sample_uniques:.2%}"),
         ]
         for r in self.requirements:
             out.append((f"{r['requirement']}: achieved k", str(r["achieved_k"])))
             out.append((f"{r['requirement']}: classes / records below k",
                         f"{r['classes_below_k']} / {r['records_below_k']}"))
+        if distribution:
+            for b in self.size_distribution(k):
+                out.append((f"classes of size {b['sizes']}" + (" (below k)" if b["below_k"] else ""),
+                            f"{b['classes']} classes / {b['records']} records"))
         return out
 
 
@@ -79,7 +126,7 @@ def class_sizes(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarray | None = None,
-           threshold: float = 0.2) -> RiskReport:
+           threshold: float = DEFAULT_THRESHOLD) -> RiskReport:
     """Risk of ``codes`` (default: the table as it is) and each requirement's status."""
     codes = table.codes if codes is None else codes
     counts = table.counts
@@ -102,3 +149,26 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
         class_size_histogram={int(s): int(c) for s, c in zip(hist_sizes, hist_counts)},
         requirements=reqs,
     )
+
+
+def assess_result(result, counts: np.ndarray | None = None, threshold: float = DEFAULT_THRESHOLD):
+    """Risk of an :class:`~hieranon.api.AnonymizationResult` before and after:
+    ``(before, after, suppressed_records)``. ``after`` covers the records not
+    suppressed (None when every record was suppressed or there are no output
+    codes); ``before`` is None without the original codes."""
+    if result.original_codes is None:
+        return None, None, 0
+    n_rows = result.original_codes.shape[0]
+    counts = np.ones(n_rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    qi_names = [h.name for h in result.hierarchies]
+    before = assess(EncodedTable(result.original_codes, result.hierarchies, qi_names, counts),
+                    result.requirements, threshold=threshold)
+    if result.codes is None:
+        return before, None, 0
+    sup = np.zeros(n_rows, dtype=bool) if result.suppressed is None else np.asarray(result.suppressed, dtype=bool)
+    keep = ~sup
+    if not keep.any():
+        return before, None, int(counts[sup].sum())
+    after = assess(EncodedTable(result.original_codes[keep], result.hierarchies, qi_names, counts[keep]),
+                   result.requirements, codes=result.codes[keep], threshold=threshold)
+    return before, after, int(counts[sup].sum())

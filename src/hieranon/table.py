@@ -109,8 +109,12 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     missing_u = np.fromiter((_is_missing_value(x) for x in uniques), dtype=bool, count=len(uniques))
     if missing_u.any() and missing != "root":
         rows = np.flatnonzero(missing_u[uniq_idx])
+        first = int(rows[0])
+        value = values.iloc[first]
+        shown = f"a blank cell ({value!r})" if isinstance(value, str) and value else f"an empty cell ({value!r})"
         raise DataError(
-            f"column {values.name!r} has {len(rows)} missing value(s) (first at row {int(rows[0])}); "
+            f"column {values.name!r} has {len(rows)} missing value(s), the first {shown} in record "
+            f"{first + 1} (data row index {first}); "
             "fill them, or pass missing='root' (--missing root) to treat them as '*'"
         )
     leaf = np.zeros(len(uniques), dtype=np.int32)  # missing -> root (node 0)
@@ -156,7 +160,8 @@ def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
             i = int(np.flatnonzero(bad.to_numpy())[0])
             value = df[counts].iloc[i]
             value = value.item() if isinstance(value, np.generic) else value  # not np.int64(0)
-            raise DataError(f"count column {counts!r}: row {i} has {value!r}; counts must be whole numbers >= 1")
+            raise DataError(f"count column {counts!r}: record {i + 1} (data row index {i}) has {value!r}; "
+                            "counts must be whole numbers >= 1")
         return col.to_numpy(dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
     if counts.shape != (len(df),) or (counts < 1).any():

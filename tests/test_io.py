@@ -1,0 +1,237 @@
+"""Table input and output (hieranon.io) and its use by the CLI: separator
+detection and preservation, text encodings, Excel and Parquet, direct
+identifiers dropped or masked end to end.
+
+Everything runs on the shipped 80-row patients example (fast)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hieranon import cli
+from hieranon import hierarchy as H
+from hieranon.datasets import example_path
+from hieranon.io import InputError, read_table, sniff_separator, write_table
+from hieranon.verify import verify
+
+EXAMPLE = example_path("patients.csv")
+DATA = EXAMPLE.parent
+QIS = ["gender", "age", "postcode", "date_of_birth"]
+QI_OPTS = [x for q in QIS for x in ("--qi", f"{q}={DATA / f'patients_hierarchy_{q}.csv'}")]
+SEPARATORS = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|"}
+
+
+def run(*args):
+    return CliRunner().invoke(cli.app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def patients() -> pd.DataFrame:
+    """The example table, every cell as text, with a free-text column whose
+    values contain the other candidate separators (so detection cannot just
+    count characters on the header line)."""
+    df = read_table(EXAMPLE)
+    notes = ["seen twice, no referral", "ref: 12; follow-up", "a|b", "plain"]
+    return df.assign(note=[notes[i % len(notes)] for i in range(len(df))])
+
+
+def hierarchies():
+    return {q: H.from_arx_csv(DATA / f"patients_hierarchy_{q}.csv", q) for q in QIS}
+
+
+def assert_anonymised(original: pd.DataFrame, out: pd.DataFrame, k: int):
+    report = verify(original, out, QIS, hierarchies(), None, k=k)
+    assert report.ok, report.summary()
+
+
+def first_line(path, encoding="utf-8") -> str:
+    with open(path, encoding=encoding, newline="") as fh:
+        return fh.readline().rstrip("\r\n")
+
+
+# ------------------------------------------------------------ separators
+@pytest.mark.parametrize("name", SEPARATORS)
+def test_separator_detected(tmp_path, patients, name):
+    sep = SEPARATORS[name]
+    path = tmp_path / "in.csv"
+    patients.to_csv(path, sep=sep, index=False)
+    assert sniff_separator(path, "utf-8") == sep
+    got = read_table(path)
+    assert list(got.columns) == list(patients.columns)
+    pd.testing.assert_frame_equal(got, patients)  # every value, including those holding other separators
+
+
+@pytest.mark.parametrize("name", ["semicolon", "tab", "pipe", "comma"])
+def test_cli_keeps_input_separator(tmp_path, patients, name):
+    sep = SEPARATORS[name]
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    patients.to_csv(src, sep=sep, index=False)
+    r = run("anonymize", src, "-o", out, *QI_OPTS, "-k", 3, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert first_line(out) == sep.join(patients.columns)  # same separator, same columns in order
+    got = pd.read_csv(out, sep=sep, dtype=str, keep_default_na=False)  # parses with the input's separator
+    assert got.shape == patients.shape
+    assert got["note"].tolist() == patients["note"].tolist()  # quoted where needed, unchanged
+    assert_anonymised(patients, got, k=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.csv"]  # atomic: no temp file left
+
+
+def test_tsv_output_extension_gives_tabs(tmp_path, patients):
+    src = tmp_path / "in.csv"
+    patients.to_csv(src, sep=";", index=False)
+    r = run("anonymize", src, "-o", tmp_path / "out.tsv", *QI_OPTS, "-k", 2, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert first_line(tmp_path / "out.tsv") == "\t".join(patients.columns)
+
+
+def test_write_table_source_keeps_separator_and_encoding(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_bytes("ville;n\nMontr\xe9al;1\n".encode("latin-1"))
+    df = read_table(src, encoding="latin-1")
+    out = write_table(df, tmp_path / "out.csv", source=src, source_encoding="latin-1")
+    assert out.read_bytes() == src.read_bytes()
+    # explicit options win over the source's
+    out2 = write_table(df, tmp_path / "out2.csv", sep=",", encoding="utf-8", source=src, source_encoding="latin-1")
+    assert out2.read_text(encoding="utf-8") == "ville,n\nMontréal,1\n"
+    # a value the source's encoding cannot hold: a clear error and nothing written
+    with pytest.raises(InputError, match=r"latin-1.*'\\u0151'|latin-1.*'ő'"):
+        write_table(df.assign(ville="Győr"), tmp_path / "out3.csv", source=src, source_encoding="latin-1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.csv", "out2.csv"]
+
+
+# ------------------------------------------------------------ encodings
+@pytest.fixture
+def latin1_table(tmp_path, patients):
+    df = patients.drop(columns=["note"]).assign(
+        city=["Montréal", "Zürich", "São Paulo", "Köln"] * (len(patients) // 4))
+    path = tmp_path / "latin1.csv"
+    df.to_csv(path, sep=";", index=False, encoding="latin-1")
+    with pytest.raises(UnicodeDecodeError):
+        path.read_bytes().decode("utf-8")
+    return df, path
+
+
+def test_latin1_input_with_encoding_option(tmp_path, latin1_table):
+    df, src = latin1_table
+    out = tmp_path / "out.csv"
+    r = run("anonymize", src, "-o", out, *QI_OPTS, "-k", 3, "--encoding", "latin-1", "-q")
+    assert r.exit_code == 0, r.stderr
+    raw = out.read_bytes()
+    assert "Montréal".encode("latin-1") in raw and "Zürich".encode("latin-1") in raw  # written back as latin-1
+    got = read_table(out, encoding="latin-1")
+    assert got["city"].tolist() == df["city"].tolist()
+    assert first_line(out, "latin-1").count(";") == len(df.columns) - 1
+    assert_anonymised(df, got, k=3)
+    # check reads it too
+    r = run("check", src, *QI_OPTS, "-k", 1, "--encoding", "latin-1", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["n_records"] == len(df)
+
+
+def test_latin1_input_without_encoding_is_one_line_error(tmp_path, latin1_table):
+    _, src = latin1_table
+    out = tmp_path / "out.csv"
+    r = run("anonymize", src, "-o", out, *QI_OPTS, "-k", 3)
+    assert r.exit_code == 2
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("hieranon: error:")
+    assert str(src) in err and "utf-8" in err and "--encoding" in err
+    assert not out.exists()
+    r = run("check", src, *QI_OPTS, "-k", 3)
+    assert r.exit_code == 2 and "--encoding" in r.stderr
+
+
+def test_unknown_encoding_is_bad_input(tmp_path, latin1_table):
+    _, src = latin1_table
+    r = run("check", src, *QI_OPTS, "-k", 3, "--encoding", "no-such-codec")
+    assert r.exit_code == 2 and "no-such-codec" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------ Excel and Parquet
+def test_excel_round_trip_through_cli(tmp_path, patients):
+    src_x, src_c = tmp_path / "in.xlsx", tmp_path / "in.csv"
+    patients.to_excel(src_x, index=False, engine="openpyxl")
+    patients.to_csv(src_c, index=False)
+    out_x, out_c = tmp_path / "out.xlsx", tmp_path / "out.csv"
+    for src, out in ((src_x, out_x), (src_c, out_c)):
+        r = run("anonymize", src, "-o", out, *QI_OPTS, "-k", 3, "--seed", 1, "--method", "kaca1", "-q")
+        assert r.exit_code == 0, r.stderr
+    assert out_x.read_bytes()[:2] == b"PK"  # a real .xlsx (zip) file, not CSV text
+    got_x = read_table(out_x)
+    assert list(got_x.columns) == list(patients.columns)
+    assert_anonymised(patients, got_x, k=3)
+    pd.testing.assert_frame_equal(got_x, read_table(out_c))  # Excel in/out loses nothing against CSV in/out
+    # Excel in, CSV out by extension
+    r = run("anonymize", src_x, "-o", tmp_path / "x.csv", *QI_OPTS, "-k", 3, "--seed", 1, "--method", "kaca1", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert first_line(tmp_path / "x.csv") == ",".join(patients.columns)
+
+
+def test_parquet_in_csv_out_by_extension(tmp_path, patients):
+    src, out = tmp_path / "in.parquet", tmp_path / "out.csv"
+    patients.to_parquet(src, index=False)
+    r = run("anonymize", src, "-o", out, *QI_OPTS, "-k", 3, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert out.read_bytes()[:4] != b"PAR1"
+    assert first_line(out) == ",".join(patients.columns)
+    got = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert len(got) == len(patients)
+    assert_anonymised(patients, got, k=3)
+    # and CSV in, Parquet out by extension
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "back.parquet", *QI_OPTS, "-k", 3, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "back.parquet").read_bytes()[:4] == b"PAR1"
+    assert len(pd.read_parquet(tmp_path / "back.parquet")) == len(patients)
+
+
+# ------------------------------------------------------------ direct identifiers
+def _config(tmp_path, **extra) -> str:
+    cfg = {"k": 3, "quasi_identifiers": {q: str(DATA / f"patients_hierarchy_{q}.csv") for q in QIS},
+           "identifiers": ["id"], **extra}
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("action", [None, "drop", "mask"])
+def test_identifiers_dropped_by_default_or_masked(tmp_path, patients, action):
+    out = tmp_path / "out.csv"
+    cfg = _config(tmp_path, **({"identifier_action": action} if action else {}))
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", cfg, "-q")
+    assert r.exit_code == 0, r.stderr
+    got = read_table(out)
+    original = read_table(EXAMPLE)
+    if action == "mask":
+        assert list(got.columns) == list(original.columns)
+        assert set(got["id"]) == {"*"}
+        assert not set(original["id"]) & set(got.astype(str).to_numpy().ravel())  # no identifier leaks
+    else:
+        assert "id" not in got.columns
+        assert list(got.columns) == [c for c in original.columns if c != "id"]
+        assert not set(original["id"]) & set(got.astype(str).to_numpy().ravel())
+    assert_anonymised(original.drop(columns=["id"]), got.drop(columns=["id"], errors="ignore"), k=3)
+    rest = [c for c in original.columns if c not in QIS and c != "id"]
+    pd.testing.assert_frame_equal(got[rest], original[rest])  # non-QI columns untouched
+
+
+def test_identifier_action_invalid_is_bad_input(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", _config(tmp_path, identifier_action="hash"))
+    assert r.exit_code == 2 and "identifier_action" in r.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_csv_module_agrees_on_written_quoting(tmp_path, patients):
+    """A ;-separated output quotes nothing that does not hold ';' (readable by any CSV reader)."""
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    patients.to_csv(src, sep=";", index=False)
+    assert run("anonymize", src, "-o", out, *QI_OPTS, "-k", 2, "-q").exit_code == 0
+    with open(out, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh, delimiter=";"))
+    assert len(rows) == len(patients) + 1 and all(len(row) == len(patients.columns) for row in rows)
+    assert [row[-1] for row in rows[1:]] == patients["note"].tolist()
