@@ -101,7 +101,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even) td{background:#fafbfc}
 table.kv th{min-width:150px;max-width:340px}table.metrics th{width:240px}
 table.metrics{width:100%}table.metrics td.num{width:130px}table.metrics td.desc{width:58%}
-.cols{display:grid;grid-template-columns:minmax(0,auto) minmax(0,1fr);gap:0 28px;align-items:start}
+.cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 28px;align-items:start}
 .cols td{overflow-wrap:break-word}
 .cols>div>h3:first-child{margin-top:0}
 @media (max-width:820px){.cols{grid-template-columns:minmax(0,1fr)}}
@@ -130,6 +130,19 @@ footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid va
 # ------------------------------------------------------------------ helpers
 def _e(x) -> str:
     return html.escape(str(x), quote=True)
+
+
+def _value_text(v) -> str:
+    """A parameter or algorithm detail as short text: numbers through :func:`_fmt`,
+    lists as their first items and a count, mappings as ``key=value`` pairs."""
+    if isinstance(v, Mapping):
+        return "(" + ", ".join(f"{k}={_value_text(x)}" for k, x in v.items()) + ")"
+    if isinstance(v, (list, tuple)):
+        head = "; ".join(_value_text(x) for x in v[:4])
+        return f"[{head}; ... {len(v)} items]" if len(v) > 4 else f"[{head}]"
+    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return _fmt(v, 3) if isinstance(v, (float, np.floating)) else (repr(v) if isinstance(v, str) else _fmt(v))
 
 
 def _fmt(x, digits: int = 4) -> str:
@@ -265,7 +278,7 @@ def _hierarchy_source(config, name: str) -> str:
 def _configuration(result, config) -> str:
     rows = [("method", result.method)]
     params = {k: v for k, v in (result.params or {}).items()}
-    rows.append(("method parameters", ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"))
+    rows.append(("method parameters", ", ".join(f"{k}={_value_text(v)}" for k, v in params.items()) or "defaults"))
     rows.append(("requirements", "; ".join(str(r) for r in result.requirements) or "–"))
     weights = _cfg(config, "weights", "uniform")
     beta = _cfg(config, "beta", 1.0)
@@ -545,10 +558,7 @@ def _timings(result) -> str:
     if info:
         irows = []
         for k, v in list(info.items())[:25]:
-            if isinstance(v, (list, tuple)):
-                text = repr(list(v[:12]))[:-1] + f", ... ({len(v)} items)]" if len(v) > 12 else repr(v)
-            else:
-                text = _fmt(v)
+            text = _value_text(v)
             irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
         out += "<div><h3>Algorithm details</h3>" + _kv(irows) + "</div>"
     return out + "</div>"
