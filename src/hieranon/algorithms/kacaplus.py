@@ -161,6 +161,47 @@ def _seen_add(code, seen, dense):
 
 
 @njit(cache=True)
+def _generalise(codes, base, up, gt):
+    """Write into ``gt`` the ancestors of ``codes`` at the depth vector whose
+    per-attribute offsets into ``up`` are ``base``; return their hash."""
+    h = 0
+    for j in range(gt.shape[0]):
+        g = up[base[j] + codes[j]]
+        gt[j] = g
+        h = _mix(h, g)
+    return h
+
+
+@njit(cache=True)
+def _find_group(tab, h, gt, stamp, tmask):
+    """Slot of the group printed as ``gt`` (hash ``h``) in the sweep's table
+    of the current depth vector (rows stamped ``stamp``), or -1."""
+    s = h & tmask
+    while tab[s, 0] == stamp:
+        if tab[s, 9] == h:
+            eq = True
+            for j in range(gt.shape[0]):
+                if tab[s, 10 + j] != gt[j]:
+                    eq = False
+                    break
+            if eq:
+                return s
+        s = (s + 1) & tmask
+    return -1
+
+
+@njit(cache=True)
+def _donor_append(tab, s, x, dnext):
+    """Append ``x`` (a donor class, or a donor record) to group ``s``'s donor list."""
+    dnext[x] = -1
+    if tab[s, 6] < 0:
+        tab[s, 6] = x
+    else:
+        dnext[tab[s, 8]] = x
+    tab[s, 8] = x
+
+
+@njit(cache=True)
 def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, goff, est, beta, tie, maxvec,
                   cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
                   seen, dense, hk, tab, dnext,
@@ -216,11 +257,7 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
             base[j] = off[j] + dvec[j] * nn[j]
         for ii in range(nU):
             r = U[ii]
-            h = 0
-            for j in range(m):
-                g = up[base[j] + R[r, j]]
-                gt[j] = g
-                h = _mix(h, g)
+            h = _generalise(R[r], base, up, gt)
             s = h & tmask
             while True:
                 if tab[s, 0] != stamp:
@@ -294,30 +331,10 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                     rr = ctail[c]
                     while rr >= 0:
                         out_n[4] += 1
-                        h = 0
-                        for j in range(m):
-                            g = up[off[j] + dvec[j] * nn[j] + R[rr, j]]
-                            gt[j] = g
-                            h = _mix(h, g)
-                        s = h & tmask
-                        while tab[s, 0] == stamp:
-                            eq = tab[s, 9] == h
-                            if eq:
-                                for j in range(m):
-                                    if tab[s, 10 + j] != gt[j]:
-                                        eq = False
-                                        break
-                            if eq:
-                                if tab[s, 2] < k and tab[s, 7] >= 0:
-                                    tab[s, 5] += cnt[rr]
-                                    dnext[rr] = -1
-                                    if tab[s, 6] < 0:
-                                        tab[s, 6] = rr
-                                    else:
-                                        dnext[tab[s, 8]] = rr
-                                    tab[s, 8] = rr
-                                break
-                            s = (s + 1) & tmask
+                        s = _find_group(tab, _generalise(R[rr], base, up, gt), gt, stamp, tmask)
+                        if s >= 0 and tab[s, 2] < k and tab[s, 7] >= 0:
+                            tab[s, 5] += cnt[rr]
+                            _donor_append(tab, s, rr, dnext)
                         rr = rprev[rr]
                     continue
                 ok = True
@@ -328,30 +345,10 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                 if not ok:
                     continue
                 out_n[4] += 1
-                h = 0
-                for j in range(m):
-                    g = up[off[j] + dvec[j] * nn[j] + CT[c, j]]
-                    gt[j] = g
-                    h = _mix(h, g)
-                s = h & tmask
-                while tab[s, 0] == stamp:
-                    eq = tab[s, 9] == h
-                    if eq:
-                        for j in range(m):
-                            if tab[s, 10 + j] != gt[j]:
-                                eq = False
-                                break
-                    if eq:
-                        if tab[s, 2] < k:
-                            tab[s, 5] += csize[c] - k
-                            dnext[c] = -1
-                            if tab[s, 6] < 0:
-                                tab[s, 6] = c
-                            else:
-                                dnext[tab[s, 8]] = c
-                            tab[s, 8] = c
-                        break
-                    s = (s + 1) & tmask
+                s = _find_group(tab, _generalise(CT[c], base, up, gt), gt, stamp, tmask)
+                if s >= 0 and tab[s, 2] < k:
+                    tab[s, 5] += csize[c] - k
+                    _donor_append(tab, s, c, dnext)
         w = 0
         for ii in range(nU):
             r = U[ii]
