@@ -171,6 +171,19 @@ def _stub_records(c2, need, tail, prv, cnt):
 
 
 @njit(cache=True)
+def _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt):
+    """Records of class ``c2`` (``n2`` of them) that a merge with a class of
+    ``nc`` records generalises: all of them when ``nc + n2 < 2k``, else a
+    stub (seed 004, Def. 14) -- exactly ``need`` records when rows are
+    single records (``unit``), else whole rows from the end of its list."""
+    if nc + n2 < 2 * k:
+        return n2
+    if unit:
+        return need
+    return _stub_records(c2, need, tail, prv, cnt)
+
+
+@njit(cache=True)
 def _query_tables(C, T, hd, xa, xb, ea, eb):
     """Per-query cost tables over every node ``v`` of every attribute ``j``
     with a dense LCA table (``a`` = C's value, ``l = lca(a, v)``, Def. 8): the
@@ -399,12 +412,7 @@ def _nearest_plain(C, k, T, size, alive, unit, tail, prv, cnt, hd, xa, xb, ea, e
                 sa += fa
                 sb += fb
         n2 = size[c2]
-        if nc + n2 < 2 * k:
-            w = n2
-        elif unit:
-            w = need
-        else:
-            w = _stub_records(c2, need, tail, prv, cnt)
+        w = _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt)
         d = nc * sa + w * sb
         if d < best:
             best = d
@@ -475,12 +483,7 @@ def _nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, s
                 c2 = hot[ch, _FC]
                 if c2 != C:
                     n2 = hot[ch, _W]
-                    if nc + n2 < 2 * k:
-                        w = n2
-                    elif unit:
-                        w = need
-                    else:
-                        w = _stub_records(c2, need, tail, prv, cnt)
+                    w = _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt)
                     dist = nc * sa + w * sb
                     if dist < best:
                         best = dist
@@ -550,12 +553,7 @@ def _nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, s
                         sa = sa0 + fa
                         sb = sb0 + fb
                     n2 = hot[ch, _W]  # min(|C'|, 2k): enough for the stub rule
-                    if nc + n2 < 2 * k:
-                        w = n2
-                    elif unit:
-                        w = need
-                    else:
-                        w = _stub_records(c2, need, tail, prv, cnt)
+                    w = _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt)
                     dist = nc * sa + w * sb
                     if dist < best:
                         best = dist
