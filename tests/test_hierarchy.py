@@ -433,3 +433,12 @@ def test_value_to_label():
     assert H.value_to_label(" male ") == "male"
     assert H.value_to_label(2.5) == "2.5"
     assert H.value_to_label(pd.Timestamp("1980-04-03")) == "03/04/1980"
+
+
+def test_trailing_separators_add_no_level():
+    """Spreadsheets often end every row with the separator: 'female;*;' is a
+    two-level hierarchy, not one whose root is the empty string."""
+    h = H.from_arx_csv("female;*;\nmale;*;\n", "gender")
+    assert h.height == 2 and h.labels[0] == "*"
+    mixed = H.from_arx_csv("4351;435*;*;;\n4352;435*;*\n", "postcode")
+    assert mixed.height == 3 and mixed.is_balanced

@@ -235,3 +235,59 @@ def test_csv_module_agrees_on_written_quoting(tmp_path, patients):
         rows = list(csv.reader(fh, delimiter=";"))
     assert len(rows) == len(patients) + 1 and all(len(row) == len(patients.columns) for row in rows)
     assert [row[-1] for row in rows[1:]] == patients["note"].tolist()
+
+
+# ------------------------------------------------------------ malformed tables
+def test_repeated_column_name_is_rejected_not_renamed(tmp_path, patients):
+    """pandas would read a second 'gender' as 'gender.1'; the header must name each column once."""
+    table = tmp_path / "dup.csv"
+    table.write_text("gender,age,gender\nmale,30,female\n")
+    with pytest.raises(InputError, match=r"dup\.csv.*'gender'.*more than once"):
+        read_table(table)
+    xlsx = tmp_path / "dup.xlsx"
+    pd.DataFrame([["male", "30", "female"]], columns=["g", "age", "g2"]).rename(
+        columns={"g2": "g"}).to_excel(xlsx, index=False)
+    with pytest.raises(InputError, match=r"'g'.*more than once"):
+        read_table(xlsx)
+    out = tmp_path / "out.csv"
+    r = run("anonymize", table, "-o", out, "--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}", "-k", 1)
+    assert r.exit_code == 2 and "more than once" in r.stderr and not out.exists()
+
+
+def test_short_row_is_rejected_with_its_line(tmp_path):
+    table = tmp_path / "short.csv"
+    table.write_text("gender,age,diagnosis\nmale,30,flu\nfemale,41\nmale,35,cold\n")
+    with pytest.raises(InputError, match=r"short\.csv, line 3: 2 fields where the header has 3"):
+        read_table(table)
+    # an empty last cell is not a short row
+    ok = tmp_path / "ok.csv"
+    ok.write_text("gender,age,diagnosis\nmale,30,\nfemale,41,flu\n")
+    assert read_table(ok)["diagnosis"].isna().tolist() == [True, False]
+
+
+def test_spaces_in_cells_are_kept(tmp_path):
+    """Non-QI cells come out exactly as they went in; QI values are matched
+    to their hierarchy without the surrounding spaces."""
+    table = tmp_path / "spaced.csv"
+    rows = [(" male", "a note"), ("male ", " stress"), ("female", "  two leading"), ("female", "x ")]
+    table.write_text("gender,note\n" + "".join(f"{g},{n}\n" for g, n in rows))
+    df = read_table(table)
+    assert df["note"].tolist() == [n for _, n in rows]
+    out = tmp_path / "out.csv"
+    r = run("anonymize", table, "-o", out, "--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}", "-k", 2,
+            "--method", "kaca1")
+    assert r.exit_code == 0, r.stderr
+    assert pd.read_csv(out, dtype=str, keep_default_na=False)["note"].tolist() == [n for _, n in rows]
+
+
+def test_unknown_extension_is_rejected(tmp_path):
+    bad = tmp_path / "table.json"
+    bad.write_text("{}")
+    with pytest.raises(InputError, match=r"unknown table format '\.json'"):
+        read_table(bad)
+    with pytest.raises(InputError, match=r"unknown table format '\.xyz'"):
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "out.xyz")
+    assert list(tmp_path.iterdir()) == [bad]
+    plain = tmp_path / "noext"
+    plain.write_text("a,b\n1,2\n")
+    assert read_table(plain).shape == (1, 2)  # no extension: CSV

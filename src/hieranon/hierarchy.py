@@ -347,6 +347,14 @@ class _Builder:
         return Hierarchy(self.name, self.labels, np.array(self.parent, dtype=np.int32))
 
 
+def _without_trailing_empties(row: list[str]) -> list[str]:
+    """A row with the empty cells after its last value removed (a trailing
+    separator, as spreadsheets write, adds no level)."""
+    while row and not row[-1]:
+        row.pop()
+    return row
+
+
 def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bool = False,
                source: str = "") -> Hierarchy:
     """Build from leaf-to-root rows (ARX order: ``leaf, level h-1, ..., root``).
@@ -357,7 +365,7 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
     consecutive levels (``a;a;*``) is a chain of distinct nodes.
     """
     where = f" ({source})" if source else ""
-    rows = [[str(c).strip() for c in r] for r in rows if any(str(c).strip() for c in r)]
+    rows = [_without_trailing_empties([str(c).strip() for c in r]) for r in rows if any(str(c).strip() for c in r)]
     if not rows:
         raise HierarchyError(f"hierarchy of attribute {name!r}{where} is empty")
     lengths = {len(r) for r in rows}

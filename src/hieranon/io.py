@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -26,11 +27,43 @@ class InputError(ValueError):
 
 
 def table_format(path: Path, override: str | None = None) -> str:
+    """``csv``, ``parquet`` or ``excel`` from ``override`` or the file's
+    extension; a name without an extension is read as CSV."""
     if override:
         if override not in ("csv", "parquet", "excel"):
             raise InputError(f"format must be csv, parquet or excel, got {override!r}")
         return override
-    return FORMATS.get(Path(path).suffix.lower(), "csv")
+    suffix = Path(path).suffix.lower()
+    if suffix and suffix not in FORMATS:
+        raise InputError(f"{path}: unknown table format {suffix!r}; use one of "
+                         f"{', '.join(sorted(FORMATS))} (or give the format explicitly)")
+    return FORMATS.get(suffix, "csv")
+
+
+def _header(path: Path, kind: str, sep: str | None, encoding: str, sheet) -> list[str]:
+    """The header row as written in the file (pandas renames a repeated
+    name ``x`` to ``x.1``, which would hide it)."""
+    if kind == "excel":
+        return [str(c) for c in pd.read_excel(path, sheet_name=sheet, header=None, nrows=1, dtype=str).iloc[0]]
+    with open(path, encoding=encoding, newline="") as fh:
+        return next(csv.reader(fh, delimiter=sep), [])
+
+
+def _check_header(path: Path, names: list[str]) -> None:
+    repeated = sorted(n for n, times in Counter(names).items() if times > 1)
+    if not names or repeated:
+        detail = f": {repeated[:5]} appear more than once" if repeated else ""
+        raise InputError(f"{path}: the header row must name each column once{detail}")
+
+
+def _check_field_counts(path: Path, sep: str, encoding: str, n_columns: int) -> None:
+    """A data row with fewer or more fields than the header would shift its
+    values into the wrong columns."""
+    with open(path, encoding=encoding, newline="") as fh:
+        for line_no, row in enumerate(csv.reader(fh, delimiter=sep), start=1):
+            if row and len(row) != n_columns and any(c.strip() for c in row):
+                raise InputError(f"{path}, line {line_no}: {len(row)} fields where the header has {n_columns}; "
+                                 "check the separator and quoting of that line")
 
 
 def sniff_separator(path: Path, encoding: str) -> str:
@@ -59,10 +92,17 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
         if kind == "parquet":
             return pd.read_parquet(path)
         if kind == "excel":
-            return pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
+            df = pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
+            _check_header(path, _header(path, kind, None, encoding, sheet))
+            return df
         sep = sep or sniff_separator(path, encoding)
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
-                         encoding=encoding, skipinitialspace=True)
+        # no skipinitialspace: non-QI cells must come out exactly as they went in
+        # (QI values are matched to the hierarchies without surrounding spaces)
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""], encoding=encoding)
+        header = _header(path, kind, sep, encoding, sheet)
+        _check_header(path, header)
+        if df.shape[1] and df.iloc[:, -1].isna().any():  # only a short row (or an empty last cell) leaves NaN there
+            _check_field_counts(path, sep, encoding, len(header))
     except InputError:
         raise
     except UnicodeDecodeError as exc:
@@ -73,8 +113,6 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
             from None
     except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
         raise InputError(f"{path} cannot be read as {kind}: {str(exc).splitlines()[0]}") from None
-    if df.shape[1] < 1 or len(df.columns) != len(set(df.columns)):
-        raise InputError(f"{path}: the header row must name each column once")
     return df
 
 
