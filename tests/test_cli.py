@@ -598,3 +598,198 @@ def test_count_column_keeps_counts_and_requirements_are_reported(tmp_path):
     assert r.exit_code == 1
     r = run("check", table, *qi_opts, "--require", reqs[1], "--count-column", "count")
     assert r.exit_code == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------- audit: input validation
+def _cfg_with(d: Path, **changes) -> Path:
+    """The example configuration with absolute hierarchy paths and ``changes``."""
+    cfg = yaml.safe_load(EXAMPLE_CFG.read_text())
+    cfg["quasi_identifiers"] = {q: str(DATA / f) for q, f in cfg["quasi_identifiers"].items()}
+    cfg.pop("input", None)
+    cfg.update(changes)
+    return _write(d / "cfg.yaml", yaml.safe_dump(cfg))
+
+
+def _bad_anonymize(tmp_path, *args, fragments=(), config=None):
+    """anonymize the example with ``args``: exit 2, one line naming ``fragments``, nothing written."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir(exist_ok=True)
+    r = run("anonymize", EXAMPLE, "-o", out_dir / "o.csv", *(["--config", config] if config else QI_OPTS),
+            *args, "--report", out_dir / "r.html")
+    assert r.exit_code == 2, (r.exit_code, r.stderr, r.exception)
+    assert_one_line_error(r.stderr, *fragments)
+    assert list(out_dir.iterdir()) == []
+    return r
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--count-column", "age"], ["count column", "'age'", "quasi-identifier"]),
+    (["--class-column", "postcode"], ["class column", "'postcode'", "quasi-identifier"]),
+    (["--count-column", "diagnosis", "--class-column", "diagnosis"], ["count column", "class column", "'diagnosis'"]),
+])
+def test_count_or_class_column_must_not_be_a_qi_or_each_other(tmp_path, args, fragments):
+    _bad_anonymize(tmp_path, "-k", "3", *args, fragments=fragments)
+
+
+def test_config_class_naming_a_qi_is_bad_input(tmp_path):
+    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, **{"class": "age"}),
+                   fragments=["class_column", "'age'", "quasi-identifier"])
+    # a QI added with --qi after the config was read is caught by the API
+    cfg = _cfg_with(tmp_path, **{"class": "diagnosis"})
+    _bad_anonymize(tmp_path, "--qi", f"diagnosis={DATA / 'patients_hierarchy_gender.csv'}", config=cfg,
+                   fragments=["class column", "'diagnosis'", "quasi-identifier"])
+
+
+def test_api_rejects_count_or_class_column_among_the_qis():
+    """Library users get the same check (a ValueError subclass, exit 2 in the CLI)."""
+    from hieranon import api
+    from hieranon.table import DataError
+    df = read_table(EXAMPLE)
+    hs = example_hierarchies()
+    for kw, name in (({"count_column": "age"}, "age"), ({"class_column": "gender"}, "gender"),
+                     ({"count_column": "diagnosis", "class_column": "diagnosis"}, "diagnosis")):
+        with pytest.raises(DataError, match=f"'{name}'") as exc:
+            api.anonymize(df, QIS, hs, 3, method="kaca1", **kw)
+        assert isinstance(exc.value, ValueError) and isinstance(exc.value, cli._known_errors())
+    with pytest.raises(ValueError, match="missing.*'foo'"):
+        api.anonymize(df, QIS, hs, 3, method="kaca1", missing="foo")
+
+
+@pytest.mark.parametrize("command", ["anonymize", "check", "evaluate", "report"])
+def test_missing_option_is_validated(tmp_path, command):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    extra = {"anonymize": ["-o", out_dir / "o.csv"], "check": [], "evaluate": [EXAMPLE],
+             "report": [EXAMPLE, "-o", out_dir / "r.html"]}[command]
+    r = run(command, EXAMPLE, *extra, *QI_OPTS, "-k", "3", "--missing", "foo")
+    assert r.exit_code == 2, (r.exit_code, r.stderr, r.exception)
+    assert_one_line_error(r.stderr, "--missing", "'foo'", "error, root")
+    assert list(out_dir.iterdir()) == []
+
+
+def _example_with_empty_age(d: Path) -> Path:
+    lines = EXAMPLE.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[1].split(",")
+    cells[header.index("age")] = ""
+    return _write(d / "gaps.csv", "\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+
+
+def test_evaluate_has_missing_root(tmp_path):
+    gaps = _example_with_empty_age(tmp_path)
+    out = tmp_path / "o.csv"
+    r = run("anonymize", gaps, "-o", out, *QI_OPTS, "-k", "3", "--missing", "root", "-q")
+    assert r.exit_code == 0, r.stderr
+    r = run("evaluate", gaps, out, *QI_OPTS, "-k", "3")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, "age", "--missing root")
+    r = run("evaluate", gaps, out, *QI_OPTS, "-k", "3", "--missing", "root", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["verified"] is True
+
+
+@pytest.mark.parametrize("value", ["x=[", "x={a", "x=: :"])
+def test_param_value_not_yaml_is_bad_input(tmp_path, value):
+    _bad_anonymize(tmp_path, "-k", "3", "-p", value, fragments=["--param", "parameter x", "yaml"])
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--seed", "-5"], ["--seed -5", ">= 0"]),
+    (["--method", "kaca2", "-p", "max_inconsistency=abc"], ["max_inconsistency", "number", "'abc'"]),
+    (["-p", "no_such_param=1"], ["no_such_param", "kaca+"]),
+    (["--qi", "gender="], ["--qi", "gender", "path is empty"]),
+    (["--qi", "=x.csv"], ["--qi", "column name is empty"]),
+    (["--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}"], ["--qi", "'gender'", "more than once"]),
+])
+def test_bad_option_values_name_the_option(tmp_path, args, fragments):
+    _bad_anonymize(tmp_path, "-k", "3", *args, fragments=fragments)
+
+
+def test_config_priorities_weight_not_a_number(tmp_path):
+    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, priorities={"gender": "abc"}),
+                   fragments=["priorities.gender", "number"])
+
+
+def test_config_intervals_origin_not_a_number(tmp_path):
+    cfg = _cfg_with(tmp_path, quasi_identifiers={"age": {"intervals": [5, 10], "origin": "abc"}})
+    _bad_anonymize(tmp_path, config=cfg, fragments=["quasi_identifiers.age.origin", "number"])
+
+
+def test_config_requirement_attributes_not_names(tmp_path):
+    cfg = _cfg_with(tmp_path, requirements=[{"attributes": [1, 2], "k": 3}])
+    _bad_anonymize(tmp_path, config=cfg, fragments=["requirements[0].attributes", "list of column names"])
+
+
+def test_check_header_only_table(tmp_path):
+    empty = _write(tmp_path / "empty.csv", EXAMPLE.read_text().splitlines()[0] + "\n")
+    for command, extra in (("check", []), ("evaluate", [EXAMPLE])):
+        r = run(command, empty, *extra, "--config", EXAMPLE_CFG)
+        assert r.exit_code == 2, (command, r.stderr)
+        assert_one_line_error(r.stderr, "empty.csv", "no rows")
+
+
+def test_suppression_threshold_only_for_methods_that_take_it(tmp_path):
+    cfg = _cfg_with(tmp_path, suppression_threshold=0.5)
+    for method in ([], ["--method", "mondrian"]):  # the default (kaca+) and mondrian do not take it
+        _bad_anonymize(tmp_path, *method, config=cfg, fragments=["suppression_threshold", "kaca1", "kaca2"])
+    out = tmp_path / "o.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", cfg, "--method", "kaca1", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["params"]["suppression_threshold"] == 0.5
+    _bad_anonymize(tmp_path, "--method", "kaca1", config=_cfg_with(tmp_path, suppression_threshold=True),
+                   fragments=["suppression_threshold", "number"])
+
+
+# ------------------------------------------- audit: usage errors via main()
+def run_main(monkeypatch, capsys, *args):
+    """Call the real entry point (CliRunner bypasses it) with ``args`` as sys.argv."""
+    monkeypatch.setattr(sys, "argv", ["hieranon", *map(str, args)])
+    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out, err = capsys.readouterr()
+    code = exc.value.code
+    return (0 if code is None else code), out, err
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["anonymize", EXAMPLE, "-o", "o.csv", "--config", EXAMPLE_CFG, "--seed", "abc"], ["--seed", "'abc'"]),
+    (["anonymize", EXAMPLE, "-o", "o.csv", "--config", EXAMPLE_CFG, "-k", "abc"], ["-k", "'abc'"]),
+    (["anonymize", EXAMPLE, "--config", EXAMPLE_CFG], ["missing option", "--output"]),
+    (["anonymize", EXAMPLE, "-o", "o.csv", "--bogus"], ["no such option", "--bogus"]),
+    (["nosuch"], ["no such command", "nosuch"]),
+    (["hierarchy", "nosuch"], ["no such command", "nosuch"]),
+    (["check"], ["missing argument", "input"]),
+])
+def test_click_usage_errors_are_one_line_exit_2(monkeypatch, capsys, tmp_path, args, fragments):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(monkeypatch, capsys, *args)
+    assert code == 2, (code, err)
+    assert_one_line_error(err, *fragments)
+    assert "╭" not in err and out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_main_keeps_help_and_exit_codes(monkeypatch, capsys, tmp_path):
+    code, out, err = run_main(monkeypatch, capsys, "--help")
+    assert code == 0 and "anonymize" in out
+    code, out, err = run_main(monkeypatch, capsys, "anonymize", "--help")
+    assert code == 0 and "--count-column" in out
+    code, out, _ = run_main(monkeypatch, capsys, "methods")
+    assert code == 0 and "kaca+" in out
+    code, _, _ = run_main(monkeypatch, capsys, "check", EXAMPLE, "--config", EXAMPLE_CFG, "-q")
+    assert code == 1  # typer.Exit(1): the raw table fails k = 3
+    out_path = tmp_path / "o.csv"
+    code, _, err = run_main(monkeypatch, capsys, "anonymize", EXAMPLE, "-o", out_path, "--config", EXAMPLE_CFG, "-q")
+    assert code == 0 and out_path.exists(), err
+    code, _, err = run_main(monkeypatch, capsys, "anonymize", EXAMPLE, "-o", out_path, "--config", EXAMPLE_CFG)
+    assert code == 2  # typer.Exit(2) from a bad-input error keeps its code
+    assert_one_line_error(err, "already exists")
+    code, out, err = run_main(monkeypatch, capsys)  # no command: the help, as before
+    assert code == 2 and "anonymize" in out + err
+
+
+def test_subprocess_usage_error_is_one_line():
+    p = run_subprocess("anonymize", EXAMPLE, "-o", "x.csv", "--seed", "abc")
+    assert p.returncode == 2
+    assert_one_line_error(p.stderr, "--seed", "'abc'")

@@ -75,6 +75,28 @@ BAD = {
     "input not str": (with_(input=3), ["input", "path"]),
     "identifiers overlap": (with_(identifiers=["gender"]), ["identifiers", "quasi_identifiers", "gender"]),
     "alias and key": (with_(identifying=["id"], identifiers=["id"]), ["identifying", "identifiers"]),
+    # audit: each of these was accepted or raised a TypeError without naming the key
+    "intervals origin text": (with_(quasi_identifiers={"age": {"intervals": [5, 10], "origin": "abc"}}),
+                              ["quasi_identifiers.age.origin", "number", "'abc'"]),
+    "intervals origin bool": (with_(quasi_identifiers={"age": {"intervals": [5], "origin": True}}),
+                              ["quasi_identifiers.age.origin", "number"]),
+    "requirement attributes not names": (with_(requirements=[{"attributes": [1, 2], "k": 3}]),
+                                         ["requirements[0].attributes", "list of column names", "[1, 2]"]),
+    "requirement attributes empty": (with_(requirements=[{"attributes": [], "k": 3}]),
+                                     ["requirements[0].attributes", "list of column names"]),
+    "requirement k text": (with_(requirements=["gender:2", {"attributes": ["gender"], "k": "x"}]),
+                           ["requirements[1].k", "whole number"]),
+    "priorities weight text": (with_(priorities={"gender": "abc"}), ["priorities.gender", "number", "'abc'"]),
+    "priorities weight negative": (with_(priorities={"gender": -1}), ["priorities.gender", ">= 0"]),
+    "priorities weight bool": (with_(priorities={"gender": True}), ["priorities.gender", "number"]),
+    "priorities ranking not names": (with_(priorities=["gender", 3]), ["priorities", "attribute names", "3"]),
+    "suppression_threshold bool": (with_(suppression_threshold=True), ["suppression_threshold", "number"]),
+    "suppression_threshold text": (with_(suppression_threshold="1"), ["suppression_threshold", "number"]),
+    "class_column is a QI": (with_(class_column="gender"), ["class_column", "'gender'", "quasi-identifier"]),
+    "class alias is a QI": (with_(**{"class": "gender"}), ["class_column", "'gender'", "quasi-identifier"]),
+    "count_column is a QI": (with_(count_column="gender"), ["count_column", "'gender'", "quasi-identifier"]),
+    "count_column is the class column": (with_(count_column="n", class_column="n"),
+                                         ["count_column", "class_column", "'n'"]),
 }
 
 
@@ -221,3 +243,15 @@ def test_template_from_cli_is_the_template():
     assert C.parse(yaml.safe_load(r.stdout)).risk_threshold == 0.2
     line = next(x for x in r.stdout.splitlines() if x.startswith("risk_threshold:"))
     assert "#" in line and "0 < risk_threshold <= 1" in r.stdout  # annotated with its allowed range
+
+
+def test_requirement_attributes_as_one_string_are_read_as_in_the_a_b_k_form():
+    """A string is not split into characters: it is one name, or comma-separated names as in 'A,B:K'."""
+    raw = with_(quasi_identifiers={"gender": {"suppress": True}, "age": {"suppress": True}},
+                requirements=[{"attributes": "gender", "k": 3}, {"attributes": "gender, age", "k": 2}])
+    assert C.parse(raw).requirements == ["gender:3", "gender,age:2"]
+
+
+def test_intervals_origin_number_is_kept():
+    spec = C.parse(with_(quasi_identifiers={"age": {"intervals": [5], "origin": 2.5}})).quasi_identifiers["age"]
+    assert spec.argument == ([5], 2.5)

@@ -9,6 +9,7 @@ anonymity check is never returned.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -63,15 +64,55 @@ def available_methods() -> list[str]:
     return out
 
 
-def make_algorithm(method: str, **params) -> Algorithm:
-    """Instantiate a method by name with its parameters (validated by its constructor)."""
+def _method_class(method: str):
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
     module, cls = METHODS[method].split(":")
     try:
-        klass = getattr(importlib.import_module(module), cls)
+        return getattr(importlib.import_module(module), cls)
     except (ImportError, AttributeError):
         raise ValueError(f"method {method!r} is not available in this version of hieranon") from None
+
+
+def method_parameters(method: str) -> dict[str, inspect.Parameter]:
+    """The parameters a method's constructor takes, by name."""
+    sig = inspect.signature(_method_class(method).__init__)
+    return {n: p for n, p in sig.parameters.items()
+            if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+def methods_accepting(parameter: str) -> list[str]:
+    """The available methods whose constructor takes ``parameter``."""
+    return [m for m in available_methods() if parameter in method_parameters(m)]
+
+
+def _check_param_types(method: str, params: Mapping, accepted: dict[str, inspect.Parameter]) -> None:
+    """Reject a value whose type cannot be the parameter's (e.g. a string for a
+    number), naming the parameter and the type expected; the constructor checks ranges."""
+    for name, value in params.items():
+        p = accepted[name]
+        default = p.default
+        annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+        numeric = (isinstance(default, (int, float)) and not isinstance(default, bool)) or (
+            default in (None, inspect.Parameter.empty) and annotation.split("|")[0].strip() in ("int", "float"))
+        if numeric and "str" not in annotation and (isinstance(value, (str, bool)) or not isinstance(
+                value, (int, float, np.integer, np.floating))) and not (value is None and default is None):
+            raise ValueError(f"method {method!r}: invalid parameter {name}: expected a number, got {value!r}")
+        if isinstance(default, bool) and not isinstance(value, (bool, np.bool_)) and value not in (0, 1):
+            raise ValueError(f"method {method!r}: invalid parameter {name}: expected true or false, got {value!r}")
+
+
+def make_algorithm(method: str, **params) -> Algorithm:
+    """Instantiate a method by name with its parameters (validated by its constructor)."""
+    klass = _method_class(method)
+    accepted = method_parameters(method)
+    takes_any = klass.__init__ is not object.__init__ and any(
+        p.kind == p.VAR_KEYWORD for p in inspect.signature(klass.__init__).parameters.values())
+    unknown = sorted(set(params) - set(accepted))
+    if unknown and not takes_any:
+        raise ValueError(f"method {method!r}: invalid parameter(s) {', '.join(unknown)}: it takes "
+                         f"{', '.join(accepted) or 'none'}")
+    _check_param_types(method, {n: v for n, v in params.items() if n in accepted}, accepted)
     try:
         return klass(**params)
     except TypeError as exc:
@@ -132,13 +173,42 @@ def resolve_priorities(priorities, qi_names: Sequence[str]):
     if priorities is None:
         return None
     if isinstance(priorities, Mapping):
+        for a, w in priorities.items():
+            if isinstance(w, (bool, str)) or not isinstance(w, (int, float, np.integer, np.floating)) \
+                    or not (0 <= w < float("inf")):
+                raise ValueError(f"priorities: the weight of {a!r} must be a number >= 0, got {w!r}")
         return dict(priorities)
+    if isinstance(priorities, str):
+        raise ValueError(f"priorities: expected a ranking list or a mapping attribute -> weight, got {priorities!r}")
     ranking = list(priorities)
     unknown = [a for a in ranking if a not in qi_names]
     if unknown:
         raise ValueError(f"priority ranking names {unknown}, which are not quasi-identifiers {list(qi_names)}")
     pri = M.equal_priorities(ranking)
     return {a: pri.get(a, 0) for a in qi_names}
+
+
+MISSING_MODES = ("error", "root")
+
+
+def check_special_columns(quasi_identifiers: Sequence[str], count_column: str | None = None,
+                          class_column: str | None = None) -> None:
+    """The count and class columns must be columns of their own: not a
+    quasi-identifier (it would be generalised) and not each other."""
+    qis = set(quasi_identifiers)
+    for what, col in (("count column", count_column), ("class column", class_column)):
+        if col is not None and col in qis:
+            raise DataError(f"the {what} {col!r} is a quasi-identifier; name a separate column "
+                            f"(quasi-identifiers: {list(quasi_identifiers)})")
+    if count_column is not None and count_column == class_column:
+        raise DataError(f"the count column and the class column are both {count_column!r}; the record counts "
+                        "and the class labels must be separate columns")
+
+
+def check_missing_mode(missing) -> str:
+    if missing not in MISSING_MODES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {missing!r}")
+    return missing
 
 
 def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, requirements=None,
@@ -155,6 +225,8 @@ def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, require
             raise ValueError("give quasi_identifiers, or hierarchies as a mapping column -> Hierarchy")
         quasi_identifiers = list(hierarchies)
     qi_names = list(quasi_identifiers)
+    check_special_columns(qi_names, count_column, class_column)
+    check_missing_mode(missing)
     if isinstance(hierarchies, Mapping):
         hierarchies = {q: (h if h.name == q else h.renamed(q)) for q, h in hierarchies.items() if q in qi_names} | {
             q: h for q, h in hierarchies.items() if q not in qi_names}

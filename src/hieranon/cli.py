@@ -6,7 +6,7 @@ Commands::
                        [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
                        [--encoding ENC] [--risk-threshold T]
     hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...] [--risk-threshold T]
-    hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K]
+    hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
@@ -80,8 +80,14 @@ def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
     for item in qi:
         if "=" not in item:
             raise UsageError(f"--qi {item!r}: expected NAME=HIERARCHY_FILE")
-        name, path = item.split("=", 1)
-        out[name.strip()] = Path(path.strip())
+        name, path = (x.strip() for x in item.split("=", 1))
+        if not name:
+            raise UsageError(f"--qi {item!r}: the column name is empty; expected NAME=HIERARCHY_FILE")
+        if not path:
+            raise UsageError(f"--qi {item!r}: the hierarchy path is empty; expected NAME=HIERARCHY_FILE")
+        if name in out:
+            raise UsageError(f"--qi {name}=... is given more than once (column {name!r}); give each column once")
+        out[name] = Path(path)
     return out
 
 
@@ -92,8 +98,52 @@ def _parse_params(param: list[str]) -> dict:
         if "=" not in item:
             raise UsageError(f"--param {item!r}: expected KEY=VALUE")
         key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
+        key = key.strip()
+        if not key:
+            raise UsageError(f"--param {item!r}: the parameter name is empty; expected KEY=VALUE")
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            first = " ".join(str(exc).split("\n")[0].split())
+            raise UsageError(f"--param {item!r}: the value of parameter {key} is not valid YAML ({first}); "
+                             "quote it or give a number, true/false or a [list]") from None
     return out
+
+
+MISSING_MODES = ("error", "root")
+
+
+def _missing_option(missing: Optional[str]) -> Optional[str]:
+    """--missing, validated (None when not given)."""
+    if missing is not None and missing not in MISSING_MODES:
+        raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
+    return missing
+
+
+def _seed_option(seed: Optional[int]) -> Optional[int]:
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed {seed}: expected a whole number >= 0")
+    return seed
+
+
+def _require_rows(data, path: Path, what: str = "the table") -> None:
+    if len(data) == 0:
+        raise UsageError(f"{what} {path} has no rows (only a header)")
+
+
+def _method_params(cfg, params: dict) -> dict:
+    """The method's parameters: the config's ``params`` overridden by --param,
+    and the config's ``suppression_threshold`` when the method takes it."""
+    params = {**cfg.params, **params}
+    if cfg.suppression_threshold is not None and "suppression_threshold" not in params:
+        from .api import DEFAULT_METHOD, method_parameters, methods_accepting
+        method = cfg.method or DEFAULT_METHOD
+        if "suppression_threshold" not in method_parameters(method):
+            raise UsageError(f"suppression_threshold: method {method!r} does not support it; it applies only to "
+                             f"{', '.join(methods_accepting('suppression_threshold'))} (choose one with --method, "
+                             "or remove the key)")
+        params["suppression_threshold"] = cfg.suppression_threshold
+    return params
 
 
 def _setup(config: Optional[Path], qi: list[str], k: Optional[int], require: list[str], data=None):
@@ -269,17 +319,18 @@ def anonymize(
             _check_output(input, report, force, what="report")
             if report.resolve() == output.resolve():
                 raise UsageError(f"the report and the output are the same file {output}; choose another --report")
+        _missing_option(missing)
+        _seed_option(seed)
+        cli_params = _parse_params(param)
         data = _read(input, encoding, None)
         cfg, hierarchies = _setup(config, qi, k, require, data)
-        params = {**cfg.params, **_parse_params(param)}
-        if cfg.suppression_threshold is not None and "suppression_threshold" not in params:
-            params["suppression_threshold"] = cfg.suppression_threshold
         # the settings in force: the configuration overridden by the command line
         cfg = dataclasses.replace(
             cfg, method=method or cfg.method, seed=cfg.seed if seed is None else seed,
             weights=weights or cfg.weights, beta=beta or cfg.beta, count_column=count_column or cfg.count_column,
             class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
             risk_threshold=_risk_threshold(risk_threshold, cfg))
+        params = _method_params(cfg, cli_params)
         with _status(quiet or as_json, f"anonymising {len(data)} rows..."):
             result = run(
                 data, list(hierarchies), hierarchies, cfg.k, requirements=cfg.requirements,
@@ -329,6 +380,7 @@ def _anonymize_dataset(input: Path, output: Path, config, qi, k, require, method
     :func:`hieranon.scale.anonymize_parquet` into an output directory."""
     try:
         from .scale import anonymize_parquet
+        _seed_option(seed)
         if output.resolve() == input.resolve():
             raise UsageError(f"refusing to overwrite the input {input}; choose another output directory")
         if output.exists() and not force:
@@ -404,11 +456,15 @@ def check(
     distribution and the classes below each requirement."""
     _configure_logging(True, False)
     try:
+        from .api import check_special_columns
         from .requirements import normalise
         from .risk import assess
+        _missing_option(missing)
         data = _read(input, encoding, None)
+        _require_rows(data, input)
         cfg, hierarchies = _setup(config, qi, k, require, data)
         qis = list(hierarchies)
+        check_special_columns(qis, count_column or cfg.count_column)
         from .table import encode
         enc = encode(data, qis, hierarchies, counts=count_column or cfg.count_column, missing=missing or cfg.missing,
                      generalised=True)  # a published (already generalised) table can be checked too
@@ -436,6 +492,7 @@ def evaluate(
     count_column: Optional[str] = typer.Option(None, "--count-column"),
     class_column: Optional[str] = typer.Option(None, "--class-column"),
     weights: Optional[str] = typer.Option(None, "--weights"),
+    missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
     as_json: bool = typer.Option(False, "--json"),
     quiet: bool = typer.Option(False, "-q", "--quiet"),
     encoding: str = typer.Option("utf-8", "--encoding"),
@@ -443,14 +500,18 @@ def evaluate(
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
+        from .api import check_special_columns
         from .report import evaluate_pair
+        _missing_option(missing)
         orig = _read(original, encoding, None)
+        _require_rows(orig, original, "the original table")
         anon = _read(anonymised, encoding, None)
         cfg, hierarchies = _setup(config, qi, k, require, orig)
+        check_special_columns(list(hierarchies), count_column or cfg.count_column, class_column or cfg.class_column)
         pair = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
                              counts=count_column or cfg.count_column, weights=weights or cfg.weights, beta=cfg.beta,
                              priorities=cfg.priorities, class_column=class_column or cfg.class_column,
-                             missing=cfg.missing, identifiers=cfg.identifiers)
+                             missing=missing or cfg.missing, identifiers=cfg.identifiers)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -495,12 +556,16 @@ def report_command(
         from .report import evaluate_pair, render_report
         from .io import write_text
 
+        from .api import check_special_columns
+        _missing_option(missing)
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         orig = _read(original, encoding, None)
+        _require_rows(orig, original, "the original table")
         anon = _read(anonymised, encoding, None)
         cfg, hierarchies = _setup(config, qi, k, require, orig)
+        check_special_columns(list(hierarchies), count_column or cfg.count_column, class_column or cfg.class_column)
         cfg = dataclasses.replace(cfg, method=method or cfg.method, weights=weights or cfg.weights,
                                   count_column=count_column or cfg.count_column,
                                   class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
@@ -698,15 +763,38 @@ def experiments(
         _die(_one_line(exc))
 
 
-def main():  # console-script entry point
-    """Run the CLI; an unexpected error is one line on stderr (set
-    HIERANON_DEBUG=1 for the traceback), exit status 3."""
+def _usage_error_line(exc) -> str:
+    """A click usage error (bad option value, missing option, unknown option or
+    command...) as one line: the message and where to find help."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return f"hieranon: error: {message}{hint}"
+
+
+def main(args: Optional[list[str]] = None):  # console-script entry point
+    """Run the CLI; a usage error is one line on stderr, exit status 2; an
+    unexpected error is one line on stderr (set HIERANON_DEBUG=1 for the
+    traceback), exit status 3."""
     import os
+
+    import click
     try:
-        app(standalone_mode=True)
+        # standalone_mode=False: click raises its usage errors instead of printing a boxed panel
+        code = app(args=args, prog_name="hieranon", standalone_mode=False)
     except SystemExit:
         raise
-    except KeyboardInterrupt:
+    except click.exceptions.NoArgsIsHelpError as exc:  # `hieranon` alone: the help (rich has printed it)
+        if exc.format_message().strip():
+            exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        typer.echo(_usage_error_line(exc), err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.ClickException as exc:
+        typer.echo(f"hieranon: error: {' '.join(exc.format_message().split())}", err=True)
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
         typer.echo("hieranon: interrupted; nothing was written", err=True)
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
@@ -715,6 +803,8 @@ def main():  # console-script entry point
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {exc} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
+    # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 if __name__ == "__main__":

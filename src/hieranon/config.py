@@ -10,7 +10,7 @@ Example (``hieranon config-template`` prints an annotated one)::
       education: {hierarchy: hierarchies/education.csv}
       country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
     k: 5
-    requirements: ["gender,postcode:10"]
+    requirements: ["gender,postcode:10"]  # or [{attributes: [gender, postcode], k: 10}]
     method: kaca2
     params: {max_inconsistency: 0.1}
     weights: height
@@ -26,7 +26,9 @@ Example (``hieranon config-template`` prints an annotated one)::
     input: data.csv                       # the table this configuration is for (informational)
 
 ``identifying`` is accepted for ``identifiers`` and ``class`` for
-``class_column`` (ARX's names). Relative hierarchy paths are read relative to the config file.
+``class_column`` (ARX's names). In a requirement mapping, ``attributes`` is a
+list of column names; a single string is read as in the ``"A,B:K"`` form (one
+name, or comma-separated names). Relative hierarchy paths are read relative to the config file.
 """
 
 from __future__ import annotations
@@ -143,7 +145,12 @@ def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
     if kind == "intervals":
         if not isinstance(v, list) or not v or not all(isinstance(x, (int, float)) and x > 0 for x in v):
             raise ConfigError(f"{key}.intervals: expected a list of positive widths like [5, 10, 20], got {v!r}")
-        return HierarchySpec(name, builder="intervals", argument=(v, value.get("origin", 0)))
+        origin = value.get("origin", 0)
+        if isinstance(origin, bool) or not isinstance(origin, (int, float)) or origin != origin \
+                or origin in (float("inf"), float("-inf")):
+            raise ConfigError(f"{key}.origin: expected a number (where the interval bins are aligned), "
+                              f"got {origin!r}")
+        return HierarchySpec(name, builder="intervals", argument=(v, origin))
     if kind == "mask":
         if v is not True and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise ConfigError(f"{key}.mask: expected the code length (a whole number >= 1) or true, got {v!r}")
@@ -199,11 +206,23 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     reqs = raw.get("requirements") or []
     if not isinstance(reqs, list):
         raise ConfigError("requirements: expected a list like ['education,sex:4']")
-    for r in reqs:
+    for i, r in enumerate(reqs):
         if isinstance(r, Mapping):
             if set(r) != {"attributes", "k"}:
                 raise ConfigError(f"requirements: each entry is 'A,B:K' or {{attributes: [..], k: K}}, got {r!r}")
-            cfg.requirements.append(f"{','.join(r['attributes'])}:{r['k']}")
+            attrs, rk = r["attributes"], r["k"]
+            if isinstance(attrs, str):  # one string: as in the 'A,B:K' form
+                attrs = [a.strip() for a in attrs.split(",")]
+            if not isinstance(attrs, list) or not attrs or not all(isinstance(a, str) and a.strip() for a in attrs):
+                raise ConfigError(f"requirements[{i}].attributes: expected a list of column names like "
+                                  f"[gender, age], got {r['attributes']!r}")
+            bad = [a for a in attrs if "," in a or ":" in a]
+            if bad:
+                raise ConfigError(f"requirements[{i}].attributes: column name {bad[0]!r} contains ',' or ':', "
+                                  "which a requirement cannot name")
+            if isinstance(rk, bool) or not isinstance(rk, int) or rk < 1:
+                raise ConfigError(f"requirements[{i}].k: expected a whole number >= 1, got {rk!r}")
+            cfg.requirements.append(f"{','.join(a.strip() for a in attrs)}:{rk}")
         elif isinstance(r, str):
             cfg.requirements.append(r)
         else:
@@ -228,6 +247,16 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     pri = raw.get("priorities")
     if pri is not None and not isinstance(pri, (list, Mapping)):
         raise ConfigError("priorities: expected a ranking list [most important, ...] or a mapping attribute -> weight")
+    if isinstance(pri, Mapping):
+        for a, w in pri.items():
+            if not isinstance(a, str):
+                raise ConfigError(f"priorities: expected attribute names as keys, got {a!r}")
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 <= w < float("inf")):
+                raise ConfigError(f"priorities.{a}: expected a weight (a number >= 0), got {w!r}")
+    elif isinstance(pri, list):
+        bad = [a for a in pri if not isinstance(a, str)]
+        if bad:
+            raise ConfigError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
     cfg.priorities = pri
     seed = raw.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -250,7 +279,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError(f"missing: expected error or root, got {missing!r}")
     cfg.missing = missing
     st = raw.get("suppression_threshold")
-    if st is not None and (not isinstance(st, (int, float)) or st < 0):
+    if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float)) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
     cfg.suppression_threshold = st
     if raw.get("risk_threshold") is not None:
@@ -266,6 +295,12 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
     if overlap:
         raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")
+    for key in ("count_column", "class_column"):
+        if getattr(cfg, key) is not None and getattr(cfg, key) in cfg.quasi_identifiers:
+            raise ConfigError(f"{key}: {getattr(cfg, key)!r} is a quasi-identifier; name a separate column")
+    if cfg.count_column is not None and cfg.count_column == cfg.class_column:
+        raise ConfigError(f"count_column and class_column are both {cfg.count_column!r}; the record counts and "
+                          "the class labels must be separate columns")
     return cfg
 
 
@@ -298,6 +333,7 @@ quasi_identifiers:            # column -> hierarchy
 k: 5                          # every QI combination occurs >= k times
 # requirements:               # extra <attributes, k> requirements (seed 003)
 #   - "gender,postcode:10"
+#   - {attributes: [age, gender], k: 4}   # attributes: a list of column names
 
 method: kaca+                 # kaca+ (lowest distortion) kaca1 kaca2 dbca fulldomain mondrian ...
 params: {}                    # method parameters, e.g. {max_inconsistency: 0.1} for kaca2
@@ -312,6 +348,8 @@ sensitive: []                 # sensitive attributes (kept, reported)
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 missing: error                # error | root (treat empty QI cells as '*')
+# suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
+                              # costs more than this (distortion units)
 risk_threshold: 0.2           # a record is "at risk" when its prosecutor risk 1/|class| is above this;
                               # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records)
 """
