@@ -291,3 +291,12 @@ def test_unknown_extension_is_rejected(tmp_path):
     plain = tmp_path / "noext"
     plain.write_text("a,b\n1,2\n")
     assert read_table(plain).shape == (1, 2)  # no extension: CSV
+
+
+def test_cli_refuses_unknown_output_extension_before_work(tmp_path):
+    out = tmp_path / "out.json"
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3)
+    assert r.exit_code == 2 and "unknown table format '.json'" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "--format", "csv", "--method", "kaca1")
+    assert r.exit_code == 0, r.stderr  # an explicit format overrides the extension

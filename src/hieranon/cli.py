@@ -312,9 +312,10 @@ def anonymize(
         import dataclasses
 
         from .api import AnonymizationError, anonymize as run
-        from .io import write_table
+        from .io import table_format, write_table
 
         _check_output(input, output, force)
+        table_format(output, fmt)  # an unknown extension is refused before any work
         if report is not None:
             _check_output(input, report, force, what="report")
             if report.resolve() == output.resolve():
