@@ -77,6 +77,8 @@ __all__ = ["CONSTRUCTIONS", "KACAPlus", "auto_row_stub_weight", "auto_stub_weigh
 #: :func:`hieranon.algorithms.kaca._nearest_fast` (the refinement's searches).
 _BIG = 1 << 40
 _W_MAX = np.iinfo(np.int32).max
+#: Smallest size of the sweep's hash table of groups (a power of two).
+_MIN_TABLE = 16
 #: Depth vectors a sweep visits at most when the product of the heights exceeds 2**22.
 _SPARSE_MAX_VECTORS = 50_000
 #: Default number of runs (``restarts=None``) on tables of at most AUTO_RESTARTS_ROWS rows.
@@ -249,7 +251,7 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
         stamp += 1
         ncls_start = ncls
         # group the rows not in a class by their generalisation here
-        tsz = 16
+        tsz = _MIN_TABLE
         while tsz < 2 * nU:
             tsz *= 2
         tmask = tsz - 1
@@ -538,7 +540,7 @@ class _SweepData:
         # vectors visited: cap them (step 3 finishes what is left)
         self.maxvec = int(max_vectors) if self.dense else min(int(max_vectors), _SPARSE_MAX_VECTORS)
         self.stats = {"vectors_with_short_groups": 0, "donor_checks": 0}
-        size = 1
+        size = _MIN_TABLE  # as the kernel sizes its table: at least this, at least 2n
         while size < 2 * max(self.n, 1):
             size *= 2
         self.tsize = size
