@@ -150,12 +150,14 @@ def test_counts_and_suppression_reported():
                                     suppression_threshold=0.5)
     html = R.render_report(df, result, {"count_column": "n"})
     risk = sections(html)["risk"]
-    assert result.suppressed.tolist() == [False, False, False, True]  # the lone 'x' record
-    # records are counted with their counts; the suppressed record is left out after
-    assert re.search(r"<td>records</td><td class=\"num\">13</td><td class=\"num\">12</td>", risk)
-    assert "The 1 suppressed record(s)" in risk
+    # the lone 'x' record, and (so that the suppressed rows are a class of >= k
+    # records) the 3 records of row 1, which its class {f, 2} of 7 can spare
+    assert result.suppressed.tolist() == [False, True, False, True]
+    # records are counted with their counts; the suppressed records are left out after
+    assert re.search(r"<td>records</td><td class=\"num\">13</td><td class=\"num\">9</td>", risk)
+    assert "The 4 suppressed record(s)" in risk
     summary = sections(html)["summary"]
-    assert re.search(r'<div class="v">1</div><div class="l">suppressed records', summary)
+    assert re.search(r'<div class="v">4</div><div class="l">suppressed records', summary)
 
 
 def test_write_report_atomic(example, tmp_path):

@@ -19,8 +19,10 @@ checks, from the data alone, that
    as in seed 000 Def. 2.
 
 Rows whose every QI cell is the root are *suppressed records*
-(seed 000 sec. 5): they are exempt from the requirement check and counted in
-the report (``n_suppressed``).
+(seed 000 sec. 5), counted in the report (``n_suppressed``). They are not
+exempt from the requirements: they print the same ``*`` tuple, so a data
+user (or any independent checker) sees them as one class, which must hold
+at least k records like every other.
 
 :func:`verify_codes` runs checks 1, 4 and 5 on an algorithm's output in code
 form; it is vectorised (no Python loop over rows) so the API can run it after
@@ -277,7 +279,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     requirement ``<B, k>`` (seed 003; k-anonymity, seed 000 Def. 3, when B is
     every QI) holds when records are grouped by their printed output values of
     B, counts respected. Rows whose QI cells are all the root are suppressed
-    records, exempt from the requirements and counted in ``n_suppressed``.
+    records, counted in ``n_suppressed`` and checked like any other class.
     ``suppressed`` (an algorithm's claim) is cross-checked: a row marked
     suppressed must print ``*`` everywhere.
 
@@ -346,7 +348,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
             parts.append(f"{a}={_node_text(h, c)}")
         return "{" + ", ".join(parts) + "}"
 
-    achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, all_root, describe, out)
+    achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, None, describe, out)
     return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()), **base)
 
 
@@ -538,7 +540,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     def describe(row: int, attrs: Sequence[str]) -> str:
         return "{" + ", ".join(f"{a}={_show(anon_reset[a].iloc[row])}" for a in attrs) + "}"
 
-    achieved = _check_requirements(keys, qi, reqs, enc.counts, all_root, describe, out, usable=set(qi_present))
+    achieved = _check_requirements(keys, qi, reqs, enc.counts, None, describe, out, usable=set(qi_present))
     return out.report(achieved_k=achieved, n_suppressed=int(enc.counts[all_root].sum()), **base)
 
 

@@ -170,6 +170,42 @@ def _stub_records(c2, need, tail, prv, cnt):
     return taken
 
 
+def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.ndarray, k: int, cost) -> int:
+    """Suppressed records print ``*`` everywhere and so form a class of their
+    own, which must hold >= k records like any other. When outlier suppression
+    left 1..k-1 of them, suppress more: surplus rows of classes that keep >= k
+    (the most generalised classes first: they lose least), else the smallest
+    whole class. Updates ``out`` and ``suppressed``; returns the records added."""
+    have = int(counts[suppressed].sum())
+    if have == 0 or have >= k:
+        return 0
+    need = k - have
+    rest = np.flatnonzero(~suppressed)
+    ec = group(out[rest], counts[rest])
+    tuple_cost = cost.cell_costs(ec.keys).sum(axis=1) if len(ec.keys) else np.zeros(0)
+    members = [[] for _ in range(ec.n_classes)]
+    for r, c in zip(rest, ec.row_class):
+        members[c].append(r)
+    taken: list[int] = []
+    for c in np.argsort(-tuple_cost, kind="stable"):
+        left = int(ec.sizes[c])
+        for r in reversed(members[c]):  # rows from the end of the class, as a stub (Def. 14)
+            if need <= 0:
+                break
+            if left - counts[r] >= k:
+                taken.append(r)
+                left -= int(counts[r])
+                need -= int(counts[r])
+        if need <= 0:
+            break
+    if need > 0:  # no surplus to take: the smallest class goes whole
+        taken = members[int(np.argmin(ec.sizes))]
+    taken = np.asarray(taken, dtype=np.int64)
+    suppressed[taken] = True
+    out[taken] = 0
+    return int(counts[taken].sum())
+
+
 @njit(cache=True)
 def _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt):
     """Records of class ``c2`` (``n2`` of them) that a merge with a class of
@@ -1060,11 +1096,13 @@ def kaca1_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarc
     out = np.zeros_like(codes)
     _rows_to_codes(T, alive, head, nxt, out)
     out[suppressed] = 0
+    topped_up = _complete_suppression(out, suppressed, counts, k, cost)
     info = {
         "merges": int(st[_S_MERGES]),
         "distance_sum": float(st[_S_DSUM]) / cost.scale,
         "distance_sum_int": int(st[_S_DSUM]),
-        "suppressed_records": int(st[_S_SUPP]),
+        "suppressed_records": int(st[_S_SUPP]) + topped_up,
+        "suppressed_to_reach_k": topped_up,
         "iterations": int(st[_S_ITER]),
         "classes_in": int(ncls),
         "classes_out": int(alive.sum()),
