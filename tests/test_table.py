@@ -390,3 +390,24 @@ def test_ambiguous_inner_label_is_refused():
     h2 = H.from_paths("b", [["x", "g", "k", "*"], ["y", "h", "g", "*"]])  # 'g' on two levels
     with pytest.raises(HierarchyError, match="'g'"):
         h2.node_of_label("g")
+
+
+def test_missing_cells_print_as_root_even_when_the_column_is_otherwise_unchanged():
+    """With missing='root', an empty or NaN cell is the root: it must print as
+    '*' so that a checker grouping the output puts it with the other '*'."""
+    import hieranon
+
+    df = pd.DataFrame({"x": ["", None, None, None], "y": ["a", "a", "a", "a"]})
+    hs = {"x": H.suppression("x", ["a"]), "y": H.suppression("y", ["a"])}
+    r = hieranon.anonymize(df, ["x", "y"], hs, k=2, missing="root", method="kaca1")
+    assert r.data["x"].tolist() == ["*"] * 4 and r.data["y"].tolist() == ["a"] * 4
+    assert int(r.data.groupby(["x", "y"]).size().min()) >= 2
+
+
+def test_integer_column_names():
+    import hieranon
+
+    df = pd.DataFrame({0: ["1", "2", "1", "2"], 1: list("abab")})
+    hs = {0: H.suppression(0, ["1", "2"]), 1: H.suppression(1, ["a", "b"])}
+    r = hieranon.anonymize(df, [0, 1], hs, k=2, method="kaca1")
+    assert r.verification.ok and int(r.data.groupby([0, 1]).size().min()) >= 2

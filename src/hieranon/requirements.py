@@ -47,7 +47,7 @@ class Requirement:
         return [list(qi_names).index(a) for a in self.attributes]
 
     def __str__(self) -> str:
-        return f"<{{{', '.join(self.attributes)}}}, {self.k}>"
+        return f"<{{{', '.join(map(str, self.attributes))}}}, {self.k}>"
 
 
 def normalise(requirements, k: int | None, qi_names: Sequence[str], n_records: int | None = None) -> list[Requirement]:

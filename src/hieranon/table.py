@@ -216,6 +216,12 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.
     for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
         col = codes[:, j]
         if np.array_equal(col, table.codes[:, j]):
+            # a missing cell read as the root (missing='root') prints as the root,
+            # so that it falls in the same class as every other '*' of the column
+            blank = (df[q].isna() | (df[q].astype(str).str.strip() == "")).to_numpy() & (col == 0)
+            if blank.any():
+                out[q] = out[q].astype(object)
+                out.loc[blank, q] = h.labels[0]
             continue
         labels = np.asarray(h.labels, dtype=object)
         out[q] = pd.Series(labels[col], index=df.index, dtype=object)
