@@ -793,3 +793,15 @@ def test_subprocess_usage_error_is_one_line():
     p = run_subprocess("anonymize", EXAMPLE, "-o", "x.csv", "--seed", "abc")
     assert p.returncode == 2
     assert_one_line_error(p.stderr, "--seed", "'abc'")
+
+
+def test_distributed_on_a_single_file(tmp_path):
+    """--distributed on one CSV file: the partitioned method on a local Dask
+    cluster, the inner method taken from --method."""
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--distributed", "--method", "kaca2",
+            "--block-size", "40", "--workers", "1", "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["method"] == "partitioned" and summary["params"]["inner_method"] == "kaca2"
+    assert_verifies(out, k=3)

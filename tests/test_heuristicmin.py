@@ -297,6 +297,22 @@ def _random_problem(rng, n_req_max=2):
     return Problem(t, reqs, CostModel.build(t.hierarchies), class_labels=rng.choice(["A", "B"], n))
 
 
+def _random_problem_with_inner_cells(rng, n_req_max=2):
+    """:func:`_random_problem` with some cells missing (read as the root,
+    missing='root') or already inner nodes of their hierarchy."""
+    p = _random_problem(rng, n_req_max)
+    t = p.table
+    df = decode(t.codes, t.hierarchies, t.qi_names).astype(object)
+    inner = {"a": ["x", "y"], "b": [], "c": ["p", "q"]}
+    for q in t.qi_names:
+        hit = rng.random(len(df)) < 0.3
+        choices = np.array(inner[q] + [None], dtype=object)
+        df.loc[hit, q] = rng.choice(choices, int(hit.sum()))
+    df["count"] = t.counts
+    t2 = encode(df, t.qi_names, t.hierarchies, counts="count", missing="root", generalised=True)
+    return Problem(t2, p.requirements, CostModel.build(t2.hierarchies), class_labels=p.class_labels)
+
+
 def _exhaustive_best_rows(problem, algo: HeuristicMin) -> int:
     """Every table reachable with the same operator, no pruning: the largest
     satisfying one."""
@@ -340,3 +356,49 @@ def test_pruned_search_is_optimal_and_satisfies(seed):
             assert h.is_ancestor_or_self(sol.codes[:, j], t.codes[:, j]).all()
             pairs = {(int(a), int(b)) for a, b in zip(t.codes[:, j], sol.codes[:, j])}
             assert len(pairs) == len({a for a, _ in pairs})
+
+
+# ------------------------------------------- missing cells read as the root
+def test_violating_root_row_is_joined_by_generalising_the_others():
+    """When only a row already at the root violates, the other rows are
+    generalised until they join it (an all-* table satisfies k)."""
+    from hieranon.api import anonymize
+
+    h = H.from_mapping("x", {"*": {"A": {"A1": ["a"]}, "B": {"B1": ["b"]}}})
+    for counts in ([1, 2], [1, 1], [2, 1]):
+        for siblings in ("paper", "subtree", "occurring"):
+            res = anonymize(pd.DataFrame({"x": [None, "a"], "n": counts}), ["x"], {"x": h}, k=2,
+                            method="heuristicmin", missing="root", count_column="n", siblings=siblings)
+            assert list(res.data.x) == ["*", "*"] and res.verification.ok
+    # two attributes: the root row joins the others once both are generalised
+    hx, hy = H.suppression("x", ["a", "b"]), H.suppression("y", ["p", "q"])
+    df = pd.DataFrame({"x": [None, "a", "a"], "y": [None, "p", "p"]})
+    res = anonymize(df, ["x", "y"], {"x": hx, "y": hy}, k=2, method="heuristicmin", missing="root")
+    assert res.data[["x", "y"]].values.tolist() == [["*", "*"]] * 3
+    # the largest satisfying table: the root row joins the b rows, the a rows stay
+    h = H.from_mapping("x", {"*": {"A": ["a1", "a2"], "B": ["b1"]}})
+    df = pd.DataFrame({"x": [None, "a1", "a1", "b1", "b1"], "y": [None, "p", "p", "q", "q"]})
+    res = anonymize(df, ["x", "y"], {"x": h, "y": hy}, k=3, method="heuristicmin", missing="root")
+    assert res.verification.ok and res.metrics.achieved_k >= 3
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_missing_and_inner_cells_search_is_optimal_and_satisfies(seed):
+    p = _random_problem_with_inner_cells(np.random.default_rng(2000 + seed))
+    assert satisfies(p, HeuristicMin().solve(p).codes)
+    for kw in (dict(siblings="subtree"), dict(siblings="occurring"), dict(siblings="subtree", violations="any")):
+        algo = HeuristicMin(**kw)
+        sol = algo.solve(p)
+        assert satisfies(p, sol.codes)
+        assert sol.info["rows"] == _exhaustive_best_rows(p, algo)
+        for j, h in enumerate(p.table.hierarchies):
+            assert h.is_ancestor_or_self(sol.codes[:, j], p.table.codes[:, j]).all()
+
+
+@pytest.mark.parametrize("siblings", ["subtree", "occurring"])
+def test_dead_end_message(monkeypatch, siblings):
+    monkeypatch.setattr(HeuristicMin, "_generalise", lambda *a, **k: None)
+    with pytest.raises(RuntimeError, match="without a table that satisfies") as err:
+        HeuristicMin(siblings=siblings).solve(case2_problem())
+    assert ("use siblings='subtree'" in str(err.value)) == (siblings == "occurring")
+    assert "siblings='subtree' can dead-end" not in str(err.value)

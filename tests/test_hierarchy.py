@@ -223,6 +223,32 @@ def test_dates():
         H.dates("dob", ["03/04/1980"], order="julian")
 
 
+@pytest.mark.parametrize("order", ["dmy", "mdy", "ymd"])
+def test_dates_find_date_objects_in_any_order(order):
+    """Date objects are looked up in the hierarchy's own leaf format (not
+    always d/m/Y), whichever order it was built with."""
+    import datetime as dt
+
+    import hieranon
+    days = [dt.date(2001, 1, 2), dt.date(2001, 1, 2), dt.date(2001, 2, 1), dt.date(2001, 2, 1)]
+    h = H.dates("d", days, order=order)
+    leaf = {"dmy": "02/01/2001", "mdy": "01/02/2001", "ymd": "2001-01-02"}[order]
+    assert leaf in h.leaf_index
+    for kind in (lambda x: x, lambda x: dt.datetime(x.year, x.month, x.day), pd.Timestamp):
+        values = [kind(x) for x in days]
+        assert h.code_of(values[0]) == h.leaf_index[leaf]
+        assert list(h.codes_of(values)) == [h.leaf_index[leaf]] * 2 + [h.code_of(values[2])] * 2
+        r = hieranon.anonymize(pd.DataFrame({"d": values}), ["d"], {"d": h}, k=2)
+        assert list(r.data.d) == values
+        r = hieranon.anonymize(pd.DataFrame({"d": values}), ["d"], {"d": h}, k=3)
+        assert list(r.data.d) == ["2001"] * 4
+    assert h.renamed("e").date_format == h.date_format
+    # the text leaves are found as before (dmy unchanged: d/m/Y strings and objects alike)
+    assert h.code_of(leaf) == h.leaf_index[leaf]
+    if order == "dmy":
+        assert h.code_of("02/01/2001") == h.code_of(dt.date(2001, 1, 2))
+
+
 def test_levels_numbered_from_root():
     h = H.masking("postcode", ["4351", "4352"])
     assert h.level[0] == 1  # root

@@ -218,6 +218,64 @@ def test_grouped_solve_matches_row_by_row(p, categorical, strict, dup):
     assert sol.info["cuts"] == cuts
 
 
+# ---------------------------------------------- inner-node (root) inputs
+CHAIN_TREES = {
+    "chain": {"*": {"A": ["a", "b"]}},                                  # the root's only child covers every leaf
+    "deep": {"*": {"A": {"A1": ["a", "b"]}, "B": {"B1": {"B2": ["c"]}}}},  # one-child chains inside
+    "numeric": {"*": {"45-68": {"45-56": {"45-48": ["46"], "53-56": ["55"]}}}},
+}
+
+
+@st.composite
+def tables_with_inner_cells(draw):
+    """Tables whose cells may be missing (read as the root) or inner nodes."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(1, 40))
+    m = draw(st.integers(1, 2))
+    cols, hs = {}, {}
+    for j in range(m):
+        name = f"a{j}"
+        h = H.from_mapping(name, CHAIN_TREES[draw(st.sampled_from(sorted(CHAIN_TREES)))])
+        choices = [h.labels[v] for v in range(1, h.n_nodes)] + [None]
+        cols[name] = rng.choice(np.array(choices, dtype=object), size=n)
+        hs[name] = h
+    df = pd.DataFrame(cols)
+    table = encode(df, list(cols), hs, missing="root", generalised=True)
+    k = draw(st.integers(1, n))
+    return Problem(table, [Requirement(tuple(cols), k)], M.CostModel.build(table.hierarchies))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables_with_inner_cells(), st.sampled_from(["median", "hierarchy"]), st.booleans())
+def test_inner_node_inputs_get_the_lca_of_their_partition(p, categorical, strict):
+    """A partition prints the LCA of its actual codes, root and inner nodes
+    included, never an inner node below one of them (missing='root')."""
+    sol = Mondrian(strict=strict, categorical=categorical).solve(p)
+    assert group(sol.codes, p.table.counts).sizes.min() >= p.k
+    assert_generalises(p, sol)
+    assert_lca_of_partition(p, sol)
+    part, lcas, cuts = row_by_row(p, Mondrian(strict=strict, categorical=categorical))
+    assert np.array_equal(sol.info["partition"], part)
+    assert np.array_equal(sol.codes, lcas[part])
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_missing_root_cell_is_not_mapped_below_the_root(strict):
+    from hieranon.api import anonymize
+
+    h = H.from_mapping("x", {"*": {"A": ["a", "b"]}})
+    r = anonymize(pd.DataFrame({"x": [None, "a", "b"]}), ["x"], {"x": h}, k=3, method="mondrian",
+                  missing="root", strict=strict)
+    assert list(r.data.x) == ["*", "*", "*"] and r.verification.ok
+    h = H.from_mapping("x", {"*": {"45-68": {"45-56": {"45-48": ["46"], "53-56": ["55"]}}}})
+    r = anonymize(pd.DataFrame({"x": ["", "55", "46"]}), ["x"], {"x": h}, k=3, method="mondrian",
+                  missing="root", strict=strict)
+    assert list(r.data.x) == ["*", "*", "*"] and r.verification.ok
+    # without a root cell the partition still gets the lowest node
+    r = anonymize(pd.DataFrame({"x": ["55", "55", "46"]}), ["x"], {"x": h}, k=3, method="mondrian", strict=strict)
+    assert list(r.data.x) == ["45-56"] * 3
+
+
 # ------------------------------------------------------------- examples
 def test_seed000_table(seed000_table1a, paper_hierarchies):
     p = make_problem(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, 2)

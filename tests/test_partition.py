@@ -135,3 +135,31 @@ def test_partitioned_distortion_on_adult_within_10_percent_of_whole_table(adult_
     r_part = M.distortion_ratio(p.table.codes, part.codes, p.cost)
     assert 0 < r_whole < r_part * 1.5  # sane, and the partition is not somehow far better
     assert r_part <= 1.10 * r_whole, f"partitioned {r_part:.4f} vs whole-table {r_whole:.4f}"
+
+
+def test_inner_method_through_the_api(synth):
+    """The inner method is a parameter of 'partitioned' that does not collide
+    with anonymize's/make_algorithm's own ``method`` (issue: TypeError
+    "got multiple values for argument 'method'")."""
+    from hieranon.api import make_algorithm
+
+    df, hs = synth
+    small = df.iloc[:800]
+    whole = anonymize(small, COLUMNS[:6], hs, k=5, method="kaca+", seed=3)
+    for kw in (dict(params={"inner_method": "kaca+"}), dict(inner_method="kaca+")):
+        part = anonymize(small, COLUMNS[:6], hs, k=5, method="partitioned", block_size=5000, seed=3, **kw)
+        assert part.info["blocks"] == 1 and part.info["inner_method"] == "kaca+"
+        assert part.params["inner_method"] == "kaca+"
+        assert part.data.equals(whole.data)
+    algo = make_algorithm("partitioned", inner_method="mondrian", method_params={"strict": False})
+    assert algo.inner_method == "mondrian" and algo.method == "mondrian"
+    # the former constructor name still works when the class is built directly
+    assert Partitioned(method="kaca2").inner_method == "kaca2"
+    assert Partitioned("kaca2").inner_method == "kaca2" and Partitioned().inner_method == "kaca1"
+    assert Partitioned(inner_method="kaca2", method="kaca2").inner_method == "kaca2"
+    with pytest.raises(ValueError, match="disagree"):
+        Partitioned(inner_method="kaca2", method="kaca1")
+    with pytest.raises(ValueError, match="unknown inner method"):
+        make_algorithm("partitioned", inner_method="nope")
+    with pytest.raises(ValueError, match="cannot be 'partitioned'"):
+        Partitioned(inner_method="partitioned")

@@ -14,7 +14,7 @@ from hieranon.requirements import Requirement
 from hieranon.table import encode
 
 from test_heuristicmin import (FIGURE_16A, problem_of, satisfies, seed003_case1, seed003_case2, table_rows,
-                               _random_problem)
+                               _random_problem, _random_problem_with_inner_cells)
 
 
 def case1_problem():
@@ -134,6 +134,39 @@ def test_requirements_hold_and_recoding_is_global(seed):
         assert is_cut(p, sol.codes), algo.name
         for j, h in enumerate(t.hierarchies):
             assert h.is_ancestor_or_self(sol.codes[:, j], t.codes[:, j]).all()
+
+
+def test_bug_with_a_missing_cell():
+    """A row already at the root (missing='root') does not block generalising
+    the other rows to the root."""
+    import pandas as pd
+
+    from hieranon import hierarchy as H
+    from hieranon.api import anonymize
+
+    deep = H.from_mapping("x", {"*": {"G": {"H": ["a"]}, "K": {"L": ["b"]}}})
+    for h in (H.suppression("x", ["a", "b"]), deep):
+        res = anonymize(pd.DataFrame({"x": ["a", None], "c": ["y", "y"]}), ["x"], {"x": h}, k=2, method="bug",
+                        missing="root", class_column="c")
+        assert list(res.data.x) == ["*", "*"] and res.verification.ok
+    # a row printed as an inner node p is part of p's records, not a blocker
+    h = H.from_mapping("x", {"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
+    df = pd.DataFrame({"x": ["A", "a1", "a2", "b1", "b1", "b2", "b2"], "c": list("uvuvvuu")})
+    t = encode(df, ["x"], {"x": h}, generalised=True)
+    p = Problem(t, [Requirement(("x",), 2)], CostModel.build(t.hierarchies), class_labels=df["c"].to_numpy())
+    sol = BUG().solve(p)
+    assert [h.labels[c] for c in sol.codes[:, 0]] == ["A"] * 3 + ["b1", "b1", "b2", "b2"]
+    assert [g[:2] for g in sol.info["generalisations"]] == [("x", "A")]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_bug_with_missing_and_inner_cells_ends_satisfied(seed):
+    p = _random_problem_with_inner_cells(np.random.default_rng(900 + seed), n_req_max=3)
+    t = p.table
+    sol = BUG().solve(p)
+    assert satisfies(p, sol.codes) and is_cut(p, sol.codes)
+    for j, h in enumerate(t.hierarchies):
+        assert h.is_ancestor_or_self(sol.codes[:, j], t.codes[:, j]).all()
 
 
 def test_tds_stops_at_a_fixpoint_and_bug_as_soon_as_r_holds():

@@ -301,7 +301,7 @@ def anonymize(
         _anonymize_dataset(input, output, config, qi, k, require, method, seed, weights, block_size, scheduler,
                            workers, force, quiet, as_json)
     if distributed:  # a single file: the partitioned method through the usual path
-        param = [*param, f"method={method or 'kaca1'}", f"block_size={block_size}",
+        param = [*param, f"inner_method={method or 'kaca1'}", f"block_size={block_size}",
                  "executor=dask"]
         if scheduler:
             param.append(f"scheduler={scheduler}")

@@ -71,11 +71,16 @@ class Hierarchy:
         root's, normally ``*``).
     parent : ndarray of int32
         ``parent[v]``, ``-1`` for the root.
+    date_format : str or None
+        Set by :func:`dates`: the ``strftime`` format of the leaves, used to
+        look up ``date``/``datetime``/``pd.Timestamp`` values (which
+        :func:`value_to_label` prints as ``d/m/Y`` whatever the order).
     """
 
     name: str
     labels: list[str]
     parent: np.ndarray
+    date_format: str | None = field(default=None, repr=False)
     depth: np.ndarray = field(init=False, repr=False)
     children: list[np.ndarray] = field(init=False, repr=False)
     ancestors: np.ndarray = field(init=False, repr=False)
@@ -175,9 +180,16 @@ class Hierarchy:
         return (self.leaf_depth - self.depth).astype(np.int32)
 
     # ------------------------------------------------------------- look-ups
+    def label_of(self, value) -> str:
+        """The label ``value`` is looked up as: :func:`value_to_label`, except
+        that date objects of a date hierarchy are printed in its own format."""
+        if self.date_format is not None and isinstance(value, (datetime, date)):
+            return value.strftime(self.date_format)
+        return value_to_label(value)
+
     def code_of(self, value) -> int:
         """The node id of leaf ``value`` (raises :class:`HierarchyError`)."""
-        label = value_to_label(value)
+        label = self.label_of(value)
         try:
             return self.leaf_index[label]
         except KeyError:
@@ -204,7 +216,7 @@ class Hierarchy:
         """Vector version of :meth:`code_of` on distinct labels; the error lists
         every missing value (up to 10). With ``generalised``, inner-node labels
         (an already anonymised table) are read as those nodes."""
-        labels = [value_to_label(x) for x in labels]
+        labels = [self.label_of(x) for x in labels]
         if generalised:
             nodes = [self.node_of_label(x) for x in labels]
             missing = [x for x, v in zip(labels, nodes) if v is None]
@@ -312,7 +324,7 @@ class Hierarchy:
         return {self.labels[0]: sub(0)}
 
     def renamed(self, name: str) -> "Hierarchy":
-        return Hierarchy(name, list(self.labels), self.parent.copy())
+        return Hierarchy(name, list(self.labels), self.parent.copy(), self.date_format)
 
     def __repr__(self) -> str:
         return (f"Hierarchy({self.name!r}, nodes={self.n_nodes}, leaves={len(self.leaf_index)}, "
@@ -579,7 +591,9 @@ _DATE_FORMATS = {"dmy": "%d/%m/%Y", "mdy": "%m/%d/%Y", "ymd": "%Y-%m-%d"}
 
 def dates(name: str, values: Iterable, order: str = "dmy") -> Hierarchy:
     """Dates: ``D/M/Y -> M/Y -> Y -> *``. ``values`` are strings in ``order``
-    (``dmy``, ``mdy`` or ``ymd``) or date objects; leaves keep their text."""
+    (``dmy``, ``mdy`` or ``ymd``) or date objects; leaves keep their text.
+    The hierarchy remembers the format, so date objects (``date``,
+    ``datetime``, ``pd.Timestamp``) are found whatever the order."""
     if order not in _DATE_FORMATS:
         raise HierarchyError(f"attribute {name!r}: date order must be one of {sorted(_DATE_FORMATS)}, got {order!r}")
     fmt = _DATE_FORMATS[order]
@@ -592,4 +606,6 @@ def dates(name: str, values: Iterable, order: str = "dmy") -> Hierarchy:
         rows.append([v, f"{d.month:02d}/{d.year}", str(d.year), ROOT_LABEL])
     if not rows:
         raise HierarchyError(f"attribute {name!r}: no dates to build a hierarchy from")
-    return from_paths(name, rows)
+    h = from_paths(name, rows)
+    h.date_format = fmt
+    return h

@@ -4,7 +4,9 @@ seed 003 sec. 5.2 uses it, with several anonymity requirements.
 Every attribute's values form a *cut* of its hierarchy, starting at the
 original values. A *generalisation* ``G = {children of p} -> p`` is possible
 when every record whose original value lies under ``p`` is currently printed
-as a child of ``p``; it prints them all as ``p``. While some requirement is
+as a child of ``p`` -- or already at or above ``p``, as an original value
+that is an inner node is (``missing='root'`` reads an empty cell as the root)
+-- and some record is printed as a child; it prints them all as ``p``. While some requirement is
 violated, BUG performs the generalisation, on an attribute of a violated
 requirement, with the smallest
 
@@ -61,7 +63,11 @@ class BUG(Algorithm):
         return float((k - small).sum())
 
     def _candidates(self, ct: ClassTable, codes: np.ndarray, j: int):
-        """Parents whose whole (occurring) subtree is printed one level below them."""
+        """Parents whose whole (occurring) subtree is printed one level below
+        them. Rows already printed at or above the parent (an original value
+        that is the parent itself or above it, e.g. a missing cell read as
+        the root) do not block it; those printed as the parent are part of
+        its records ``R_p`` (the rows yielded), those above are not."""
         h = ct.hierarchies[j]
         col = codes[:, j]
         leaf = ct.leaf[:, j]
@@ -69,8 +75,9 @@ class BUG(Algorithm):
         for p in parents[parents >= 0]:
             under = h.ancestors[leaf, h.depth[p]] == p
             under &= h.depth[leaf] >= h.depth[p]
-            if under.any() and np.all(h.parent[col[under]] == p):
-                yield int(p), np.flatnonzero(under)
+            below = under & (h.depth[col] > h.depth[p])       # printed strictly below p
+            if below.any() and np.all(h.parent[col[below]] == p):
+                yield int(p), np.flatnonzero(under & (h.depth[col] >= h.depth[p]))
 
     def solve(self, problem: Problem) -> Solution:
         self.check_problem(problem)

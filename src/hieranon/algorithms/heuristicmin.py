@@ -22,6 +22,13 @@ this module makes explicit (both parameters):
 ``violations="any"``
     rows violating any requirement.
 
+A violating row printed as the root on every attribute of a requirement it
+violates (``missing='root'`` reads an empty cell as the root) cannot be
+generalised; only other rows can join it. Generalising an attribute ``A`` of
+such a requirement then replaces the values of ``A`` in **every** row (each
+with its siblings, as above), so the search can reach the all-``*`` table,
+which satisfies ``<B, k>`` whenever the table has ``k`` records.
+
 ``siblings="subtree"`` (default)
     a sibling that has been specialised further than ``v`` (it does not occur
     itself, only values below it do -- possible in unbalanced trees or after
@@ -302,6 +309,11 @@ class HeuristicMin(Algorithm):
             return None
         h = space.hierarchies[j]
         vals = np.unique(codes[mask, j])
+        if self._stuck(space, codes, viol, j):
+            # a violating row already at the root on every attribute of its
+            # requirement can only be joined: every other row's value of A is
+            # generalised too (an all-* table satisfies k when n >= k)
+            vals = np.unique(codes[:, j])
         parents = h.parent[vals]
         parents = np.unique(parents[parents >= 0])
         if len(parents) == 0:
@@ -328,6 +340,22 @@ class HeuristicMin(Algorithm):
         out = list(state)
         out[j] = new
         return out
+
+    @staticmethod
+    def _stuck(space: _Space, codes, viol, j: int) -> bool:
+        """Some row violates a requirement naming ``j`` while printed as the
+        root on every attribute of that requirement (e.g. missing cells read
+        as the root): generalising it is impossible, only other rows can
+        join it."""
+        for (idx, _k), v in zip(space.reqs, viol):
+            if j not in idx or not v.any():
+                continue
+            at_root = v.copy()
+            for i in idx:
+                at_root &= space.hierarchies[i].parent[codes[:, i]] < 0
+            if at_root.any():
+                return True
+        return False
 
     # -------------------------------------------------------------- search
     def solve(self, problem: Problem) -> Solution:
@@ -424,9 +452,10 @@ class HeuristicMin(Algorithm):
                 SearchLimitWarning, stacklevel=2,
             )
         if best is None:
+            hint = (f" (siblings={self.siblings!r} can dead-end; use siblings='subtree')"
+                    if self.siblings == "occurring" else "")
             raise RuntimeError(
-                "heuristicmin: the search ended without a table that satisfies the requirements "
-                f"(siblings={self.siblings!r} can dead-end; use siblings='subtree')"
+                f"heuristicmin: the search ended without a table that satisfies the requirements{hint}"
             )
         info.update(result_index=best.index, rows=best.rows)
         log.info("heuristicmin: %d tables generated, %d expanded, result T%d with %d rows",

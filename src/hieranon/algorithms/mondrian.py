@@ -110,6 +110,7 @@ class _Attribute:
         self.total_leaves = len(self.leaf_at)
         self.dfs_lo = lo[codes].astype(np.int32)
         self.dfs_hi = hi[codes].astype(np.int32)
+        self.has_inner = bool(len(codes)) and not bool(h.is_leaf[codes].all())  # e.g. missing cells (root)
         self._dense = h.n_nodes <= 2048
         if numeric:
             vals = np.full(h.n_nodes, np.nan)
@@ -150,6 +151,14 @@ class _Attribute:
             return int(a)
         return int(self.h.lca(np.array([a]), np.array([b]))[0])
 
+    def climb(self, node: int, depth: int) -> int:
+        """The ancestor of ``node`` at ``depth`` (``node`` when not deeper).
+
+        The LCA of a set of codes is that of their leaf range lifted to the
+        shallowest code: an inner code covering the range's leaves is on the
+        range LCA's path (above it only across one-child chains)."""
+        return int(self.h.ancestors[node, depth]) if self.h.depth[node] > depth else int(node)
+
     def category_loss(self, node: int) -> float:
         """(leaves under node - 1) / (leaves - 1): the categorical NCP."""
         return float(self.loss[node])
@@ -171,7 +180,7 @@ def _lca_climb(parent, depth, j, a, b):
 
 @njit(cache=True)
 def _strict_partition(w, pos, dlo, dhi, nlo, nhi, is_num, inv_span, codes, leaf_at, parent, depth, loss, anc,
-                      hier, k, max_domain):
+                      hier, k, max_domain, has_inner, cdepth):
     """Strict Mondrian on groups of identical rows (weights ``w``).
 
     Arrays are attribute-major (``pos[j, g]``). Partitions are segments of
@@ -179,7 +188,8 @@ def _strict_partition(w, pos, dlo, dhi, nlo, nhi, is_num, inv_span, codes, leaf_
     per-row algorithm does. Returns ``(gpart, lcas, relaxable, n_parts,
     n_cuts)``: the partition of every group, each partition's LCA per
     attribute, and whether it has >= 2k records and an attribute of positive
-    width (where the relaxed variant goes on)."""
+    width (where the relaxed variant goes on). ``has_inner[j]``: some code of
+    attribute ``j`` is an inner node; ``cdepth[j, g]``: the depth of each."""
     m, g_count = pos.shape
     idx = np.arange(g_count)
     tmp = np.empty(g_count, np.int64)
@@ -224,6 +234,16 @@ def _strict_partition(w, pos, dlo, dhi, nlo, nhi, is_num, inv_span, codes, leaf_
                     plo = pos[j, g]
             pmin[j] = plo
             lc = _lca_climb(parent, depth, j, leaf_at[j, lo], leaf_at[j, hi])
+            if has_inner[j]:
+                # an inner-node code (e.g. a missing cell read as the root) is
+                # on the path of its leaf range's LCA, above it across one-child
+                # chains: the partition's LCA is the shallower of the two
+                dmin = cdepth[j, g0]
+                for i in range(s + 1, e):
+                    if cdepth[j, idx[i]] < dmin:
+                        dmin = cdepth[j, idx[i]]
+                while depth[j, lc] > dmin:
+                    lc = parent[j, lc]
             lcas[j] = lc
             widths[j] = loss[j, lc]
             if is_num[j]:
@@ -446,6 +466,8 @@ class Mondrian(Algorithm):
         dlo = self._dlo[rows].min(axis=0)
         dhi = self._dhi[rows].max(axis=0)
         lcas = [a.lca(int(lo), int(hi)) for a, lo, hi in zip(attrs, dlo, dhi)]
+        for j in self._inner_cols:
+            lcas[j] = attrs[j].climb(lcas[j], int(attrs[j].depth_of[rows].min()))
         widths = np.array([a.loss[v] for a, v in zip(attrs, lcas)])
         if self._num_cols:
             span = self._nhi[rows].max(axis=0) - self._nlo[rows].min(axis=0)
@@ -526,7 +548,9 @@ class Mondrian(Algorithm):
             _padded([h.depth for h in hs], np.int64),
             _padded([a.loss for a in attrs], np.float64),
             self._ancestors(hs) if hier else np.zeros((m, 1, 1), dtype=np.int32),
-            hier, float(k), max(a.domain for a in attrs))
+            hier, float(k), max(a.domain for a in attrs),
+            np.array([a.has_inner for a in attrs], dtype=np.bool_),
+            np.stack([a.h.depth[a.codes[rep]] for a in attrs]).astype(np.int64))
         partition = gpart[inv]
         if not self.strict and relaxable.any():
             partition, lcas, extra = self._relax(attrs, partition, lcas, relaxable, counts, k)
@@ -587,6 +611,9 @@ class Mondrian(Algorithm):
         """Per-row arrays of the row-by-row algorithm (:meth:`_partition_rows`)."""
         self._dlo = np.stack([a.dfs_lo for a in attrs], axis=1)
         self._dhi = np.stack([a.dfs_hi for a in attrs], axis=1)
+        self._inner_cols = [j for j, a in enumerate(attrs) if a.has_inner]
+        for j in self._inner_cols:
+            attrs[j].depth_of = attrs[j].h.depth[attrs[j].codes]
         self._num_cols = [j for j, a in enumerate(attrs) if a.numeric]
         if self._num_cols:
             self._nlo = np.stack([attrs[j].num_lo for j in self._num_cols], axis=1)

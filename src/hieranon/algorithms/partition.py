@@ -117,8 +117,11 @@ class Partitioned(Algorithm):
 
     Parameters
     ----------
-    method : str
-        The local method run in each block (default ``kaca1``).
+    inner_method : str
+        The local method run in each block (default ``kaca1``). Through
+        :func:`hieranon.anonymize` / :func:`hieranon.api.make_algorithm` give
+        it as ``params={"inner_method": "kaca+"}``: ``method`` there names
+        ``partitioned`` itself.
     block_size : int
         Target records per block (blocks hold between ``k`` and about this many).
     executor : {"auto", "dask", "processes", "serial"}
@@ -131,26 +134,45 @@ class Partitioned(Algorithm):
         Blocks submitted but not yet gathered, per worker.
     method_params : dict
         Parameters of the inner method.
+    method : str, optional
+        Former name of ``inner_method``, still accepted when the class is
+        built directly (``Partitioned(method="kaca+")``); it cannot pass
+        through ``make_algorithm``, whose own first argument is ``method``.
     """
 
     name = "partitioned"
 
-    def __init__(self, method: str = "kaca1", block_size: int = 20_000, executor: str = "auto",
+    def __init__(self, inner_method: str | None = None, block_size: int = 20_000, executor: str = "auto",
                  scheduler: str | None = None, n_workers: int | None = None, max_in_flight: int = 2,
-                 method_params: dict | None = None):
+                 method_params: dict | None = None, *, method: str | None = None):
+        if method is not None and inner_method is not None and method != inner_method:
+            raise ValueError(f"partitioned: inner_method={inner_method!r} and method={method!r} disagree; "
+                             "give the inner method once, as inner_method")
+        inner_method = inner_method if inner_method is not None else (method if method is not None else "kaca1")
+        if not isinstance(inner_method, str):
+            raise ValueError(f"partitioned: inner_method must be a method name, got {inner_method!r}")
         if executor not in EXECUTORS:
             raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
         if block_size < 2:
             raise ValueError(f"block_size must be >= 2, got {block_size}")
-        if method == "partitioned":
+        if inner_method == "partitioned":
             raise ValueError("the inner method of 'partitioned' cannot be 'partitioned'")
-        self.method = method
+        from ..api import METHODS
+        if inner_method not in METHODS:
+            raise ValueError(f"partitioned: unknown inner method {inner_method!r}; "
+                             f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
+        self.inner_method = inner_method
         self.block_size = int(block_size)
         self.executor = executor
         self.scheduler = scheduler
         self.n_workers = n_workers
         self.max_in_flight = int(max_in_flight)
         self.method_params = dict(method_params or {})
+
+    @property
+    def method(self) -> str:
+        """The inner method (former name of :attr:`inner_method`)."""
+        return self.inner_method
 
     def solve(self, problem: Problem) -> Solution:
         self.check_problem(problem)
@@ -166,7 +188,7 @@ class Partitioned(Algorithm):
             suppressed[rows] = bsup
         sizes = [int(problem.table.counts[b].sum()) for b in blocks]
         return Solution(codes, suppressed, {"blocks": len(blocks), "block_sizes": sizes, "executor": executor,
-                                            "inner_method": self.method})
+                                            "inner_method": self.inner_method})
 
     def _resolve_executor(self) -> str:
         if self.executor != "auto":
@@ -190,12 +212,12 @@ class Partitioned(Algorithm):
                         problem.cost, problem.seed, None)
         if executor == "serial" or len(blocks) == 1:
             for rows, task in self._tasks(problem, blocks):
-                yield rows, _solve_block(light, self.method, self.method_params, task)
+                yield rows, _solve_block(light, self.inner_method, self.method_params, task)
         elif executor == "processes":
             workers = self.n_workers or os.cpu_count() or 1
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 yield from _bounded(pool.submit, lambda f: f.result(), self._tasks(problem, blocks),
-                                    light, self.method, self.method_params, workers * self.max_in_flight)
+                                    light, self.inner_method, self.method_params, workers * self.max_in_flight)
         else:
             yield from self._run_dask(problem, blocks, light)
 
@@ -215,7 +237,7 @@ class Partitioned(Algorithm):
             n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
             light_f = client.scatter(light, broadcast=True)
             yield from _bounded(lambda fn, *a: client.submit(fn, *a, pure=False), lambda f: f.result(),
-                                self._tasks(problem, blocks), light_f, self.method, self.method_params,
+                                self._tasks(problem, blocks), light_f, self.inner_method, self.method_params,
                                 n_workers * self.max_in_flight, wait=_dask_wait)
         finally:
             client.close()
