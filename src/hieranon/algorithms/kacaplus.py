@@ -204,6 +204,36 @@ def _donor_append(tab, s, x, dnext):
 
 
 @njit(cache=True)
+def _unlink_row(r, q, cnt, csize, chead, ctail, rnext, rprev):
+    """Take row ``r`` out of class ``q``'s member list."""
+    p = rprev[r]
+    nq = rnext[r]
+    if p >= 0:
+        rnext[p] = nq
+    else:
+        chead[q] = nq
+    if nq >= 0:
+        rprev[nq] = p
+    else:
+        ctail[q] = p
+    csize[q] -= cnt[r]
+
+
+@njit(cache=True)
+def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
+    """Put row ``r`` at the end of class ``c``'s member list."""
+    cls[r] = c
+    rprev[r] = ctail[c]
+    rnext[r] = -1
+    if ctail[c] >= 0:
+        rnext[ctail[c]] = r
+    else:
+        chead[c] = r
+    ctail[c] = r
+    csize[c] += cnt[r]
+
+
+@njit(cache=True)
 def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, goff, est, beta, tie, maxvec,
                   cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
                   seen, dense, hk, tab, dnext,
@@ -416,60 +446,19 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                                 q = cls[rr]
                                 nx = dnext[rr]
                                 if q < ncls_start and csize[q] - cnt[rr] >= k:
-                                    p = rprev[rr]
-                                    nq = rnext[rr]
-                                    if p >= 0:
-                                        rnext[p] = nq
-                                    else:
-                                        chead[q] = nq
-                                    if nq >= 0:
-                                        rprev[nq] = p
-                                    else:
-                                        ctail[q] = p
-                                    csize[q] -= cnt[rr]
-                                    rprev[rr] = ctail[c]
-                                    rnext[rr] = -1
-                                    if ctail[c] >= 0:
-                                        rnext[ctail[c]] = rr
-                                    else:
-                                        chead[c] = rr
-                                    ctail[c] = rr
-                                    csize[c] += cnt[rr]
-                                    cls[rr] = c
+                                    _unlink_row(rr, q, cnt, csize, chead, ctail, rnext, rprev)
+                                    _append_row(rr, c, cnt, csize, cls, chead, ctail, rnext, rprev)
                                     need -= cnt[rr]
                                 rr = nx
                             q = -1
                         while need > 0 and q >= 0:
                             while need > 0 and ctail[q] >= 0 and csize[q] - cnt[ctail[q]] >= k:
                                 rr = ctail[q]
-                                p = rprev[rr]
-                                ctail[q] = p
-                                if p >= 0:
-                                    rnext[p] = -1
-                                else:
-                                    chead[q] = -1
-                                csize[q] -= cnt[rr]
-                                rprev[rr] = ctail[c]
-                                rnext[rr] = -1
-                                if ctail[c] >= 0:
-                                    rnext[ctail[c]] = rr
-                                else:
-                                    chead[c] = rr
-                                ctail[c] = rr
-                                csize[c] += cnt[rr]
-                                cls[rr] = c
+                                _unlink_row(rr, q, cnt, csize, chead, ctail, rnext, rprev)
+                                _append_row(rr, c, cnt, csize, cls, chead, ctail, rnext, rprev)
                                 need -= cnt[rr]
                             q = dnext[q]
-                c = tab[s, 3]
-                cls[r] = c
-                rprev[r] = ctail[c]
-                rnext[r] = -1
-                if ctail[c] >= 0:
-                    rnext[ctail[c]] = r
-                else:
-                    chead[c] = r
-                ctail[c] = r
-                csize[c] += cnt[r]
+                _append_row(r, tab[s, 3], cnt, csize, cls, chead, ctail, rnext, rprev)
             else:
                 U[w] = r
                 w += 1
