@@ -25,8 +25,8 @@ from hieranon import hierarchy as H
 from hieranon import metrics, table
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
-from hieranon.hierarchy import Hierarchy
 from hieranon.requirements import Requirement
+from random_tables import make_problem, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]
 
@@ -36,50 +36,6 @@ def paper_problem(df, hierarchies, k, seed, scheme="uniform"):
     enc = table.encode(df, QIS, hierarchies)
     cost = metrics.CostModel.build(enc.hierarchies, scheme)
     return enc, Problem(enc, [Requirement(tuple(QIS), k)], cost, seed=seed)
-
-
-def balanced(name: str, branching: list[int]) -> Hierarchy:
-    """A leaf-balanced tree: the root has branching[0] children, each of
-    those branching[1], ... (height len(branching) + 1)."""
-    labels, parent, level = ["*"], [-1], [0]
-    for b in branching:
-        nxt = []
-        for p in level:
-            for i in range(b):
-                labels.append(f"{labels[p]}.{i}" if p else f"{name}{i}")
-                parent.append(p)
-                nxt.append(len(labels) - 1)
-        level = nxt
-    return Hierarchy(name, labels, np.array(parent, dtype=np.int32))
-
-
-@st.composite
-def random_tables(draw, max_rows=80, counts=False):
-    m = draw(st.integers(1, 4))
-    hs = []
-    for j in range(m):
-        height = draw(st.integers(2, 4))
-        hs.append(balanced(f"a{j}", [draw(st.integers(1, 3)) for _ in range(height - 1)]))
-    n = draw(st.integers(5, max_rows))
-    cols = []
-    for h in hs:
-        leaves = h.leaves
-        # a skewed draw makes repeated values (large classes, stubs) likely
-        idx = draw(st.lists(st.integers(0, len(leaves) - 1), min_size=n, max_size=n))
-        cols.append(leaves[np.asarray(idx)])
-    codes = np.stack(cols, axis=1).astype(np.int32)
-    cnt = np.ones(n, dtype=np.int64)
-    if counts:
-        cnt = np.asarray(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.int64)
-    k = draw(st.integers(2, max(2, min(8, int(cnt.sum())))))
-    seed = draw(st.integers(0, 2**31 - 1))
-    enc = table.EncodedTable(codes, hs, [h.name for h in hs], cnt)
-    return enc, k, seed
-
-
-def make_problem(enc, k, seed, scheme="uniform", **kw):
-    cost = metrics.CostModel.build(enc.hierarchies, scheme, **kw)
-    return Problem(enc, [Requirement(tuple(enc.qi_names), k)], cost, seed=seed)
 
 
 def assert_k_anonymous(codes, counts, k):

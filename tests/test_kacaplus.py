@@ -29,51 +29,13 @@ from hieranon import api, metrics, table
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
-from hieranon.hierarchy import Hierarchy
 from hieranon.requirements import Requirement
+from random_tables import balanced, make_problem, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]
 
 
 # ------------------------------------------------------------------ helpers
-def balanced(name: str, branching: list[int]) -> Hierarchy:
-    labels, parent, level = ["*"], [-1], [0]
-    for b in branching:
-        nxt = []
-        for p in level:
-            for i in range(b):
-                labels.append(f"{labels[p]}.{i}" if p else f"{name}{i}")
-                parent.append(p)
-                nxt.append(len(labels) - 1)
-        level = nxt
-    return Hierarchy(name, labels, np.array(parent, dtype=np.int32))
-
-
-@st.composite
-def random_tables(draw, max_rows=70, counts=False):
-    m = draw(st.integers(1, 4))
-    hs = [balanced(f"a{j}", [draw(st.integers(1, 3)) for _ in range(draw(st.integers(2, 4)) - 1)])
-          for j in range(m)]
-    n = draw(st.integers(5, max_rows))
-    cols = []
-    for h in hs:
-        leaves = h.leaves
-        idx = draw(st.lists(st.integers(0, len(leaves) - 1), min_size=n, max_size=n))
-        cols.append(leaves[np.asarray(idx)])
-    codes = np.stack(cols, axis=1).astype(np.int32)
-    cnt = np.ones(n, dtype=np.int64)
-    if counts:
-        cnt = np.asarray(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.int64)
-    k = draw(st.integers(2, max(2, min(8, int(cnt.sum())))))
-    seed = draw(st.integers(0, 2**31 - 1))
-    return table.EncodedTable(codes, hs, [h.name for h in hs], cnt), k, seed
-
-
-def make_problem(enc, k, seed, scheme="uniform", **kw):
-    cost = metrics.CostModel.build(enc.hierarchies, scheme, **kw)
-    return Problem(enc, [Requirement(tuple(enc.qi_names), k)], cost, seed=seed)
-
-
 def check_output(enc, prob, sol):
     out = sol.codes
     assert out.shape == enc.codes.shape and out.dtype == np.int32
@@ -117,7 +79,7 @@ PROP = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 
 @PROP
-@given(random_tables())
+@given(random_tables(max_rows=70))
 def test_properties_and_determinism(case):
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
@@ -128,7 +90,7 @@ def test_properties_and_determinism(case):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_tables(), st.sampled_from([
+@given(random_tables(max_rows=70), st.sampled_from([
     {"construction": "growth"}, {"construction": "growth", "growth_order": "random"},
     {"construction": "cheapest"}, {"stub_weight": None}, {"stub_weight": 0.0}, {"refine": False},
     {"refine_all": False}, {"restarts": 3}, {"restarts": 1}, {"max_vectors": 2}, {"refine_budget": 3},
@@ -143,7 +105,7 @@ def test_every_option_is_k_anonymous(case, params):
 
 
 @PROP
-@given(random_tables(counts=True))
+@given(random_tables(max_rows=70, counts=True))
 def test_record_counts(case):
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
@@ -152,7 +114,7 @@ def test_record_counts(case):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_tables())
+@given(random_tables(max_rows=70))
 def test_height_weights_and_priorities(case):
     enc, k, seed = case
     for scheme, kw in [("height", {"beta": 1.0}), ("height", {"beta": 2.0}),

@@ -1,0 +1,57 @@
+"""Random encoded tables over random balanced hierarchies, shared by the
+property tests of the local-recoding methods (test_kaca, test_kacaplus)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from hieranon import metrics, table
+from hieranon.algorithms.base import Problem
+from hieranon.hierarchy import Hierarchy
+from hieranon.requirements import Requirement
+
+
+def balanced(name: str, branching: list[int]) -> Hierarchy:
+    """A leaf-balanced tree: the root has branching[0] children, each of
+    those branching[1], ... (height len(branching) + 1)."""
+    labels, parent, level = ["*"], [-1], [0]
+    for b in branching:
+        nxt = []
+        for p in level:
+            for i in range(b):
+                labels.append(f"{labels[p]}.{i}" if p else f"{name}{i}")
+                parent.append(p)
+                nxt.append(len(labels) - 1)
+        level = nxt
+    return Hierarchy(name, labels, np.array(parent, dtype=np.int32))
+
+
+@st.composite
+def random_tables(draw, max_rows=80, counts=False):
+    """``(EncodedTable, k, seed)``: 1-4 QIs of height 2-4, 5..max_rows rows,
+    optionally with record counts 1-4."""
+    m = draw(st.integers(1, 4))
+    hs = []
+    for j in range(m):
+        height = draw(st.integers(2, 4))
+        hs.append(balanced(f"a{j}", [draw(st.integers(1, 3)) for _ in range(height - 1)]))
+    n = draw(st.integers(5, max_rows))
+    cols = []
+    for h in hs:
+        leaves = h.leaves
+        idx = draw(st.lists(st.integers(0, len(leaves) - 1), min_size=n, max_size=n))
+        cols.append(leaves[np.asarray(idx)])
+    codes = np.stack(cols, axis=1).astype(np.int32)
+    cnt = np.ones(n, dtype=np.int64)
+    if counts:
+        cnt = np.asarray(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.int64)
+    k = draw(st.integers(2, max(2, min(8, int(cnt.sum())))))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return table.EncodedTable(codes, hs, [h.name for h in hs], cnt), k, seed
+
+
+def make_problem(enc, k, seed, scheme="uniform", **kw):
+    """One requirement over every QI, cost model ``scheme``."""
+    cost = metrics.CostModel.build(enc.hierarchies, scheme, **kw)
+    return Problem(enc, [Requirement(tuple(enc.qi_names), k)], cost, seed=seed)
