@@ -170,6 +170,15 @@ def _stub_records(c2, need, tail, prv, cnt):
     return taken
 
 
+def check_k(k: int, counts: np.ndarray) -> None:
+    """``1 <= k <= records``, else a ValueError saying which."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    total = int(counts.sum())
+    if total < k:
+        raise ValueError(f"k={k} exceeds the {total} records of the table")
+
+
 def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.ndarray, k: int, cost) -> int:
     """Suppressed records print ``*`` everywhere and so form a class of their
     own, which must hold >= k records like any other. When outlier suppression
@@ -1017,11 +1026,7 @@ def kaca1_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarc
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     n, m = codes.shape
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    total = int(counts.sum())
-    if total < k:
-        raise ValueError(f"k={k} exceeds the {total} records of the table")
+    check_k(k, counts)
     ec = group(codes, counts)
     ncls = ec.n_classes
     T = np.ascontiguousarray(ec.keys, dtype=np.int32).copy()

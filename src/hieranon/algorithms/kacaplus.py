@@ -205,32 +205,17 @@ def _donor_append(tab, s, x, dnext):
 
 @njit(cache=True)
 def _unlink_row(r, q, cnt, csize, chead, ctail, rnext, rprev):
-    """Take row ``r`` out of class ``q``'s member list."""
-    p = rprev[r]
-    nq = rnext[r]
-    if p >= 0:
-        rnext[p] = nq
-    else:
-        chead[q] = nq
-    if nq >= 0:
-        rprev[nq] = p
-    else:
-        ctail[q] = p
+    """Take row ``r`` out of class ``q`` (member list and size)."""
+    _detach(r, q, chead, ctail, rnext, rprev)
     csize[q] -= cnt[r]
 
 
 @njit(cache=True)
 def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
-    """Put row ``r`` at the end of class ``c``'s member list."""
-    cls[r] = c
-    rprev[r] = ctail[c]
-    rnext[r] = -1
-    if ctail[c] >= 0:
-        rnext[ctail[c]] = r
-    else:
-        chead[c] = r
-    ctail[c] = r
+    """Put row ``r`` at the end of class ``c`` (member list, size, row -> class)."""
+    _append(r, c, chead, ctail, rnext, rprev)
     csize[c] += cnt[r]
+    cls[r] = c
 
 
 @njit(cache=True)
@@ -1241,11 +1226,7 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
     R = np.ascontiguousarray(codes, dtype=np.int32)
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     n, _m = R.shape
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    total = int(counts.sum())
-    if total < k:
-        raise ValueError(f"k={k} exceeds the {total} records of the table")
+    K.check_k(k, counts)
     hd = K._hierarchy_data(hierarchies, cost)
     perm = K._trie_order(R, hd[2])
     if refine_all is None:
