@@ -28,14 +28,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 
-from hieranon.benchmarking import machine_info
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
@@ -53,13 +52,6 @@ METHODS = {
     "mondrian-strict": lambda: Mondrian(strict=True, numeric_ranges=True),
     "mondrian-relaxed": lambda: Mondrian(strict=False, numeric_ranges=True),
 }
-
-
-def adult_dir(arg: str | None) -> Path:
-    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), REPO.parent / "shared" / "datasets" / "adult"):
-        if cand and (Path(cand) / "adult.data").exists():
-            return Path(cand)
-    sys.exit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR")
 
 
 def timed(make, problem: Problem, repeats: int):

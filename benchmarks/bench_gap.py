@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -36,6 +35,7 @@ from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge
 from hieranon.algorithms.mondrian import Mondrian
+from hieranon.benchmarking import adult_dir
 from hieranon.table import group
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,13 +48,6 @@ METHODS = {
     "mondrian": lambda: Mondrian(),
     "fulldomain": lambda: FullDomain(),
 }
-
-
-def adult_dir(arg: str | None) -> Path:
-    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), REPO.parent / "shared" / "datasets" / "adult"):
-        if cand and (Path(cand) / "adult.data").exists():
-            return Path(cand)
-    sys.exit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR")
 
 
 def instances(frame, n_inst: int, seed: int):

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon.benchmarking import machine_info
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
@@ -59,15 +58,6 @@ COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-
            "salary-class")
 CLASS = "salary-class"
 K = 10
-
-
-def adult_dir() -> Path:
-    env = os.environ.get("HIERANON_ADULT_DIR")
-    path = Path(env) if env else HERE.parent.parent / "shared" / "datasets" / "adult"
-    if not (path / "adult.data").exists():
-        sys.exit(f"Adult data not found in {path}: set HIERANON_ADULT_DIR to the directory holding "
-                 "adult.data, adult.test and hierarchies/")
-    return path
 
 
 def load(path: Path) -> tuple[pd.DataFrame, dict]:

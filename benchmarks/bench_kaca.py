@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon.benchmarking import machine_info
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
@@ -57,12 +57,6 @@ ALGOS = {"KACA1": lambda: KACA1(), "KACA2": lambda: KACA2(max_inconsistency=0.10
 
 
 # ---------------------------------------------------------------- data
-def adult_dir(arg: str | None) -> Path:
-    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), REPO.parent / "shared" / "datasets" / "adult"):
-        if cand and (Path(cand) / "adult.data").exists():
-            return Path(cand)
-    sys.exit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR")
-
 
 def load(path: Path):
     """Adult frame (45,222 records) and ARX hierarchies of the 8 QIs."""

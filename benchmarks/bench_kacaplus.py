@@ -24,7 +24,6 @@ import argparse
 import csv
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
+from hieranon.benchmarking import adult_dir
 from hieranon.requirements import Requirement
 from hieranon.table import EncodedTable, group
 
@@ -165,13 +165,6 @@ outliers are handled last) and its view of classes as single tuples.
   above on average, Mondrian 81 %, the optimal full-domain recoding 239 %;
   `benchmarks/results/gap_summary.csv`, `gap.png`).
 """
-
-
-def adult_dir(arg: str | None) -> Path:
-    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), REPO.parent / "shared" / "datasets" / "adult"):
-        if cand and (Path(cand) / "adult.data").exists():
-            return Path(cand)
-    sys.exit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR")
 
 
 def lower_bounds(enc, cost, ks) -> dict[int, float]:

@@ -49,3 +49,16 @@ def median_time(fn: Callable[[], object], repeats: int = 3) -> tuple[float, obje
         out = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
+
+
+def adult_dir(arg=None) -> Path:
+    """The UCI Adult folder of a benchmark: ``arg`` (its ``--adult-dir``), else
+    ``$HIERANON_ADULT_DIR``, else ``../shared/datasets/adult`` beside the
+    checkout. Exits with a one-line message saying what to set when none
+    holds ``adult.data``."""
+    checkout_sibling = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
+    for cand in (arg, os.environ.get("HIERANON_ADULT_DIR"), checkout_sibling):
+        if cand and (Path(cand) / "adult.data").exists():
+            return Path(cand)
+    raise SystemExit("Adult data not found: pass --adult-dir or set HIERANON_ADULT_DIR to the folder holding "
+                     "adult.data, adult.test and hierarchies/")
