@@ -218,10 +218,12 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.
         if np.array_equal(col, table.codes[:, j]):
             # a missing cell read as the root (missing='root') prints as the root,
             # so that it falls in the same class as every other '*' of the column
-            blank = (df[q].isna() | (df[q].astype(str).str.strip() == "")).to_numpy() & (col == 0)
-            if blank.any():
-                out[q] = out[q].astype(object)
-                out.loc[blank, q] = h.labels[0]
+            at_root = col == 0
+            if at_root.any():  # else the common case: nothing was missing
+                blank = (df[q].isna() | (df[q].astype(str).str.strip() == "")).to_numpy() & at_root
+                if blank.any():
+                    out[q] = out[q].astype(object)
+                    out.loc[blank, q] = h.labels[0]
             continue
         labels = np.asarray(h.labels, dtype=object)
         out[q] = pd.Series(labels[col], index=df.index, dtype=object)
