@@ -223,6 +223,24 @@ def test_row_keys_many_columns_differing_in_first():
     assert_classes_match(codes)
 
 
+@pytest.mark.parametrize("dtype,lo,hi", [(np.int32, 0, 40), (np.int32, 1000, 1300), (np.int8, -100, 100),
+                                         (np.int64, -(2**40), 2**40), (np.uint64, 0, 2**64 - 1),
+                                         (np.float64, -5, 5), (bool, 0, 1)])
+def test_row_keys_equal_the_sorted_rank_keys(dtype, lo, hi):
+    """Columns of a small integer range are ranked by a lookup table, others by
+    sorting; either way the key is the mixed-radix number of the sorted ranks."""
+    rng = np.random.default_rng(7)
+    codes = rng.integers(lo, hi, size=(500, 4), endpoint=True, dtype=np.uint64 if dtype == np.uint64 else np.int64)
+    codes = codes.astype(dtype)
+    want = np.zeros(len(codes), dtype=np.int64)
+    for j in range(codes.shape[1]):
+        uniq, inv = np.unique(codes[:, j], return_inverse=True)
+        want = want * len(uniq) + inv.ravel()
+    key = row_keys(codes)
+    assert key.dtype == np.int64
+    np.testing.assert_array_equal(key, want)
+
+
 def test_row_keys_shapes():
     assert row_keys(np.zeros((4, 0), dtype=np.int32)).tolist() == [0, 0, 0, 0]
     with pytest.raises(ValueError):

@@ -261,6 +261,23 @@ class EquivalenceClasses:
         return np.split(order, bounds)
 
 
+def _dense_rank(col: np.ndarray) -> tuple[np.ndarray, int]:
+    """(rank of each value among the column's distinct values, number of
+    distinct values): ``np.unique(col, return_inverse=True)`` without the sort
+    when ``col`` holds integers of a small range (node codes), by a lookup table."""
+    n = len(col)
+    if n and col.dtype.kind in "iu":
+        lo, hi = int(col.min()), int(col.max())
+        if hi - lo <= max(4 * n, 1 << 16) and hi < 2**63:
+            shifted = col if lo == 0 else col.astype(np.int64) - lo  # int64: no wrap-around in small types
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            return rank[shifted], int(rank[-1]) + 1
+    uniq, inv = np.unique(col, return_inverse=True)
+    return inv.ravel(), len(uniq)
+
+
 def row_keys(codes: np.ndarray) -> np.ndarray:
     """One int64 per row identifying its code tuple (dense ranks per column,
     mixed radix when it fits, else a lexicographic group id)."""
@@ -273,13 +290,13 @@ def row_keys(codes: np.ndarray) -> np.ndarray:
     key = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in range(m):
-        uniq, inv = np.unique(codes[:, j], return_inverse=True)
-        if radix * len(uniq) >= 2**62:  # re-rank the partial key to keep it small
+        inv, n_uniq = _dense_rank(codes[:, j])
+        if radix * n_uniq >= 2**62:  # re-rank the partial key to keep it small
             _, key = np.unique(key, return_inverse=True)
             key = key.astype(np.int64)
             radix = int(key.max()) + 1 if n else 1
-        key = key * len(uniq) + inv.ravel()
-        radix *= len(uniq)
+        key = key * n_uniq + inv
+        radix *= n_uniq
     return key
 
 
