@@ -395,8 +395,9 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
         all_root = suppressed_mask(gen_codes)
         if 0 < counts[all_root].sum() < k:
             sup = all_root
-    ec = group(gen_codes[~sup], counts[~sup])
+    keep = ~sup
     sizes_all = group(gen_codes, counts)
+    ec = sizes_all if keep.all() else group(gen_codes[keep], counts[keep])  # the classes without suppressed rows
     n_sup = int(counts[sup].sum())
     row_size = sizes_all.sizes[sizes_all.row_class]
     incons = inconsistency(gen_codes, hierarchies, counts)
@@ -405,16 +406,27 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
     if class_labels is not None:
         cm = classification_metric(sizes_all.row_class, np.asarray(class_labels), sup, counts)
     qi_names = list(qi_names or [h.name for h in hierarchies])
-    per_req = {str(r): _smallest_group(gen_codes[~sup][:, r.indices(qi_names)], counts[~sup])
-               for r in requirements or ()}
+    per_req = {}
+    for r in requirements or ():
+        idx = r.indices(qi_names)
+        if set(idx) == set(range(m)):  # every QI: the classes of ec
+            per_req[str(r)] = int(ec.sizes.min()) if ec.n_classes else 0
+        else:
+            per_req[str(r)] = _smallest_group(gen_codes[keep][:, idx], counts[keep])
+    d_model, ratio_model = _distortion_and_ratio(orig_codes, gen_codes, model, counts)
+    if model is uni or _same_costs(model, uni):
+        d_uni, ratio_uni = d_model, ratio_model
+    else:
+        d_uni, ratio_uni = _distortion_and_ratio(orig_codes, gen_codes, uni, counts)
+    d_hgt, ratio_hgt = _distortion_and_ratio(orig_codes, gen_codes, hgt, counts)
     return Metrics(
         n_records=n, n_rows=n_rows, qi_names=qi_names, k=k,
-        distortion=distortion(orig_codes, gen_codes, model, counts),
-        distortion_ratio=distortion_ratio(orig_codes, gen_codes, model, counts),
-        distortion_uniform=distortion(orig_codes, gen_codes, uni, counts),
-        distortion_ratio_uniform=distortion_ratio(orig_codes, gen_codes, uni, counts),
-        distortion_height=distortion(orig_codes, gen_codes, hgt, counts),
-        distortion_ratio_height=distortion_ratio(orig_codes, gen_codes, hgt, counts),
+        distortion=d_model,
+        distortion_ratio=ratio_model,
+        distortion_uniform=d_uni,
+        distortion_ratio_uniform=ratio_uni,
+        distortion_height=d_hgt,
+        distortion_ratio_height=ratio_hgt,
         mage_distortion=mage_distortion(orig_codes, gen_codes, hierarchies, counts=counts),
         discernibility=discernibility(ec.sizes, n_sup, n),
         cavg=cavg(n - n_sup, ec.n_classes, k),
@@ -434,6 +446,18 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
         classification_metric=cm,
         achieved_k_per_requirement=per_req,
     )
+
+
+def _distortion_and_ratio(orig, gen, model: CostModel, counts) -> tuple[float, float]:
+    """(:func:`distortion`, :func:`distortion_ratio`) with the distortion computed once."""
+    d = distortion(orig, gen, model, counts)
+    full = full_distortion(orig, model, counts)
+    return d, (d / full if full > 0 else 0.0)
+
+
+def _same_costs(a: CostModel, b: CostModel) -> bool:
+    """Whether two cost models give every node the same (float) cost, hence the same distortions."""
+    return len(a.costs) == len(b.costs) and all(np.array_equal(x, y) for x, y in zip(a.costs, b.costs))
 
 
 def _smallest_group(codes: np.ndarray, counts: np.ndarray) -> int:
