@@ -137,7 +137,10 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
     reqs = []
     for r in requirements:
         idx = r.indices(table.qi_names)
-        rs, rrow = class_sizes(codes[:, idx], counts)
+        if set(idx) == set(range(codes.shape[1])):  # every QI: the classes above
+            rs, rrow = sizes, row_size
+        else:
+            rs, rrow = class_sizes(codes[:, idx], counts)
         below = rs < r.k
         reqs.append({"requirement": str(r), "k": r.k, "achieved_k": int(rs.min()),
                      "classes_below_k": int(below.sum()), "records_below_k": int(counts[rrow < r.k].sum())})
