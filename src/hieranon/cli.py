@@ -92,7 +92,9 @@ def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
 
 
 def _parse_params(param: list[str]) -> dict:
-    import yaml
+    if not param:
+        return {}
+    import yaml  # only when there are values to parse
     out = {}
     for item in param:
         if "=" not in item:
