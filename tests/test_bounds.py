@@ -139,3 +139,44 @@ def test_refusals():
         distortion_lower_bound(enc, cost, 2, iterations=-1)
     with pytest.raises(BoundTooLarge, match="raise max_incidences"):
         distortion_lower_bound(enc, cost, 1, max_incidences=2)
+
+
+# ------------------------------------------------------------ through the API
+def patients():
+    import pandas as pd
+
+    from hieranon.datasets import example_path
+    from hieranon import hierarchy as H
+
+    data = example_path("patients.csv").parent
+    qis = ["gender", "age", "postcode"]
+    df = pd.read_csv(example_path("patients.csv"), dtype=str)
+    return df, qis, {q: H.from_arx_csv(data / f"patients_hierarchy_{q}.csv", q) for q in qis}
+
+
+def test_anonymize_lower_bound_is_below_the_output_and_the_strongest_requirement():
+    from hieranon import api
+
+    df, qis, hs = patients()
+    reqs = ["gender,age:4", "age,postcode:3"]
+    res = api.anonymize(df, qis, hs, requirements=reqs, method="heuristicmin", lower_bound=True)
+    assert res.lower_bound is not None and res.lower_bound.ratio <= res.metrics.distortion_ratio + 1e-12
+    assert res.gap_to_bound() >= 1 - 1e-9 and res.summary()["lower_bound"]["output_over_bound"] == res.gap_to_bound()
+    prob = api.prepare(df, qis, hs, requirements=reqs)
+    each = [distortion_lower_bound(prob.table, prob.cost, r.k, columns=[qis.index(a) for a in r.attributes],
+                                   upper=res.metrics.distortion).ratio for r in prob.requirements]
+    assert res.lower_bound.ratio == pytest.approx(max(each))
+    assert api.anonymize(df, qis, hs, k=3).lower_bound is None  # only on request
+
+
+def test_anonymize_keeps_its_output_when_the_bound_is_too_large(monkeypatch):
+    from hieranon import api, bounds
+
+    def too_large(*args, **kwargs):
+        raise BoundTooLarge("the lower bound needs more than 1 (row, node) pairs")
+
+    monkeypatch.setattr(bounds, "candidate_nodes", too_large)
+    df, qis, hs = patients()
+    with pytest.warns(UserWarning, match="no lower bound"):
+        res = api.anonymize(df, qis, hs, k=3, lower_bound=True)
+    assert res.verification.ok and res.lower_bound is None and res.gap_to_bound() is None

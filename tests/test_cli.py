@@ -97,6 +97,27 @@ def test_anonymize_prints_metrics_table(tmp_path):
     assert "k achieved" in r.stdout and "verified" in r.stdout
 
 
+def test_anonymize_bound_prints_and_reports_the_gap_to_the_optimum(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    bound = summary["lower_bound"]
+    assert 0 < bound["distortion_ratio"] <= summary["metrics"]["distortion_ratio"]
+    assert bound["output_over_bound"] == pytest.approx(summary["metrics"]["distortion"] / bound["distortion"])
+    table = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--force")
+    assert table.exit_code == 0, table.stderr
+    assert "lower bound of any output's distortion ratio" in table.stdout and "output / lower bound" in table.stdout
+    plain = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--json", "--force")
+    assert "lower_bound" not in json.loads(plain.stdout)  # only on request (it takes minutes on large tables)
+
+
+def test_anonymize_bound_with_distributed_is_bad_input(tmp_path):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--distributed")
+    assert r.exit_code == 2
+    assert "--bound" in r.stderr and "--distributed" in r.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_anonymize_force_overwrites(tmp_path):
     out = tmp_path / "out.csv"
     out.write_text("old\n")

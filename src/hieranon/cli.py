@@ -230,6 +230,16 @@ def _print_metrics(title: str, rows: list[tuple[str, str]], quiet: bool):
     Console().print(table)
 
 
+def _bound_rows(result) -> list[tuple[str, str]]:
+    """The lower bound of ``anonymize --bound``, if computed."""
+    b = result.lower_bound
+    if b is None:
+        return []
+    exact = " (the optimum)" if b.optimal else ""
+    return [("lower bound of any output's distortion ratio (objective)" + exact, f"{b.ratio:.4f}"),
+            ("output / lower bound", f"{result.gap_to_bound():.4f}")]
+
+
 def _metric_rows(m) -> list[tuple[str, str]]:
     def f(x):
         return f"{x:.4f}" if isinstance(x, float) else str(x)
@@ -296,9 +306,13 @@ def anonymize(
                                             "local cluster)."),
     block_size: int = typer.Option(20_000, "--block-size", help="Records per block with --distributed."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Local workers with --distributed."),
+    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
+                               "and print how far the output is from it (minutes on large tables)."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
+    if bound and distributed:
+        _die("--bound needs the whole table in one process; leave out --distributed")
     if distributed and input.is_dir():
         _anonymize_dataset(input, output, config, qi, k, require, method, seed, weights, block_size, scheduler,
                            workers, force, quiet, as_json)
@@ -341,7 +355,7 @@ def anonymize(
                 priorities=cfg.priorities, seed=cfg.seed,
                 count_column=cfg.count_column, class_column=cfg.class_column,
                 missing=cfg.missing, identifiers=cfg.identifiers,
-                identifier_action=cfg.identifier_action, params=params,
+                identifier_action=cfg.identifier_action, params=params, lower_bound=bound,
             )
         from .risk import assess_result
         from .table import row_counts
@@ -371,7 +385,8 @@ def anonymize(
                               default=_json_default, indent=2))
     else:
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified)",
-                       _metric_rows(result.metrics) + _risk_rows(risk_before, risk_after, cfg.risk_threshold), quiet)
+                       _metric_rows(result.metrics) + _bound_rows(result) + _risk_rows(risk_before, risk_after,
+                                                                                       cfg.risk_threshold), quiet)
         if report is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
