@@ -104,9 +104,14 @@ def test_anonymize_bound_prints_and_reports_the_gap_to_the_optimum(tmp_path):
     bound = summary["lower_bound"]
     assert 0 < bound["distortion_ratio"] <= summary["metrics"]["distortion_ratio"]
     assert bound["output_over_bound"] == pytest.approx(summary["metrics"]["distortion"] / bound["distortion"])
-    table = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--force")
+    rep = tmp_path / "r.html"
+    table = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--force",
+                "--report", rep)
     assert table.exit_code == 0, table.stderr
     assert "lower bound of any output's distortion ratio" in table.stdout and "output / lower bound" in table.stdout
+    assert f"{bound['output_over_bound']:.4f}" in table.stdout  # same run, same numbers
+    text = assert_report_complete(rep)
+    assert "lower bound of any output&#x27;s distortion ratio" in text or "lower bound of any output's" in text
     plain = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--json", "--force")
     assert "lower_bound" not in json.loads(plain.stdout)  # only on request (it takes minutes on large tables)
 

@@ -543,6 +543,13 @@ def _metrics(result) -> str:
                     f'<td class="desc">{_e(desc)}</td></tr>')
     for key, value in (d.get("extra") or {}).items():
         rows.append(f'<tr><th>{_e(key)}</th><td class="num">{_e(_fmt(value))}</td><td class="desc"></td></tr>')
+    bound = getattr(result, "lower_bound", None)
+    if bound is not None:  # anonymize --bound
+        rows.append(f'<tr><th>lower bound of any output\'s distortion ratio</th><td class="num">{_e(_fmt(bound.ratio))}'
+                    '</td><td class="desc">no k-anonymous local recoding of this table has a lower distortion '
+                    f'ratio (Lagrangian bound{", reached: the output is optimal" if bound.optimal else ""})</td></tr>')
+        rows.append(f'<tr><th>output / lower bound</th><td class="num">{_e(_fmt(result.gap_to_bound()))}</td>'
+                    '<td class="desc">how far, at most, the output is from the optimum (1 = optimal)</td></tr>')
     return ('<table class="kv metrics"><thead><tr><th>measure</th><th>value</th><th>meaning</th></tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>")
 
