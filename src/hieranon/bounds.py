@@ -150,42 +150,62 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
 
 
 @nb.njit(cache=True)
-def _cheapest_node(members, starts, node_cost, n_units):
-    """Per unit, the cost of the cheapest candidate node above it."""
-    best = np.full(n_units, np.inf)
-    for g in range(len(node_cost)):
-        c = node_cost[g]
+def _unit_nodes(members, starts, node_cost, n_units):
+    """Per unit, its candidate nodes from the cheapest up: node ``unodes[i]``
+    for ``i`` in ``ustart[t]:ustart[t + 1]``."""
+    ustart = np.zeros(n_units + 1, dtype=np.int64)
+    for i in range(len(members)):
+        ustart[members[i] + 1] += 1
+    for t in range(n_units):
+        ustart[t + 1] += ustart[t]
+    fill = ustart[:-1].copy()
+    unodes = np.empty(len(members), dtype=np.int32)
+    for g in np.argsort(node_cost, kind="mergesort"):
         for i in range(starts[g], starts[g + 1]):
-            if c < best[members[i]]:
-                best[members[i]] = c
-    return best
+            t = members[i]
+            unodes[fill[t]] = g
+            fill[t] += 1
+    return ustart, unodes
 
 
 @nb.njit(cache=True)
-def _relaxed(price, members, starts, node_cost, weights, k, assigned, bufv, bufu):
-    """Optimum of the relaxed program at multipliers ``price - own cost``:
-    ``sum_g min(0, best_g)``; ``assigned[t]`` = records of unit ``t`` placed
-    (at any number of nodes)."""
-    assigned[:] = 0
+def _touch(price, node_cost, ustart, unodes, weights, cnt, val, touched):
+    """The nodes cheaper than some member's price (the only ones that can open),
+    with the count and reduced cost of those members in ``cnt`` and ``val``.
+    Each unit's node list is sorted by cost: its scan stops at its price."""
+    n_touched = 0
+    for t in range(len(price)):
+        for i in range(ustart[t], ustart[t + 1]):
+            g = unodes[i]
+            red = node_cost[g] - price[t]
+            if red >= 0:
+                break
+            if cnt[g] == 0:
+                touched[n_touched] = g
+                n_touched += 1
+            cnt[g] += weights[t]
+            val[g] += red * weights[t]
+    return n_touched
+
+
+@nb.njit(cache=True)
+def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, cnt, val, assigned, bufv, bufu):
+    """Touched nodes ``touched[lo:hi]``: open each whose best selection (its
+    negative members, topped up to ``k`` with the cheapest others) has a
+    negative reduced cost; returns the sum of those; resets ``cnt``, ``val``."""
     total = 0.0
-    for g in range(len(node_cost)):
+    for x in range(lo, hi):
+        g = touched[x]
         c = node_cost[g]
-        s, e = starts[g], starts[g + 1]
-        cnt = 0
-        val = 0.0
-        for i in range(s, e):
-            t = members[i]
-            red = c - price[t]
-            if red < 0:
-                cnt += weights[t]
-                val += red * weights[t]
-        if cnt == 0:
-            continue
+        neg = cnt[g]
+        value = val[g]
+        cnt[g] = 0
+        val[g] = 0.0
         nbuf = 0
-        if cnt < k:
-            # the k - cnt cheapest other records (insertion into a sorted buffer)
-            need = k - cnt
-            for i in range(s, e):
+        if neg < k:
+            # the k - neg cheapest other records (insertion into a sorted buffer)
+            need = k - neg
+            for i in range(starts[g], starts[g + 1]):
                 t = members[i]
                 red = c - price[t]
                 if red >= 0 and (nbuf < need or red < bufv[nbuf - 1]):
@@ -201,20 +221,20 @@ def _relaxed(price, members, starts, node_cost, weights, k, assigned, bufv, bufu
             left = need
             for j in range(nbuf):
                 take = min(left, weights[bufu[j]])
-                val += take * bufv[j]
+                value += take * bufv[j]
                 left -= take
                 if left == 0:
                     break
             if left > 0:
                 continue
-        if val >= 0:
+        if value >= 0:
             continue
-        total += val
-        for i in range(s, e):
+        total += value
+        for i in range(starts[g], starts[g + 1]):
             t = members[i]
             if c - price[t] < 0:
                 assigned[t] += weights[t]
-        left = k - cnt
+        left = k - neg
         for j in range(nbuf):
             if left <= 0:
                 break
@@ -222,6 +242,23 @@ def _relaxed(price, members, starts, node_cost, weights, k, assigned, bufv, bufu
             assigned[bufu[j]] += take
             left -= take
     return total
+
+
+@nb.njit(cache=True, parallel=True)
+def _relaxed(price, members, starts, node_cost, ustart, unodes, weights, k, cnt, val, touched, n_chunks):
+    """Optimum of the relaxed program at multipliers ``price - own cost``,
+    ``sum_g min(0, best_g)``, and per unit the records the open nodes take.
+    Only nodes cheaper than some member's price can open, so most nodes are
+    never read. ``cnt``, ``val`` (zero on entry and exit), ``touched``: work space."""
+    n_touched = _touch(price, node_cost, ustart, unodes, weights, cnt, val, touched)
+    parts = np.zeros((n_chunks, len(price)), dtype=np.int64)
+    totals = np.zeros(n_chunks)
+    for c in nb.prange(n_chunks):
+        bufv = np.zeros(k + 1)
+        bufu = np.zeros(k + 1, dtype=np.int64)
+        totals[c] = _settle(n_touched * c // n_chunks, n_touched * (c + 1) // n_chunks, touched, price, members,
+                            starts, node_cost, weights, k, cnt, val, parts[c], bufv, bufu)
+    return totals.sum(), parts.sum(axis=0)
 
 
 def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
@@ -267,18 +304,21 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences)
     log.info("lower bound, k = %d: %d candidate nodes, %d (row, node) pairs", k, len(node_cost), len(members))
 
-    price = _cheapest_node(members, starts, node_cost.astype(np.float64), len(units))
+    fcost = node_cost.astype(np.float64)
+    ustart, unodes = _unit_nodes(members, starts, fcost, len(units))
+    price = fcost[unodes[ustart[:-1]]]  # each unit's cheapest node: the simple bound
     simple = float(((price - own) * weights).sum())
     best, best_price = simple, price.copy()
-    assigned = np.zeros(len(units), dtype=np.int64)
-    bufv = np.zeros(k + 1)
-    bufu = np.zeros(k + 1, dtype=np.int64)
     target = None if upper is None else float(upper) * cost.scale
     step, stale, optimal, it = 1.0, 0, False, 0
-    fcost = node_cost.astype(np.float64)
+    cnt = np.zeros(len(node_cost), dtype=np.int64)
+    val = np.zeros(len(node_cost))
+    touched = np.zeros(len(node_cost), dtype=np.int64)
+    n_chunks = 4 * nb.get_num_threads() if len(node_cost) > 100_000 else 1
     for it in range(1, iterations + 1):
-        value = float(((price - own) * weights).sum()) + _relaxed(price, members, starts, fcost, weights, int(k),
-                                                                 assigned, bufv, bufu)
+        relaxed, assigned = _relaxed(price, members, starts, fcost, ustart, unodes, weights, int(k), cnt, val,
+                                     touched, n_chunks)
+        value = float(((price - own) * weights).sum()) + relaxed
         if value > best + 1e-9 * abs(best):
             best, best_price, stale = value, price.copy(), 0
         else:
