@@ -116,6 +116,25 @@ def test_anonymize_bound_prints_and_reports_the_gap_to_the_optimum(tmp_path):
     assert "lower_bound" not in json.loads(plain.stdout)  # only on request (it takes minutes on large tables)
 
 
+def test_evaluate_bound_measures_a_table_made_elsewhere(tmp_path):
+    out = tmp_path / "o.csv"
+    assert run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--method", "fulldomain", "-q").exit_code == 0
+    r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--bound", "--json")
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    bound = summary["lower_bound"]
+    assert bound["distortion_ratio"] <= summary["metrics"]["distortion_ratio"]
+    assert bound["output_over_bound"] > 1  # a global recoding is far from the best local one
+    table = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--bound")
+    assert "output / lower bound" in table.stdout and f"{bound['output_over_bound']:.4f}" in table.stdout
+    assert "lower_bound" not in json.loads(run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--json").stdout)
+    rep = tmp_path / "r.html"
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--bound")
+    assert r.exit_code == 0, r.stderr
+    assert f"output / lower bound: {bound['output_over_bound']:.4f}" in r.stdout
+    assert f"{bound['output_over_bound']:.4f}" in assert_report_complete(rep)
+
+
 def test_anonymize_bound_with_distributed_is_bad_input(tmp_path):
     r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--distributed")
     assert r.exit_code == 2

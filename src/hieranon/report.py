@@ -691,7 +691,8 @@ def write_report(path, original_df: pd.DataFrame, result, config=None, **kwargs)
 def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str] | None,
                   hierarchies, requirements=None, k: int | None = None, *, counts=None, weights: str = "uniform",
                   beta: float = 1.0, priorities=None, class_column: str | None = None, missing: str = "error",
-                  identifiers: Sequence[str] = (), method: str = "existing table", params: Mapping | None = None):
+                  identifiers: Sequence[str] = (), method: str = "existing table", params: Mapping | None = None,
+                  lower_bound: bool = False):
     """An :class:`~hieranon.api.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
@@ -701,6 +702,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     generalise its original value the codes and metrics cannot be computed:
     they are ``None`` and the report says so. Identifier columns of
     ``original`` absent from ``anonymised`` are taken as dropped.
+    ``lower_bound`` also bounds every local recoding's distortion from below
+    (:mod:`hieranon.bounds`; ``result.lower_bound``, when the metrics exist).
     """
     from . import metrics as M
     from .api import AnonymizationResult
@@ -739,5 +742,14 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
             if metrics.suppressed_records:
                 suppressed = M.suppressed_mask(codes)
         timings["metrics"] = time.perf_counter() - t
-    return AnonymizationResult(anonymised, metrics, report, method, dict(params or {}), reqs, suppressed, timings,
-                               {}, codes, enc.codes, enc.hierarchies)
+    result = AnonymizationResult(anonymised, metrics, report, method, dict(params or {}), reqs, suppressed, timings,
+                                 {}, codes, enc.codes, enc.hierarchies)
+    if lower_bound and metrics is not None:
+        from .algorithms.base import Problem
+        from .bounds import problem_lower_bound
+
+        t = time.perf_counter()
+        problem = Problem(enc, reqs, M.CostModel.build(enc.hierarchies, weights, beta, priorities))
+        result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion)
+        timings["lower_bound"] = time.perf_counter() - t
+    return result
