@@ -800,6 +800,13 @@ def _usage_error_line(exc) -> str:
     return f"hieranon: error: {message}{hint}"
 
 
+def _click_exceptions():
+    """The module of the click exceptions typer raises: click's own up to
+    typer 0.23, typer's vendored copy of click from 0.24 on (click is then not
+    even installed). ``typer.BadParameter`` is public in both and lives there."""
+    return sys.modules[typer.BadParameter.__module__]
+
+
 def main(args: Optional[list[str]] = None):  # console-script entry point
     """Run the CLI; a usage error is one line on stderr, exit status 2; an
     unexpected error is one line on stderr (set HIERANON_DEBUG=1 for the
@@ -808,7 +815,8 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     import gc
     import os
 
-    import click
+    errors = _click_exceptions()
+    no_args_help = getattr(errors, "NoArgsIsHelpError", ())  # click >= 8.2
     # At exit the interpreter runs full garbage collections over every object still alive
     # (pandas' and numba's modules and registries): ~0.3 s after an Adult run. Freezing them
     # at exit leaves them to the OS instead. atexit clean-ups (logging's flush, tempfile's,
@@ -820,17 +828,17 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         code = app(args=args, prog_name="hieranon", standalone_mode=False)
     except SystemExit:
         raise
-    except click.exceptions.NoArgsIsHelpError as exc:  # `hieranon` alone: the help (rich has printed it)
+    except no_args_help as exc:  # `hieranon` alone: the help (rich has printed it)
         if exc.format_message().strip():
             exc.show()
         sys.exit(exc.exit_code)
-    except click.UsageError as exc:
+    except errors.UsageError as exc:
         typer.echo(_usage_error_line(exc), err=True)
         sys.exit(EXIT_BAD_INPUT)
-    except click.ClickException as exc:
+    except errors.ClickException as exc:
         typer.echo(f"hieranon: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         typer.echo("hieranon: interrupted; nothing was written", err=True)
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
