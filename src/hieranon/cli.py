@@ -348,7 +348,8 @@ def anonymize(
             class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
             risk_threshold=_risk_threshold(risk_threshold, cfg))
         params = _method_params(cfg, cli_params)
-        with _status(quiet or as_json, f"anonymising {len(data)} rows..."):
+        doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
+        with _status(quiet or as_json, doing + "..."):
             result = run(
                 data, list(hierarchies), hierarchies, cfg.k, requirements=cfg.requirements,
                 method=cfg.method, weights=cfg.weights, beta=cfg.beta,
@@ -595,7 +596,8 @@ def report_command(
                                   count_column=count_column or cfg.count_column,
                                   class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
                                   risk_threshold=_risk_threshold(risk_threshold, cfg))
-        with _status(quiet or as_json, "verifying and measuring..."):
+        doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
+        with _status(quiet or as_json, doing + "..."):
             result = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
                                    counts=cfg.count_column, weights=cfg.weights, beta=cfg.beta,
                                    priorities=cfg.priorities, class_column=cfg.class_column, missing=cfg.missing,
