@@ -180,3 +180,16 @@ def test_anonymize_keeps_its_output_when_the_bound_is_too_large(monkeypatch):
     with pytest.warns(UserWarning, match="no lower bound"):
         res = api.anonymize(df, qis, hs, k=3, lower_bound=True)
     assert res.verification.ok and res.lower_bound is None and res.gap_to_bound() is None
+
+
+def test_too_many_depth_vectors_is_refused():
+    h = unbalanced()
+    enc = table.EncodedTable(np.array([[3, 5], [5, 6], [6, 3]], dtype=np.int32), [h, h], ["u", "w"],
+                             np.ones(3, dtype=np.int64))
+    cost = metrics.CostModel.build(enc.hierarchies)
+    units = np.unique(enc.codes, axis=0)
+    with pytest.raises(BoundTooLarge, match="raise max_vectors"):
+        candidate_nodes(units, np.ones(3, dtype=np.int64), enc.hierarchies, cost.int_costs, 1, max_vectors=3)
+    members, starts, node_cost = candidate_nodes(units, np.ones(3, dtype=np.int64), enc.hierarchies,
+                                                 cost.int_costs, 1)
+    assert len(node_cost) > 3  # the limit, not the table, stopped the walk

@@ -88,20 +88,21 @@ class DistortionBound:
 
 
 def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_costs, k: int,
-                    max_incidences: int = 400_000_000):
+                    max_incidences: int = 400_000_000, max_vectors: int = 2_000_000):
     """Every node of the product of ``hierarchies`` with ``>= k`` records under it.
 
     ``units`` are distinct rows of codes, ``weights`` their record counts.
     Returns ``(members, starts, node_cost)``: node ``g``'s rows are
     ``members[starts[g]:starts[g + 1]]`` (indices into ``units``) and its cost
     ``node_cost[g]`` is the sum of ``int_costs[j]`` over its cells.
-    Raises :class:`BoundTooLarge` past ``max_incidences`` (row, node) pairs.
+    Raises :class:`BoundTooLarge` past ``max_incidences`` (row, node) pairs
+    or ``max_vectors`` depth vectors holding such nodes.
     """
     q = units.shape[1]
     out_members: list[np.ndarray] = []
     out_sizes: list[np.ndarray] = []
     out_costs: list[np.ndarray] = []
-    total = [0]
+    total = [0, 0]  # (row, node) pairs, depth vectors
     rows = np.arange(len(units), dtype=np.int64)
     if weights.sum() < k:
         return np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int64)
@@ -111,6 +112,11 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
     def emit(rows, gid, rowcost):
         starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
         total[0] += len(rows)
+        total[1] += 1
+        if total[1] > max_vectors:
+            raise BoundTooLarge(
+                f"the lower bound needs more than {max_vectors:,} depth vectors of the hierarchies for k = {k}; "
+                "use fewer quasi-identifiers or lower hierarchies, a larger k, or raise max_vectors")
         if total[0] > max_incidences:
             raise BoundTooLarge(
                 f"the lower bound needs more than {max_incidences:,} (row, node) pairs for k = {k}; "
@@ -263,7 +269,7 @@ def _relaxed(price, members, starts, node_cost, ustart, unodes, weights, k, cnt,
 
 def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
                            upper: float | None = None, iterations: int = 400,
-                           max_incidences: int = 400_000_000) -> DistortionBound:
+                           max_incidences: int = 400_000_000, max_vectors: int = 2_000_000) -> DistortionBound:
     """Lower bound of the distortion of every k-anonymous local recoding of ``table``.
 
     Parameters
@@ -283,8 +289,9 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         the best bound so far (slower to converge).
     iterations : int
         Maximum subgradient iterations.
-    max_incidences : int
-        Refuse (``BoundTooLarge``) beyond this many (row, node) pairs.
+    max_incidences, max_vectors : int
+        Refuse (``BoundTooLarge``) beyond this many (row, node) pairs, or
+        depth vectors of the hierarchies holding candidate nodes.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
@@ -301,7 +308,8 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     n = int(weights.sum())
     if k > n:
         raise ValueError(f"k = {k} exceeds the {n} records of the table: no k-anonymous output exists")
-    members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences)
+    members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences,
+                                                   max_vectors)
     log.info("lower bound, k = %d: %d candidate nodes, %d (row, node) pairs", k, len(node_cost), len(members))
 
     fcost = node_cost.astype(np.float64)
@@ -346,7 +354,7 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, iterations: int = 400,
-                        max_incidences: int = 400_000_000) -> DistortionBound:
+                        max_incidences: int = 400_000_000, max_vectors: int = 2_000_000) -> DistortionBound:
     """Lower bound of the distortion of every local recoding meeting all of
     ``problem``'s requirements: the largest of the bounds of its requirements
     (each alone is a relaxation of the whole)."""
@@ -355,7 +363,8 @@ def problem_lower_bound(problem, *, upper: float | None = None, iterations: int 
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]
         b = distortion_lower_bound(problem.table, problem.cost, req.k, columns=cols, upper=upper,
-                                   iterations=iterations, max_incidences=max_incidences)
+                                   iterations=iterations, max_incidences=max_incidences,
+                                   max_vectors=max_vectors)
         if best is None or b.ratio > best.ratio:
             best = b
     return best
