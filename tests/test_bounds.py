@@ -193,3 +193,23 @@ def test_too_many_depth_vectors_is_refused():
     members, starts, node_cost = candidate_nodes(units, np.ones(3, dtype=np.int64), enc.hierarchies,
                                                  cost.int_costs, 1)
     assert len(node_cost) > 3  # the limit, not the table, stopped the walk
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60, counts=True))
+def test_screening_margin_changes_speed_not_the_bound(case):
+    """Nodes left unread because their near members already make them
+    non-negative would not have opened: the bound is the one of a full scan."""
+    import hieranon.bounds as B
+
+    enc, k, _ = case
+    cost = metrics.CostModel.build(enc.hierarchies)
+    screened = distortion_lower_bound(enc, cost, k, iterations=60)
+    original = B.MARGIN_LEVELS
+    try:
+        B.MARGIN_LEVELS = 0.0  # no near members: every node with a negative member is read
+        full_scan = distortion_lower_bound(enc, cost, k, iterations=60)
+    finally:
+        B.MARGIN_LEVELS = original
+    assert screened.distortion == full_scan.distortion
+    assert screened.iterations == full_scan.iterations

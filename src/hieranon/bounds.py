@@ -46,6 +46,12 @@ log = logging.getLogger(__name__)
 __all__ = ["DistortionBound", "BoundTooLarge", "candidate_nodes", "distortion_lower_bound"]
 
 
+#: Screening margin of the relaxation, in units of a whole attribute generalised
+#: to its root: members less than this above a node's cost are counted as it
+#: is scanned from the units' side (a speed setting; the bound is the same).
+MARGIN_LEVELS = 0.5
+
+
 class BoundTooLarge(ValueError):
     """The candidate nodes of the relaxation do not fit the given limit."""
 
@@ -175,38 +181,53 @@ def _unit_nodes(members, starts, node_cost, n_units):
 
 
 @nb.njit(cache=True)
-def _touch(price, node_cost, ustart, unodes, weights, cnt, val, touched):
+def _touch(price, node_cost, ustart, unodes, weights, margin, cnt, val, near, near_val, touched):
     """The nodes cheaper than some member's price (the only ones that can open),
-    with the count and reduced cost of those members in ``cnt`` and ``val``.
-    Each unit's node list is sorted by cost: its scan stops at its price."""
+    with the count and reduced cost of those members in ``cnt`` and ``val``,
+    and of the members within ``margin`` above (reduced cost in [0, margin))
+    in ``near`` and ``near_val``. Each unit's node list is sorted by cost:
+    its scan stops at its price plus the margin."""
     n_touched = 0
     for t in range(len(price)):
         for i in range(ustart[t], ustart[t + 1]):
             g = unodes[i]
             red = node_cost[g] - price[t]
-            if red >= 0:
+            if red >= margin:
                 break
-            if cnt[g] == 0:
+            if cnt[g] == 0 and near[g] == 0:
                 touched[n_touched] = g
                 n_touched += 1
-            cnt[g] += weights[t]
-            val[g] += red * weights[t]
+            if red < 0:
+                cnt[g] += weights[t]
+                val[g] += red * weights[t]
+            else:
+                near[g] += weights[t]
+                near_val[g] += red * weights[t]
     return n_touched
 
 
 @nb.njit(cache=True)
-def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, cnt, val, assigned, bufv, bufu):
+def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, margin, cnt, val, near, near_val,
+            assigned, bufv, bufu):
     """Touched nodes ``touched[lo:hi]``: open each whose best selection (its
     negative members, topped up to ``k`` with the cheapest others) has a
-    negative reduced cost; returns the sum of those; resets ``cnt``, ``val``."""
+    negative reduced cost; returns the sum of those; resets the work arrays.
+    A node whose near members, and ``margin`` for each record still missing,
+    already make the selection non-negative is left closed unread."""
     total = 0.0
     for x in range(lo, hi):
         g = touched[x]
         c = node_cost[g]
         neg = cnt[g]
         value = val[g]
+        n_near = near[g]
+        v_near = near_val[g]
         cnt[g] = 0
         val[g] = 0.0
+        near[g] = 0
+        near_val[g] = 0.0
+        if neg == 0 or (neg + n_near < k and value + v_near + (k - neg - n_near) * margin >= 0):
+            continue
         nbuf = 0
         if neg < k:
             # the k - neg cheapest other records (insertion into a sorted buffer)
@@ -251,19 +272,20 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, cnt,
 
 
 @nb.njit(cache=True, parallel=True)
-def _relaxed(price, members, starts, node_cost, ustart, unodes, weights, k, cnt, val, touched, n_chunks):
+def _relaxed(price, members, starts, node_cost, ustart, unodes, weights, k, margin, cnt, val, near, near_val,
+             touched, n_chunks):
     """Optimum of the relaxed program at multipliers ``price - own cost``,
     ``sum_g min(0, best_g)``, and per unit the records the open nodes take.
     Only nodes cheaper than some member's price can open, so most nodes are
     never read. ``cnt``, ``val`` (zero on entry and exit), ``touched``: work space."""
-    n_touched = _touch(price, node_cost, ustart, unodes, weights, cnt, val, touched)
+    n_touched = _touch(price, node_cost, ustart, unodes, weights, margin, cnt, val, near, near_val, touched)
     parts = np.zeros((n_chunks, len(price)), dtype=np.int64)
     totals = np.zeros(n_chunks)
     for c in nb.prange(n_chunks):
         bufv = np.zeros(k + 1)
         bufu = np.zeros(k + 1, dtype=np.int64)
         totals[c] = _settle(n_touched * c // n_chunks, n_touched * (c + 1) // n_chunks, touched, price, members,
-                            starts, node_cost, weights, k, cnt, val, parts[c], bufv, bufu)
+                            starts, node_cost, weights, k, margin, cnt, val, near, near_val, parts[c], bufv, bufu)
     return totals.sum(), parts.sum(axis=0)
 
 
@@ -322,10 +344,13 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     cnt = np.zeros(len(node_cost), dtype=np.int64)
     val = np.zeros(len(node_cost))
     touched = np.zeros(len(node_cost), dtype=np.int64)
+    near = np.zeros(len(node_cost), dtype=np.int64)
+    near_val = np.zeros(len(node_cost))
+    margin = float(MARGIN_LEVELS * cost.scale)
     n_chunks = 4 * nb.get_num_threads() if len(node_cost) > 100_000 else 1
     for it in range(1, iterations + 1):
-        relaxed, assigned = _relaxed(price, members, starts, fcost, ustart, unodes, weights, int(k), cnt, val,
-                                     touched, n_chunks)
+        relaxed, assigned = _relaxed(price, members, starts, fcost, ustart, unodes, weights, int(k), margin, cnt,
+                                     val, near, near_val, touched, n_chunks)
         value = float(((price - own) * weights).sum()) + relaxed
         if value > best + 1e-9 * abs(best):
             best, best_price, stale = value, price.copy(), 0
