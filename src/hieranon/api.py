@@ -295,7 +295,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
     lower_bound : bool
         Also bound the distortion of every local recoding meeting the
-        requirements from below (:mod:`hieranon.bounds`; 1-4 minutes on
+        requirements from below (:mod:`hieranon.bounds`; about a minute on
         45,000 records with 8 QIs): ``result.lower_bound``.
     """
     timings: dict[str, float] = {}
