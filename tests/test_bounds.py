@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hieranon import metrics, table
 from hieranon.algorithms.kacaplus import KACAPlus
@@ -213,3 +214,34 @@ def test_screening_margin_changes_speed_not_the_bound(case):
         B.MARGIN_LEVELS = original
     assert screened.distortion == full_scan.distortion
     assert screened.iterations == full_scan.iterations
+
+
+def test_a_table_of_roots_has_bound_zero():
+    """Every QI cell already '*' (nothing left to generalise): the bound and its ratio are 0, and optimal."""
+    h = unbalanced()
+    enc = table.EncodedTable(np.zeros((4, 1), dtype=np.int32), [h], ["u"], np.ones(4, dtype=np.int64))
+    b = distortion_lower_bound(enc, metrics.CostModel.build(enc.hierarchies), 2)
+    assert (b.ratio, b.distortion, b.optimal) == (0.0, 0.0, True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=30, counts=True), st.data())
+def test_generalised_inputs_candidate_nodes_and_bound(case, data):
+    """Input cells already generalised (an ancestor, the root included, as
+    with --missing root): the candidate nodes are still exactly the brute
+    force's, and the bound stays below kaca+'s output."""
+    enc, k, seed = case
+    codes = enc.codes.copy()
+    for i in range(len(codes)):
+        for j, h in enumerate(enc.hierarchies):
+            up = data.draw(st.integers(0, 3))
+            codes[i, j] = h.ancestors[codes[i, j], max(0, int(h.depth[codes[i, j]]) - up)]
+    enc = table.EncodedTable(codes, enc.hierarchies, enc.qi_names, enc.counts)
+    cost = metrics.CostModel.build(enc.hierarchies)
+    units, inv = np.unique(codes, axis=0, return_inverse=True)
+    weights = np.bincount(inv.ravel(), weights=enc.counts).astype(np.int64)
+    got = nodes_found(*candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k))
+    assert got == sorted(brute_force_nodes(units, weights, enc.hierarchies, cost.int_costs, k).values())
+    prob = make_problem(enc, k, seed)
+    found = metrics.distortion(codes, KACAPlus().solve(prob).codes, prob.cost, enc.counts)
+    assert distortion_lower_bound(enc, cost, k, iterations=100).distortion <= found + 1e-7

@@ -140,6 +140,8 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
                 continue
             vals = units[rows, j]
             ok = h.depth[vals] >= d
+            if not ok.any():  # every value here is already as general as depth d
+                continue
             r, g, c, v = rows[ok], gid[ok], rowcost[ok], vals[ok]
             anc = h.ancestors[v, d]
             c = c + int_costs[j][anc] - int_costs[j][h.ancestors[v, d - 1]]
@@ -372,8 +374,9 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
         best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
     seconds = time.perf_counter() - t0
-    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, best / cost.scale / full, it, seconds)
-    return DistortionBound(ratio=best / cost.scale / full if full > 0 else 0.0, distortion=best / cost.scale,
+    ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
+    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
+    return DistortionBound(ratio=ratio, distortion=best / cost.scale,
                            simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
                            iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds)
 
