@@ -171,11 +171,16 @@ class AnonymizationResult:
             "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
             "suppressed_records": int(self.metrics.suppressed_records),
             "timings": self.timings,
-            **({} if self.lower_bound is None else {"lower_bound": {
-                "distortion_ratio": self.lower_bound.ratio, "distortion": self.lower_bound.distortion,
-                "optimal": self.lower_bound.optimal, "iterations": self.lower_bound.iterations,
-                "output_over_bound": self.gap_to_bound()}}),
+            **self.bound_summary(),
         }
+
+    def bound_summary(self) -> dict:
+        """``{"lower_bound": {...}}`` for JSON when a bound was computed, else ``{}``."""
+        b = self.lower_bound
+        if b is None:
+            return {}
+        return {"lower_bound": {"distortion_ratio": b.ratio, "distortion": b.distortion, "optimal": b.optimal,
+                                "iterations": b.iterations, "output_over_bound": self.gap_to_bound()}}
 
     def gap_to_bound(self) -> float | None:
         """The output's distortion over the lower bound (>= 1; 1 = provably

@@ -43,7 +43,7 @@ from .table import EncodedTable
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DistortionBound", "BoundTooLarge", "candidate_nodes", "distortion_lower_bound"]
+__all__ = ["DistortionBound", "BoundTooLarge", "candidate_nodes", "distortion_lower_bound", "problem_lower_bound"]
 
 
 #: Screening margin of the relaxation, in units of a whole attribute generalised

@@ -537,9 +537,8 @@ def evaluate(
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
-        bound_json = {k: v for k, v in pair.summary().items() if k == "lower_bound"} if metrics else {}
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
-                               "metrics": metrics.as_dict() if metrics else None, **bound_json},
+                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary()},
                               default=_json_default, indent=2))
     elif not quiet:
         if metrics is not None:
@@ -617,8 +616,7 @@ def report_command(
         typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": _risk_summary(risk_before, risk_after, cfg.risk_threshold),
-                               **({k: v for k, v in result.summary().items() if k == "lower_bound"}
-                                  if result.metrics else {}),
+                               **result.bound_summary(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
         typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
