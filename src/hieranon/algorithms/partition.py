@@ -104,7 +104,7 @@ class _BlockTask:
 
 def _solve_block(problem: Problem, inner_name: str, inner_params: dict, task: _BlockTask):
     """Run the inner method on one block (executed in a worker)."""
-    from ..api import make_algorithm
+    from .registry import make_algorithm
 
     sub = Problem(EncodedTable(task.codes, problem.table.hierarchies, problem.table.qi_names, task.counts),
                   problem.requirements, problem.cost, problem.seed, task.labels)
@@ -157,7 +157,7 @@ class Partitioned(Algorithm):
             raise ValueError(f"block_size must be >= 2, got {block_size}")
         if inner_method == "partitioned":
             raise ValueError("the inner method of 'partitioned' cannot be 'partitioned'")
-        from ..api import METHODS
+        from .registry import METHODS
         if inner_method not in METHODS:
             raise ValueError(f"partitioned: unknown inner method {inner_method!r}; "
                              f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
