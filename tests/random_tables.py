@@ -4,6 +4,7 @@ property tests of the local-recoding methods (test_kaca, test_kacaplus)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from hypothesis import strategies as st
 
 from hieranon import metrics, table
@@ -55,3 +56,32 @@ def make_problem(enc, k, seed, scheme="uniform", **kw):
     """One requirement over every QI, cost model ``scheme``."""
     cost = metrics.CostModel.build(enc.hierarchies, scheme, **kw)
     return Problem(enc, [Requirement(tuple(enc.qi_names), k)], cost, seed=seed)
+
+
+@st.composite
+def random_frames(draw, max_rows=40, max_qis=3, counts=None):
+    """``(DataFrame, {qi: Hierarchy}, k, seed, count_column)``: 1..max_qis
+    QIs over balanced hierarchies of height 2-4 (cells are leaf labels), an
+    ``id`` identifier column, a non-QI ``note`` column, a binary ``cls``
+    class column and, when ``counts`` (drawn if None), a ``n`` count column."""
+    m = draw(st.integers(1, max_qis))
+    hs = {}
+    for j in range(m):
+        height = draw(st.integers(2, 4))
+        hs[f"a{j}"] = balanced(f"a{j}", [draw(st.integers(1, 3)) for _ in range(height - 1)])
+    n = draw(st.integers(2, max_rows))
+    df = pd.DataFrame({"id": [f"p{i}" for i in range(n)]})
+    for q, h in hs.items():
+        leaves = [h.labels[v] for v in h.leaves]
+        df[q] = draw(st.lists(st.sampled_from(leaves), min_size=n, max_size=n))
+    df["note"] = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
+    df["cls"] = draw(st.lists(st.sampled_from(["yes", "no"]), min_size=n, max_size=n))
+    with_counts = draw(st.booleans()) if counts is None else counts
+    count_column = None
+    total = n
+    if with_counts:
+        df["n"] = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+        count_column, total = "n", int(df["n"].sum())
+    k = draw(st.integers(2, max(2, min(5, total))))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return df, hs, k, seed, count_column
