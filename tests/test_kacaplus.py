@@ -30,20 +30,19 @@ from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
 from hieranon.requirements import Requirement
+from contract import check_result, check_solution
 from random_tables import balanced, make_problem, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]
 
 
 # ------------------------------------------------------------------ helpers
-def check_output(enc, prob, sol):
+def check_kacaplus(enc, prob, sol):
+    """The output contract, no suppression, and the distortion it reports is its own."""
     out = sol.codes
-    assert out.shape == enc.codes.shape and out.dtype == np.int32
+    assert out.dtype == np.int32
     assert not sol.suppressed.any()
-    ec = table.group(out, enc.counts)
-    assert ec.sizes.min() >= prob.k
-    for j, h in enumerate(enc.hierarchies):
-        assert h.is_ancestor_or_self(out[:, j], enc.codes[:, j]).all()
+    check_solution(prob, sol)
     d = metrics.distortion(enc.codes, out, prob.cost, enc.counts)
     assert d == pytest.approx(sol.info["distortion"], abs=1e-9)
     return d
@@ -61,7 +60,6 @@ def test_paper_tables_distortion_2_5(request, paper_hierarchies, fixture, expect
     df = request.getfixturevalue(fixture)
     for seed in range(5):
         res = api.anonymize(df, QIS, paper_hierarchies, k=2, method="kaca+", seed=seed)
-        assert res.verification.ok
         assert res.metrics.distortion == pytest.approx(2.5)
         assert res.data[QIS].astype(str).values.tolist() == expected
         assert res.data["Problem"].tolist() == df["Problem"].tolist()
@@ -84,7 +82,7 @@ def test_properties_and_determinism(case):
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
     sol = KACAPlus().solve(prob)
-    check_output(enc, prob, sol)
+    check_kacaplus(enc, prob, sol)
     again = KACAPlus().solve(prob)
     assert np.array_equal(sol.codes, again.codes)
 
@@ -100,7 +98,7 @@ def test_every_option_is_k_anonymous(case, params):
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
     sol = KACAPlus(**params).solve(prob)
-    check_output(enc, prob, sol)
+    check_kacaplus(enc, prob, sol)
     assert np.array_equal(KACAPlus(**params).solve(prob).codes, sol.codes)
 
 
@@ -109,8 +107,8 @@ def test_every_option_is_k_anonymous(case, params):
 def test_record_counts(case):
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
-    check_output(enc, prob, KACAPlus().solve(prob))
-    check_output(enc, prob, KACAPlus(construction="growth").solve(prob))
+    check_kacaplus(enc, prob, KACAPlus().solve(prob))
+    check_kacaplus(enc, prob, KACAPlus(construction="growth").solve(prob))
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -120,7 +118,7 @@ def test_height_weights_and_priorities(case):
     for scheme, kw in [("height", {"beta": 1.0}), ("height", {"beta": 2.0}),
                        ("uniform", {"priorities": [1 - j / 4 for j in range(len(enc.qi_names))]})]:
         prob = make_problem(enc, k, seed, scheme, **kw)
-        check_output(enc, prob, KACAPlus().solve(prob))
+        check_kacaplus(enc, prob, KACAPlus().solve(prob))
 
 
 def test_more_restarts_never_worse():
@@ -163,7 +161,7 @@ def test_unbalanced_and_large_hierarchies():
     for k in (2, 3, 7):
         prob = make_problem(enc, k, k)
         for params in ({}, {"construction": "growth"}, {"max_vectors": 1}):
-            check_output(enc, prob, KACAPlus(**params).solve(prob))
+            check_kacaplus(enc, prob, KACAPlus(**params).solve(prob))
 
 
 @pytest.mark.parametrize("m", [14, 33])
@@ -175,7 +173,7 @@ def test_many_attributes(m):
     enc = table.EncodedTable(codes, hs, [h.name for h in hs], np.ones(60, np.int64))
     prob = make_problem(enc, 3, 0)
     sol = KACAPlus(max_vectors=300, restarts=2).solve(prob)
-    check_output(enc, prob, sol)
+    check_kacaplus(enc, prob, sol)
 
 
 def test_generalised_input_cells_and_k_equal_n():
@@ -185,7 +183,7 @@ def test_generalised_input_cells_and_k_equal_n():
     for k in (1, 2, 3, 6):
         prob = make_problem(enc, k, 0)
         sol = KACAPlus().solve(prob)
-        check_output(enc, prob, sol)
+        check_kacaplus(enc, prob, sol)
         if k == 1:
             assert np.array_equal(sol.codes, codes) and sol.info["distortion"] == 0
 
@@ -209,7 +207,7 @@ def test_parameters_are_validated(seed000_table1a, paper_hierarchies):
 
 def test_height_weights_through_the_api(seed004_table1a, paper_hierarchies):
     res = api.anonymize(seed004_table1a, QIS, paper_hierarchies, k=2, method="kaca+", weights="height")
-    assert res.verification.ok
+    check_result(seed004_table1a, res, {q: paper_hierarchies[q] for q in QIS}, k=2)
 
 
 # ------------------------------------------------------------------ sanity against the optimum
@@ -232,13 +230,14 @@ def test_never_below_the_exact_optimum(adult_path):
             opt = MinGen(mode="records", objective="distortion", time_limit=5).solve(prob)
         d_opt = metrics.distortion(prob.table.codes, opt.codes, prob.cost)
         sol = KACAPlus().solve(prob)
-        d = check_output(prob.table, prob, sol)
+        d = check_kacaplus(prob.table, prob, sol)
         if opt.info["optimal"]:
             solved += 1
             assert d >= d_opt - 1e-9
     assert solved >= 15
 
 
+@pytest.mark.slow
 def test_tiny_tables(tmp_path):
     """Tables of 1..11 rows (the sweep's hash table once had fewer slots than
     its kernel used, corrupting memory below 8 rows): every k from 1 to n gives
@@ -255,8 +254,8 @@ def test_tiny_tables(tmp_path):
         "    df = pd.DataFrame({'a': (['p', 'q', 'r'] * 4)[:n]})\n"
         "    for k in range(1, n + 1):\n"
         "        r = hieranon.anonymize(df, ['a'], {'a': h}, k=k, method='kaca+')\n"
-        "        assert r.verification.ok and int(r.data.groupby('a').size().min()) >= k\n"
+        "        assert int(r.data.groupby('a').size().min()) >= k\n"
         "print('ok')\n")
     env = {**__import__("os").environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "nb")}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
