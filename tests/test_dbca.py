@@ -4,7 +4,6 @@ hierarchies and tables, class-label purity of DBCA:CM, weighted duplicates."""
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract import check_result
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms import dbca as D
@@ -209,11 +209,8 @@ def _check_solution(df, names, hs, k, res):
     sizes = res.info["cluster_sizes"]
     assert sum(sizes) == len(df)
     assert all(k <= s <= 2 * k - 1 for s in sizes), sizes
-    assert res.metrics.achieved_k >= k
-    assert res.verification.ok
+    check_result(df, res, {q: hs[q] for q in names}, k=k)
     enc = encode(df, names, hs)
-    for j, h in enumerate(enc.hierarchies):
-        assert h.is_ancestor_or_self(res.codes[:, j], enc.codes[:, j]).all()
     # every cluster is generalised to the LCA of its members
     cl = res.info["cluster_of_row"]
     G = D.cluster_lca(enc.codes, cl, len(sizes), enc.hierarchies)
@@ -376,7 +373,8 @@ def test_single_requirement_only(seed000_table1a, paper_hierarchies):
 
 # ------------------------------------------------------ weighted records
 def test_many_duplicates_are_cheap():
-    """1000 identical rows plus a few others: one weighted point, fast."""
+    """1000 identical rows plus a few others: one weighted point (the time is
+    measured by benchmarks/bench_dbca.py, not asserted here)."""
     rng = np.random.default_rng(1)
     others = pd.DataFrame({"pc": rng.choice(["4350", "4351", "4352", "4353"], 13),
                            "age": rng.choice(["young", "middle", "old"], 13)})
@@ -385,9 +383,7 @@ def test_many_duplicates_are_cheap():
     hs = {"pc": H.masking("pc", ["4350", "4351", "4352", "4353"]),
           "age": H.suppression("age", ["young", "middle", "old"])}
     for k in (2, 5):
-        t = time.perf_counter()
         res = anonymize(df, ["pc", "age"], hs, k, method="dbca")
-        assert time.perf_counter() - t < 10
         assert res.info["n_points"] <= 13
         _check_solution(df, ["pc", "age"], hs, k, res)
         # the duplicates stay ungeneralised (they form clusters of their own)

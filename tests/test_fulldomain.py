@@ -8,7 +8,6 @@ lattice code.
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
@@ -77,20 +77,10 @@ def brute_best(rows):
     return best, [x[2] for x in tied]
 
 
-def assert_generalises(problem, sol):
-    t = problem.table
-    for j, h in enumerate(t.hierarchies):
-        assert h.is_ancestor_or_self(sol.codes[:, j], t.codes[:, j]).all()
-
-
 def assert_satisfies(problem, sol):
-    t = problem.table
-    keep = ~sol.suppressed
-    assert (sol.codes[sol.suppressed] == 0).all()
-    for r in problem.requirements:
-        cols = r.indices(t.qi_names)
-        ec = group(sol.codes[keep][:, cols], t.counts[keep])
-        assert ec.n_classes == 0 or ec.sizes.min() >= r.k
+    """The output contract, suppressed records exempt from k (see test_contract
+    for the '*' class they leave below k)."""
+    check_solution(problem, sol, exempt_suppressed=True)
 
 
 # ------------------------------------------------ seed 000 worked example
@@ -176,7 +166,6 @@ def test_fulldomain_seed003_and_datafly(seed003_table):
     assert FullDomain(objective="prec").solve(p).info["node"] == [1, 0, 0]
     sol = Datafly().solve(p)
     assert_satisfies(p, sol)
-    assert_generalises(p, sol)
 
 
 # ------------------------------------------- random tables vs brute force
@@ -225,7 +214,6 @@ def test_fulldomain_matches_brute_force(case):
                  FullDomain(objective, suppression_limit=limit, exhaustive=True)):
         sol = algo.solve(p)
         assert sol.info["node"] == tied[0], (algo, sol.info, tied)
-        assert_generalises(p, sol)
         assert_satisfies(p, sol)
         assert int(p.table.counts[sol.suppressed].sum()) <= limit * p.table.n_records + 1e-9
         assert sorted(sol.info["optimal_nodes"]) == sorted(tied)
@@ -241,7 +229,6 @@ def test_fulldomain_matches_brute_force(case):
     assert_satisfies(p, am)
     df = Datafly(suppression_limit=limit).solve(p)
     assert_satisfies(p, df)
-    assert_generalises(p, df)
 
 
 def test_multiple_requirements_with_suppression_iterate():
@@ -333,8 +320,7 @@ def test_adult_optimum_equals_brute_force(adult_problem_factory):
         assert sorted(sol.info["optimal_nodes"]) == sorted(tied)
         assert sol.info["cost"] == pytest.approx(best, rel=1e-12)
         assert not sol.suppressed.any()
-        assert group(sol.codes).sizes.min() >= k
-        assert_generalises(p, sol)
+        assert_satisfies(p, sol)
         assert np.array_equal(sol.codes, apply_node(p.table, sol.info["node"]))
         assert M.distortion(p.table.codes, sol.codes, p.cost) == pytest.approx(best, rel=1e-9)
         # the search settles far fewer nodes than the brute force checks
@@ -346,18 +332,15 @@ def test_adult_optimum_equals_brute_force(adult_problem_factory):
 
 
 @pytest.mark.adult
-def test_adult_fulldomain_speed_and_datafly(adult_problem_factory):
+def test_adult_fulldomain_and_datafly(adult_problem_factory):
+    """The optimal node on Adult at k = 10 (its time is measured by benchmarks/, not asserted here)."""
     p = adult_problem_factory(10)
-    FullDomain().solve(adult_problem_factory(10, q=3))  # warm-up (imports, JIT-free code paths)
-    t0 = time.perf_counter()
     sol = FullDomain().solve(p)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 4.0  # target 2 s; headroom for a loaded CI machine
     assert sol.info["node"] == [4, 2, 3, 1, 2, 0, 0, 2]
-    assert group(sol.codes).sizes.min() >= 10
+    assert_satisfies(p, sol)
     df = Datafly().solve(p)
-    assert group(df.codes).sizes.min() >= 10 and not df.suppressed.any()
-    assert_generalises(p, df)
+    assert not df.suppressed.any()
+    assert_satisfies(p, df)
     # Datafly is a heuristic: never better than the optimum
     assert M.distortion(p.table.codes, df.codes, p.cost) >= sol.info["cost"] - 1e-6
     ds = Datafly(suppression_limit=0.01).solve(p)
@@ -371,8 +354,7 @@ def test_through_api(seed000_table1a, paper_hierarchies):
 
     for method in ("fulldomain", "allmin", "datafly"):
         r = anonymize(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, k=2, method=method)
-        assert r.verification.ok and r.metrics.achieved_k >= 2
-        assert list(r.data["Problem"]) == list(seed000_table1a["Problem"])
+        check_result(seed000_table1a, r, {q: paper_hierarchies[q] for q in ("Gender", "Age", "Postcode")}, k=2)
     r = anonymize(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, k=2, method="fulldomain")
     assert r.metrics.distortion == pytest.approx(7.5)
     assert list(r.data["Gender"]) == ["male"] * 3 + ["female"] * 3  # node [0,1,1]: Age -> *, Postcode -> 435*

@@ -21,6 +21,7 @@ from hieranon.metrics import CostModel, precision
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
 
+from contract import check_output, check_solution
 from test_heuristicmin import seed003_figure4, table_rows
 
 
@@ -41,10 +42,6 @@ def int_distortion(problem, gen, counts=None, orig=None) -> int:
     ic = problem.cost.int_costs
     d = sum(ic[j][gen[:, j]] - ic[j][orig[:, j]] for j in range(orig.shape[1]))
     return int(np.asarray(d, dtype=np.int64) @ np.asarray(counts, dtype=np.int64))
-
-
-def satisfies(codes, counts, qi_names, reqs) -> bool:
-    return all(group(codes[:, r.indices(qi_names)], counts).sizes.min() >= r.k for r in reqs)
 
 
 T9 = {("10th", "M", "40", 20), ("High", "M", "30", 6), ("9th", "F", "30", 4), ("9th", "F", "40", 6),
@@ -154,7 +151,7 @@ def test_rows_as_units_fourteen_steps_and_T9():
     assert table_rows(p, sol.codes) == T9
     prec = precision(t.codes, sol.codes, t.hierarchies, t.counts)
     assert round(prec, 2) == 0.95 and prec == pytest.approx(1 - 6 / 120)
-    assert satisfies(sol.codes, t.counts, t.qi_names, p.requirements)
+    check_solution(p, sol)
     assert sol.info["optimal"] and sol.info["mode"] == "rows"
 
 
@@ -168,7 +165,7 @@ def test_T10_also_takes_fourteen_steps_but_is_less_precise():
     t10[[2, 3], 1] = any_sex          # rows 3, 4: (9th, Any, 30)
     t10[[5, 6], 2] = any_hrs          # rows 6, 7: (12th, F, Any)
     assert table_rows(p, t10) == T10
-    assert satisfies(t10, t.counts, t.qi_names, p.requirements)
+    check_output(t, t10, p.requirements)
     assert cell_steps(t.codes, t10, hs, t.counts) == 14
     prec10 = precision(t.codes, t10, hs, t.counts)
     assert round(prec10, 2) == 0.92
@@ -198,9 +195,7 @@ def test_records_twelve_steps_verified_by_brute_force():
     assert sol.codes.shape == (t.n_records, 3)
     assert (np.repeat(np.arange(t.n_rows), t.counts) == sol.info["record_row"]).all()
     assert cell_steps(rec.codes, sol.codes, t.hierarchies, rec.counts) == 12
-    assert satisfies(sol.codes, rec.counts, t.qi_names, p.requirements)
-    for j, h in enumerate(t.hierarchies):
-        assert h.is_ancestor_or_self(sol.codes[:, j], rec.codes[:, j]).all()
+    check_output(rec, sol.codes, p.requirements)
     # independent check: nothing below 12, and 12 is reached
     units = [tuple(int(v) for v in r) for r in t.codes]
     counts = [int(c) for c in t.counts]
@@ -218,7 +213,7 @@ def test_records_mode_one_row_per_record_keeps_rows():
     sol = MinGen(mode="records").solve(p)
     assert not sol.info["expanded"] and sol.codes.shape == t.codes.shape
     assert cell_steps(t.codes, sol.codes, t.hierarchies, t.counts) == 12
-    assert satisfies(sol.codes, t.counts, t.qi_names, p.requirements)
+    check_solution(p, sol)
     MinGen(mode="records").check_problem(p)   # accepted by the API
 
 
@@ -323,7 +318,7 @@ def test_oracle_never_worse_than_any_heuristic(seed):
            for mode in ("rows", "records") for obj in ("steps", "distortion")}
     for (mode, obj), s in opt.items():
         assert s.info["optimal"] and not s.info["expanded"]
-        assert satisfies(s.codes, t.counts, t.qi_names, p.requirements)
+        check_solution(p, s)
     steps = {m: cell_steps(t.codes, opt[(m, "steps")].codes, t.hierarchies, t.counts) for m in ("rows", "records")}
     dist = {m: int_distortion(p, opt[(m, "distortion")].codes) for m in ("rows", "records")}
     assert steps["records"] <= steps["rows"] and dist["records"] <= dist["rows"]
@@ -338,7 +333,7 @@ def test_oracle_never_worse_than_any_heuristic(seed):
         sol = algo.solve(p)
         if sol.suppressed.any() or sol.codes.shape != t.codes.shape:
             continue
-        assert satisfies(sol.codes, t.counts, t.qi_names, p.requirements), name
+        check_solution(p, sol)
         h_steps = cell_steps(t.codes, sol.codes, t.hierarchies, t.counts)
         h_dist = int_distortion(p, sol.codes)
         assert steps["records"] <= h_steps, name

@@ -3,14 +3,13 @@ untaken, outputs generalise the inputs; NCP and ranges; Adult speed."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
@@ -62,12 +61,6 @@ def median_cuts(values: np.ndarray, w: np.ndarray):
     return [(le, total - le), (lt, total - lt)]
 
 
-def assert_generalises(problem, sol):
-    t = problem.table
-    for j, h in enumerate(t.hierarchies):
-        assert h.is_ancestor_or_self(sol.codes[:, j], t.codes[:, j]).all()
-
-
 def assert_lca_of_partition(problem, sol):
     """Each partition's cells are the LCA of its members' values."""
     t = problem.table
@@ -117,10 +110,8 @@ def test_partitions_at_least_k_and_generalise(p, categorical, strict):
     k = p.k
     assert sol.info["partition_sizes"].min() >= k
     assert sol.info["partition_sizes"].sum() == p.table.n_records
-    ec = group(sol.codes, p.table.counts)
-    assert ec.sizes.min() >= k
     assert not sol.suppressed.any()
-    assert_generalises(p, sol)
+    check_solution(p, sol)
     assert_lca_of_partition(p, sol)
     assert 0 <= sol.info["ncp"] <= 1 and 0 <= sol.info["ncp_hierarchy"] <= 1
 
@@ -251,8 +242,7 @@ def test_inner_node_inputs_get_the_lca_of_their_partition(p, categorical, strict
     """A partition prints the LCA of its actual codes, root and inner nodes
     included, never an inner node below one of them (missing='root')."""
     sol = Mondrian(strict=strict, categorical=categorical).solve(p)
-    assert group(sol.codes, p.table.counts).sizes.min() >= p.k
-    assert_generalises(p, sol)
+    check_solution(p, sol)
     assert_lca_of_partition(p, sol)
     part, lcas, cuts = row_by_row(p, Mondrian(strict=strict, categorical=categorical))
     assert np.array_equal(sol.info["partition"], part)
@@ -266,11 +256,11 @@ def test_missing_root_cell_is_not_mapped_below_the_root(strict):
     h = H.from_mapping("x", {"*": {"A": ["a", "b"]}})
     r = anonymize(pd.DataFrame({"x": [None, "a", "b"]}), ["x"], {"x": h}, k=3, method="mondrian",
                   missing="root", strict=strict)
-    assert list(r.data.x) == ["*", "*", "*"] and r.verification.ok
+    assert list(r.data.x) == ["*", "*", "*"]
     h = H.from_mapping("x", {"*": {"45-68": {"45-56": {"45-48": ["46"], "53-56": ["55"]}}}})
     r = anonymize(pd.DataFrame({"x": ["", "55", "46"]}), ["x"], {"x": h}, k=3, method="mondrian",
                   missing="root", strict=strict)
-    assert list(r.data.x) == ["*", "*", "*"] and r.verification.ok
+    assert list(r.data.x) == ["*", "*", "*"]
     # without a root cell the partition still gets the lowest node
     r = anonymize(pd.DataFrame({"x": ["55", "55", "46"]}), ["x"], {"x": h}, k=3, method="mondrian", strict=strict)
     assert list(r.data.x) == ["45-56"] * 3
@@ -280,13 +270,12 @@ def test_missing_root_cell_is_not_mapped_below_the_root(strict):
 def test_seed000_table(seed000_table1a, paper_hierarchies):
     p = make_problem(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, 2)
     sol = Mondrian().solve(p)
-    assert group(sol.codes).sizes.min() >= 2
-    assert_generalises(p, sol)
+    check_solution(p, sol)
     # Postcode (masking codes) is read as numeric unless told otherwise
     assert sol.info["numeric"] == ["Postcode"]
     cat = Mondrian(numeric=[]).solve(p)
     assert cat.info["numeric"] == []
-    assert group(cat.codes).sizes.min() >= 2
+    check_solution(p, cat)
 
 
 def test_numeric_ranges_and_ncp():
@@ -334,24 +323,19 @@ def adult_problem(adult_path):
 
 @pytest.mark.adult
 def test_adult_mondrian(adult_problem):
+    """Strict, relaxed and hierarchy-split Mondrian on Adult at k = 10 (their
+    times are measured by benchmarks/bench_baselines.py, not asserted here)."""
     p = adult_problem
-    Mondrian().solve(Problem(p.table, p.requirements, p.cost))  # warm-up
-    t0 = time.perf_counter()
     sol = Mondrian(numeric_ranges=True).solve(p)
-    elapsed = time.perf_counter() - t0
-    # issue 4: under 2 s on a 2-core machine (about 0.1 s there now, so a
-    # loaded CI machine keeps wide headroom; timings are in bench_baselines)
-    assert elapsed < 2.0
     assert sol.info["numeric"] == ["age"]
-    assert group(sol.codes).sizes.min() >= 10
-    assert_generalises(p, sol)
+    check_solution(p, sol)
     # published strict Mondrian NCP on Adult at k=10 is about 12 %
     assert 0.08 < sol.info["ncp"] < 0.2
     relaxed = Mondrian(strict=False).solve(p)
-    assert group(relaxed.codes).sizes.min() >= 10
+    check_solution(p, relaxed)
     assert relaxed.info["ncp"] <= sol.info["ncp"]
     hier = Mondrian(categorical="hierarchy").solve(p)
-    assert group(hier.codes).sizes.min() >= 10
+    check_solution(p, hier)
 
 
 def test_through_api(seed000_table1a, paper_hierarchies):
@@ -360,4 +344,4 @@ def test_through_api(seed000_table1a, paper_hierarchies):
     for strict in (True, False):
         r = anonymize(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, k=2, method="mondrian",
                       strict=strict)
-        assert r.verification.ok and r.metrics.achieved_k >= 2
+        check_result(seed000_table1a, r, {q: paper_hierarchies[q] for q in ("Gender", "Age", "Postcode")}, k=2)

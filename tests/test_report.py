@@ -201,7 +201,7 @@ def test_evaluate_pair_failing_pairs(example):
 def test_screenshot_script(tmp_path):
     out = tmp_path / "shot.png"
     proc = subprocess.run(["bash", str(REPO / "scripts" / "screenshot_report.sh"), str(out)], capture_output=True,
-                          text=True, timeout=300)
+                          text=True)
     assert proc.returncode == 0, proc.stderr
     data = out.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) < 500_000

@@ -5,7 +5,6 @@ cross-check of the achieved k against pycanon."""
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pandas as pd
@@ -641,7 +640,9 @@ def adult(adult_path):
 
 
 @pytest.mark.adult
-def test_adult_verify_codes_is_fast_and_agrees(adult):
+def test_adult_verify_codes_agrees(adult):
+    """verify_codes and verify agree with pandas on Adult (the time is
+    measured by benchmarks/bench_encode.py, not asserted here)."""
     df, hs = adult
     assert len(df) == 45222
     enc = T.encode(df, ADULT_QI, hs)
@@ -649,8 +650,6 @@ def test_adult_verify_codes_is_fast_and_agrees(adult):
     for j, h in enumerate(enc.hierarchies):  # a full-domain node: every attribute one level up
         gen[:, j] = h.ancestor_at_depth(gen[:, j], max(h.height - 2, 0))
     reqs = [Requirement(tuple(ADULT_QI), 5), Requirement(("age", "sex"), 10)]
-    best = min(_timed(lambda: verify_codes(enc, gen, reqs)) for _ in range(3))
-    assert best < 0.2, f"verify_codes took {best:.3f} s on Adult"
     rep = verify_codes(enc, gen, reqs)
     out = T.apply_codes(df, enc, gen)
     full_min = int(out.groupby(ADULT_QI).size().min())
@@ -660,9 +659,3 @@ def test_adult_verify_codes_is_fast_and_agrees(adult):
     rep_df = verify(df, out, ADULT_QI, hs, reqs)
     assert rep_df.achieved_k == rep.achieved_k and rep_df.n_violations == rep.n_violations
     assert rep_df.n_violations.keys() <= {"requirement"}
-
-
-def _timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
