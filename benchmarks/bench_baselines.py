@@ -33,12 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
 from hieranon.algorithms.mondrian import Mondrian
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
 
@@ -119,11 +118,13 @@ def main(argv=None) -> int:
                 sec, sol = timed(make, problem, repeats)
                 row = {"method": name, "k": k, "q": q, "seconds": sec, "runs": repeats, **measure(problem, sol),
                        "ncp": sol.info.get("ncp", ""), "node": sol.info.get("node", ""),
-                       "nodes_checked": sol.info.get("nodes_checked", ""), "lattice_size": sol.info.get("lattice_size", "")}
+                       "nodes_checked": sol.info.get("nodes_checked", ""),
+                       "lattice_size": sol.info.get("lattice_size", "")}
                 rows.append(row)
                 done += 1
                 ncp = f", NCP {row['ncp']:.4f}" if row["ncp"] != "" else ""
-                node = f", node {row['node']} ({row['nodes_checked']}/{row['lattice_size']} checked)" if row["node"] else ""
+                node = (f", node {row['node']} ({row['nodes_checked']}/{row['lattice_size']} checked)"
+                        if row["node"] else "")
                 print(f"[{done:3d}/{total}] k={k:<3d} q={q} {name:17s} {sec:8.3f} s  distortion ratio "
                       f"{row['distortion_ratio']:.4f}, DM {row['dm']:.3e}{ncp}{node}", flush=True)
     # brute force (every node checked) at q = 8
@@ -179,8 +180,8 @@ def plot(rows, ks, brute, info, repeats, path: Path) -> None:
             ax.plot([q], [brute[k]], marker="X", markersize=10, linestyle="none", color="black",
                     label="fulldomain brute force (every node)")
         ax.set_yscale("log")
-        ax.set_xlabel("QI size q (first q of age, workclass, education, marital-status, occupation, race, sex, country)",
-                      fontsize=7)
+        ax.set_xlabel("QI size q (first q of age, workclass, education, marital-status, occupation, race, sex, "
+                      "country)", fontsize=7)
         ax.set_title(f"k = {k}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel(f"solve time (s, median of {repeats} runs, log scale)")

@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon.benchmarking import machine_info
 from hieranon.api import anonymize
+from hieranon.benchmarking import machine_info
 from hieranon.datasets import load_adult
 from hieranon.utility import naive_bayes_accuracy
 
@@ -105,7 +105,7 @@ def check_claims(results: pd.DataFrame) -> list[dict]:
     out = []
     for k, g in results.groupby("k"):
         by = g.set_index("method")
-        get = lambda meth, col: float(by.loc[meth, col]) if meth in by.index else None  # noqa: E731
+        get = lambda meth, col, by=by: float(by.loc[meth, col]) if meth in by.index else None  # noqa: E731
         cm_cm, cm_d, cm_m = get("DBCA:CM", "cm"), get("DBCA", "cm"), get("Mondrian", "cm")
         d_cm, d_d, d_m = get("DBCA:CM", "distortion"), get("DBCA", "distortion"), get("Mondrian", "distortion")
         claims = {

@@ -30,14 +30,14 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hieranon.benchmarking import machine_info
 from hieranon import table as T
+from hieranon.benchmarking import machine_info
 from hieranon.datasets import ADULT_ENV, ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon.hierarchy import value_to_label
 from hieranon.requirements import Requirement
@@ -138,7 +138,8 @@ def plot(results: dict, path: Path, title: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--adult-dir", help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
+    ap.add_argument("--adult-dir",
+                    help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
     ap.add_argument("--runs", type=int, default=5, help="runs per measurement (median reported)")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory")
     ap.add_argument("--no-plot", action="store_true")
@@ -200,7 +201,7 @@ def main(argv=None) -> int:
     print(f"{ec.n_classes:,} equivalence classes")
 
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"benchmark": "encode", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    payload = {"benchmark": "encode", "date": datetime.now(UTC).isoformat(timespec="seconds"),
                "config": config, "machine": machine_info(), "results": results}
     (args.out / "encode.json").write_text(json.dumps(payload, indent=2) + "\n")
     if not args.no_plot:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hieranon.benchmarking import machine_info
@@ -30,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--adult-dir", help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
+    ap.add_argument("--adult-dir",
+                    help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
     ap.add_argument("--target", type=float, default=300.0, help="seconds the quick run should stay under")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory")
     args = ap.parse_args(argv)
@@ -47,7 +48,7 @@ def main(argv=None) -> int:
     within = secs < args.target
     print(f"hieranon experiments --quick: {secs:.0f} s (target {args.target:.0f} s): {'ok' if within else 'OVER'}")
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"benchmark": "experiments_quick", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    payload = {"benchmark": "experiments_quick", "date": datetime.now(UTC).isoformat(timespec="seconds"),
                "seconds": secs, "target_s": args.target, "within_target": within, "machine": machine_info()}
     (args.out / "experiments_quick.json").write_text(json.dumps(payload, indent=2) + "\n")
     return 0 if within else 1

@@ -41,11 +41,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
 from hieranon.algorithms.tds import TDS
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.hierarchy import from_arx_csv
 from hieranon.metrics import CostModel, precision
 from hieranon.requirements import Requirement
@@ -163,7 +163,8 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     res = pd.DataFrame(rows)
     res.to_csv(args.out / "heuristicmin.csv", index=False)
-    meta = {"machine": machine_info(), "data": "HIERANON_ADULT_DIR (UCI Adult, ARX hierarchies)", "records": len(df), "k": K,
+    meta = {"machine": machine_info(), "data": "HIERANON_ADULT_DIR (UCI Adult, ARX hierarchies)", "records": len(df),
+            "k": K,
             "configuration": [{"run": n, "qis": q, "requirements": [str(r) for r in rq]}
                               for n, q, rq in runs(args.extended)],
             "heuristicmin": {k: getattr(HeuristicMin(max_tables=args.max_tables), k)

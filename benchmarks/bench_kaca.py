@@ -41,10 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
+from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
 

@@ -146,8 +146,8 @@ def test_refusals():
 def patients():
     import pandas as pd
 
-    from hieranon.datasets import example_path
     from hieranon import hierarchy as H
+    from hieranon.datasets import example_path
 
     data = example_path("patients.csv").parent
     qis = ["gender", "age", "postcode"]

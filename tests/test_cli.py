@@ -373,7 +373,8 @@ def test_hierarchy_build_bad_options(tmp_path, args, message):
 
 
 def test_hierarchy_build_bad_data(tmp_path):
-    r = run("hierarchy", "build", "--column", "gender", "--input", EXAMPLE, "--intervals", "5", "-o", tmp_path / "h.csv")
+    r = run("hierarchy", "build", "--column", "gender", "--input", EXAMPLE, "--intervals", "5",
+            "-o", tmp_path / "h.csv")
     assert r.exit_code == 2
     assert_one_line_error(r.stderr, "'gender'")
     r = run("hierarchy", "build", "--column", "nosuch", "--input", EXAMPLE, "--suppress", "-o", tmp_path / "h.csv")
@@ -446,13 +447,16 @@ def _missing_value_hierarchy(d: Path) -> list:
 
 BAD_INPUTS = {
     # name: (args after INPUT given a scratch dir, input path or None for the example, expected fragments)
-    "missing input": (lambda d: [*QI_OPTS, "-k", "3"], lambda d: d / "cfg" / "nosuch.csv", ["nosuch.csv", "does not exist"]),
+    "missing input": (lambda d: [*QI_OPTS, "-k", "3"], lambda d: d / "cfg" / "nosuch.csv",
+                      ["nosuch.csv", "does not exist"]),
     "binary garbage": (lambda d: [*QI_OPTS, "-k", "3"],
-                       lambda d: (d / "cfg" / "garbage.csv").write_bytes(bytes(range(256)) * 40) and d / "cfg" / "garbage.csv",
+                       lambda d: (d / "cfg" / "garbage.csv").write_bytes(bytes(range(256)) * 40)
+                       and d / "cfg" / "garbage.csv",
                        ["garbage.csv", "utf-8"]),
     "wrong encoding": (lambda d: [*QI_OPTS, "-k", "3"],
                        lambda d: (d / "cfg" / "latin.csv").write_bytes(
-                           EXAMPLE.read_text().replace("stress", "stréss").encode("latin-1")) and d / "cfg" / "latin.csv",
+                           EXAMPLE.read_text().replace("stress", "stréss").encode("latin-1"))
+                       and d / "cfg" / "latin.csv",
                        ["latin.csv", "--encoding"]),
     "config key misspelt": (_bad_config_key, None, ["methdo", "did you mean 'method'"]),
     "hierarchy missing a value": (_missing_value_hierarchy, None, ["postcode", "4699"]),
@@ -461,7 +465,8 @@ BAD_INPUTS = {
     "k below 1": (lambda d: [*QI_OPTS, "-k", "0"], None, ["k", ">= 1"]),
     "k above rows": (lambda d: [*QI_OPTS, "-k", "1000"], None, ["k=1000", "80 records"]),
     "k in config below 1": (lambda d: ["--config", _write(d / "cfg" / "k0.yaml", yaml.safe_dump(
-        {"quasi_identifiers": {q: str(DATA / f"patients_hierarchy_{q}.csv") for q in QIS}, "k": 0}))], None, ["k:", ">= 1"]),
+        {"quasi_identifiers": {q: str(DATA / f"patients_hierarchy_{q}.csv") for q in QIS}, "k": 0}))],
+        None, ["k:", ">= 1"]),
     "unknown method": (lambda d: [*QI_OPTS, "-k", "3", "--method", "kaka1"], None, ["kaka1"]),
     "bad requirement": (lambda d: [*QI_OPTS, "--require", "gender,salary:3"], None, ["salary"]),
     "no quasi-identifiers": (lambda d: ["-k", "3"], None, ["quasi-identifiers"]),

@@ -3,7 +3,6 @@ hierarchy builders, the template, aliases, relative paths."""
 
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
 import yaml
@@ -114,15 +113,15 @@ def test_every_key_validated(case):
 def test_every_top_key_has_a_bad_case():
     """Each key of the schema is covered by at least one case above."""
     covered = set()
-    for raw, fragments in BAD.values():
+    for _raw, fragments in BAD.values():
         covered |= {f.split(":")[0].split(".")[0] for f in fragments}
     assert C.TOP_KEYS - {"quasi_identifiers"} <= covered | {"quasi_identifiers"}, C.TOP_KEYS - covered
 
 
 def test_defaults_and_valid_values():
     cfg = C.parse({
-        "quasi_identifiers": {"gender": {"suppress": True}}, "k": 3, "requirements": ["gender:4", {"attributes":
-                                                                                                     ["gender"], "k": 5}],
+        "quasi_identifiers": {"gender": {"suppress": True}}, "k": 3,
+        "requirements": ["gender:4", {"attributes": ["gender"], "k": 5}],
         "method": "kaca2", "params": {"max_inconsistency": 0.2}, "weights": "height", "beta": 2,
         "priorities": ["gender"], "seed": 7, "identifiers": "id", "identifier_action": "mask",
         "sensitive": ["diagnosis"], "insensitive": [], "class_column": "y", "count_column": "n",

@@ -14,14 +14,14 @@ import inspect
 import numpy as np
 import pandas as pd
 import pytest
-from contract import check_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycanon.anonymity import k_anonymity
-from random_tables import balanced, random_frames
 
 import hieranon
+from contract import check_frame
 from hieranon.algorithms import registry
+from random_tables import balanced, random_frames
 
 METHODS = registry.available_methods()
 #: methods that need a class column

@@ -328,7 +328,8 @@ def test_adult_optimum_equals_brute_force(adult_problem_factory):
         # AllMin's nodes are the feasible nodes of least height
         am = AllMin().solve(p)
         hmin = heights[feas].min()
-        assert sorted(am.info["nodes"]) == sorted(list(map(int, nodes[i])) for i in np.flatnonzero(feas & (heights == hmin)))
+        lowest = np.flatnonzero(feas & (heights == hmin))
+        assert sorted(am.info["nodes"]) == sorted(list(map(int, nodes[i])) for i in lowest)
 
 
 @pytest.mark.adult

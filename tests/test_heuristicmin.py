@@ -3,7 +3,6 @@ search's own guarantees (optimal row count, requirements hold)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +11,7 @@ import contract
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.heuristicmin import HeuristicMin, SearchLimitError, SearchLimitWarning, _Space
+
 # the paper tables are typed once in hieranon.datasets.paper_tables (also used by
 # `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
 from hieranon.datasets.paper_tables import FIGURE_16A, seed003_case1, seed003_case2, seed003_figure4  # noqa: F401
@@ -148,7 +148,7 @@ def test_case2_cut_reading_finds_a_larger_table_than_figure_16a():
     t = p.table
     fig = t.codes.copy()
     hs = t.hierarchies
-    lab = {h.name: {l: i for i, l in enumerate(h.labels)} for h in hs}
+    lab = {h.name: {label: i for i, label in enumerate(h.labels)} for h in hs}
     edu_map = {"9th": "Junior", "10th": "Junior", "Masters": "Grad", "Doctorate": "Grad"}
     df = seed003_case2()[0]
     for i, (e, hrs) in enumerate(zip(df["edu"], df["hrs"])):

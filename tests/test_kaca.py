@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract import check_output
 from hieranon import hierarchy as H
 from hieranon import metrics, table
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
 from hieranon.requirements import Requirement
-from contract import check_output
 from random_tables import make_problem, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -15,7 +15,7 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.table import encode
 
 ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 

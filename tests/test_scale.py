@@ -83,7 +83,7 @@ def test_anonymize_parquet_output_verifies_and_is_k_anonymous(dataset, anonymise
         for leaf, label in pairs.drop_duplicates().itertuples(index=False):
             path = [h.labels[a] for a in h.ancestors[leaf, : h.depth[leaf] + 1]]
             assert label in path, f"{q}: {label!r} is neither {h.labels[leaf]!r} nor one of its ancestors"
-        n_generalised += int((pairs["label"] != pairs["leaf"].map(lambda v: h.labels[v])).sum())
+        n_generalised += int((pairs["label"] != pairs["leaf"].map(lambda v, h=h: h.labels[v])).sum())
     assert n_generalised > 0  # the table was not k-anonymous as given
     sizes = anon.groupby(QIS, observed=True).size()
     assert sizes.min() >= K

@@ -11,8 +11,18 @@ import pytest
 
 from hieranon import hierarchy as H
 from hieranon.hierarchy import HierarchyError
-from hieranon.table import (DataError, EncodedTable, apply_codes, class_sizes_of_rows, decode, encode,
-                            encode_generalised, group, row_counts, row_keys)
+from hieranon.table import (
+    DataError,
+    EncodedTable,
+    apply_codes,
+    class_sizes_of_rows,
+    decode,
+    encode,
+    encode_generalised,
+    group,
+    row_counts,
+    row_keys,
+)
 
 QIS = ["Gender", "Age", "Postcode"]
 ADULT_QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",

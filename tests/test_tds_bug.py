@@ -6,16 +6,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from contract import check_result, check_solution
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.tds import TDS, entropy, info_gain
 from hieranon.metrics import CostModel
 from hieranon.requirements import Requirement
 from hieranon.table import encode
-
-from contract import check_result, check_solution
-from test_heuristicmin import (FIGURE_16A, problem_of, seed003_case1, seed003_case2, table_rows,
-                               _random_problem, _random_problem_with_inner_cells)
+from test_heuristicmin import (
+    FIGURE_16A,
+    _random_problem,
+    _random_problem_with_inner_cells,
+    problem_of,
+    seed003_case1,
+    seed003_case2,
+    table_rows,
+)
 
 
 def case1_problem():

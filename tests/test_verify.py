@@ -17,8 +17,7 @@ from hieranon import hierarchy as H
 from hieranon import table as T
 from hieranon.hierarchy import value_to_label
 from hieranon.requirements import Requirement, RequirementError
-from hieranon.verify import (MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify,
-                             verify_codes)
+from hieranon.verify import MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify, verify_codes
 
 QI = ["Gender", "Age", "Postcode"]
 K2 = "<{Gender, Age, Postcode}, 2>"

@@ -9,7 +9,7 @@ from .requirements import Requirement, RequirementError
 from .table import DataError
 
 __version__ = "0.1.0"
-__all__ = ["anonymize", "AnonymizationResult", "Hierarchy", "HierarchyError", "Requirement", "RequirementError", "DataError",
-           "hierarchy", "metrics", "table", "__version__"]
+__all__ = ["anonymize", "AnonymizationResult", "Hierarchy", "HierarchyError", "Requirement", "RequirementError",
+           "DataError", "hierarchy", "metrics", "table", "__version__"]
 
 logging.getLogger("hieranon").addHandler(logging.NullHandler())

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numba as nb
 import numpy as np
@@ -350,7 +350,7 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     near_val = np.zeros(len(node_cost))
     margin = float(MARGIN_LEVELS * cost.scale)
     n_chunks = 4 * nb.get_num_threads() if len(node_cost) > 100_000 else 1
-    for it in range(1, iterations + 1):
+    for it in range(1, iterations + 1):  # noqa: B007 -- `it` is logged after the loop
         relaxed, assigned = _relaxed(price, members, starts, fcost, ustart, unodes, weights, int(k), margin, cnt,
                                      val, near, near_val, touched, n_chunks)
         value = float(((price - own) * weights).sum()) + relaxed

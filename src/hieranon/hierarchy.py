@@ -99,7 +99,8 @@ class Hierarchy:
         for v in range(1, n):  # parents always precede children (builders guarantee it)
             p = self.parent[v]
             if not 0 <= p < v:
-                raise HierarchyError(f"hierarchy of attribute {self.name!r}: node {self.labels[v]!r} has no valid parent")
+                raise HierarchyError(f"hierarchy of attribute {self.name!r}: node {self.labels[v]!r} "
+                                     "has no valid parent")
             depth[v] = depth[p] + 1
         self.depth = depth
         counts = np.bincount(self.parent[1:], minlength=n)
@@ -323,7 +324,7 @@ class Hierarchy:
             return {self.labels[c]: (sub(c) if len(self.children[c]) else []) for c in kids}
         return {self.labels[0]: sub(0)}
 
-    def renamed(self, name: str) -> "Hierarchy":
+    def renamed(self, name: str) -> Hierarchy:
         return Hierarchy(name, list(self.labels), self.parent.copy(), self.date_format)
 
     def __repr__(self) -> str:

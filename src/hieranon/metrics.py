@@ -121,7 +121,7 @@ class CostModel:
     @classmethod
     def build(cls, hierarchies: Sequence[Hierarchy], scheme: str = "uniform", beta: float = 1.0,
               priorities: Mapping[str, float] | Sequence[float] | None = None,
-              custom: Mapping[str, Sequence[float]] | None = None, max_rows: int = 10**7) -> "CostModel":
+              custom: Mapping[str, Sequence[float]] | None = None, max_rows: int = 10**7) -> CostModel:
         """Cost model of ``scheme`` over ``hierarchies``; ``priorities`` (per
         attribute name or in order) multiply each attribute's costs."""
         if scheme not in WEIGHT_SCHEMES:

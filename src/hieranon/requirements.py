@@ -29,10 +29,11 @@ class Requirement:
         if len(set(self.attributes)) != len(self.attributes):
             raise RequirementError(f"requirement lists an attribute twice: {self.attributes}")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise RequirementError(f"requirement on {list(self.attributes)}: k must be a whole number >= 1, got {self.k!r}")
+            raise RequirementError(f"requirement on {list(self.attributes)}: k must be a whole number >= 1, "
+                                   f"got {self.k!r}")
 
     @classmethod
-    def parse(cls, text: str) -> "Requirement":
+    def parse(cls, text: str) -> Requirement:
         """Parse ``"education,sex:4"`` (the CLI's ``--require`` form)."""
         if ":" not in text:
             raise RequirementError(f"requirement {text!r} must look like 'A,B,C:K'")

@@ -73,7 +73,7 @@ class EncodedTable:
         except ValueError:
             raise DataError(f"{name!r} is not a quasi-identifier (QIs: {self.qi_names})") from None
 
-    def with_codes(self, codes: np.ndarray) -> "EncodedTable":
+    def with_codes(self, codes: np.ndarray) -> EncodedTable:
         return EncodedTable(np.ascontiguousarray(codes, dtype=np.int32), self.hierarchies, self.qi_names, self.counts)
 
 
@@ -131,9 +131,10 @@ def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np
 
     ``hierarchies`` is a mapping from column to :class:`Hierarchy` or a list in
     ``qi_names`` order. With ``generalised=True`` cells may print inner nodes
-    (reading a table that is already anonymised, e.g. for ``hieranon check``). ``counts`` is an array of record counts per row or the
-    name of a count column (seed 003 writes tables as distinct rows with
-    counts); default one record per row.
+    (reading a table that is already anonymised, e.g. for ``hieranon check``).
+    ``counts`` is an array of record counts per row or the name of a count
+    column (seed 003 writes tables as distinct rows with counts); default one
+    record per row.
     """
     qi_names = list(qi_names)
     if not qi_names:

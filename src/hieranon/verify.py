@@ -60,7 +60,7 @@ class VerificationError(ValueError):
     """An anonymised table failed verification; the message lists the first
     violations (column, value, row)."""
 
-    def __init__(self, message: str, report: "VerificationReport | None" = None):
+    def __init__(self, message: str, report: VerificationReport | None = None):
         super().__init__(message)
         self.report = report
 
@@ -153,7 +153,7 @@ class VerificationReport:
             lines.append(f"  ... and {len(self.violations) - max_violations} more listed")
         return "\n".join(lines)
 
-    def raise_if_failed(self) -> "VerificationReport":
+    def raise_if_failed(self) -> VerificationReport:
         """Raise :class:`VerificationError` naming the first violations unless
         the table verified; returns the report otherwise."""
         if not self.ok:

@@ -48,7 +48,7 @@ class Grid:
     exp3_ks: tuple[int, ...]
     exp3_seeds: int
 
-    def with_seeds(self, seeds: int) -> "Grid":
+    def with_seeds(self, seeds: int) -> Grid:
         return dataclasses.replace(self, seeds=seeds, exp3_seeds=min(seeds, self.exp3_seeds) if self.name == "quick"
                                    else seeds)
 

@@ -121,7 +121,8 @@ def exp1(summary: pd.DataFrame, path: Path, grid: Grid, n: int) -> None:
             _xaxis(ax, "q", qs)
     _save(fig, path, f"Exp. 1 (seed 000 Fig. 2): KACA1 vs least-distortion full-domain generalisation on UCI Adult "
                      f"({n:,} records, ARX hierarchies; 9th QI = salary-class), uniform weights; KACA1 over "
-                     f"{grid.seeds} seeds, full-domain time = mean of {grid.repeats} run{'s' if grid.repeats != 1 else ''}; grid '{grid.name}'",
+                     f"{grid.seeds} seeds, full-domain time = mean of {grid.repeats} "
+                     f"run{'s' if grid.repeats != 1 else ''}; grid '{grid.name}'",
           legend_ax=axes[1, 0])
 
 

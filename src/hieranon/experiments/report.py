@@ -198,11 +198,11 @@ def claims_exp1(out: Path) -> list[Claim]:
             bad += [(name, k, q) for q in dec]
     kaca_mono = not any(b[0] == "KACA1" for b in bad)
     v = HOLDS if not bad else (PARTLY if kaca_mono or len(bad) < 4 else FAILS)
-    why = "" if not bad else ((("KACA1's ratio rises with every added attribute; " if kaca_mono else "") +
+    why = "" if not bad else (("KACA1's ratio rises with every added attribute; " if kaca_mono else "") +
                                "the full-domain optimum's does not always: its absolute distortion never drops (a "
                                "k-anonymous node for q+1 attributes projects to one for q), but the ratio divides by "
                                "the distortion of the fully generalised table, n*q with uniform weights, so when the "
-                               "added attribute is generalised little the ratio falls."))
+                               "added attribute is generalised little the ratio falls.")
     claims.append(Claim("E1.4", 1, E1[3][1], E1[3][2], E1[3][3], "; ".join(parts) + ".", v, why))
 
     if len(ks) >= 2:
@@ -732,7 +732,7 @@ def _exp_numbers(out: Path, e: int) -> str:
             parts.append(f"**{PAPER[case]['title']}**\n")
             rows = []
             for x in d.itertuples(index=False):
-                def pv(col):
+                def pv(col, x=x):
                     v = getattr(x, col)
                     if v is None or (isinstance(v, float) and math.isnan(v)):
                         return "—"
@@ -824,7 +824,8 @@ def write_report(out, info: dict | None = None) -> Path:
             nseeds = gp.get("exp3_seeds" if e == "3" else "seeds", "—") if e != "4" else "—"
             lines.append(f"| {e} | {x.get('grid')} | {nseeds} | {x.get('seconds', 0):.0f} s | {x.get('finished')} |")
         if info.get("last_run_seconds") is not None:
-            lines.append(f"\nLast invocation (experiments {', '.join(map(str, info.get('last_run_experiments', [])))}): "
+            last = ", ".join(map(str, info.get("last_run_experiments", [])))
+            lines.append(f"\nLast invocation (experiments {last}): "
                          f"{info['last_run_seconds']:.0f} s wall in total, numba warm-up included.")
         lines.append("")
         grids = {x.get("grid") for x in exps.values()}
