@@ -79,6 +79,7 @@ def test_candidate_nodes_unbalanced_and_internal_values():
         assert got == sorted(brute_force_nodes(units, weights, enc.hierarchies, cost.int_costs, k).values())
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(max_rows=24))
 def test_bound_is_below_the_optimum_and_every_output(case):
