@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pycanon.anonymity import k_anonymity
 
 import hieranon
-from contract import check_frame
+from contract import check_codes, check_frame
 from hieranon.algorithms import registry
 from random_tables import balanced, random_frames
 
@@ -191,3 +191,48 @@ def test_get_params_round_trips_and_repr_shows_them(run):
     assert text.startswith(type(algo).__name__ + "(")
     for name, value in got.items():
         assert f"{name}={value!r}" in text
+
+
+# ------------------------------------------------------------ the checker itself
+def test_the_checker_catches_each_kind_of_breach():
+    """tests/contract.py rejects every breach it is meant to catch (else the
+    suite above could not fail)."""
+    hs = {"a0": balanced("a0", [2, 2])}  # * -> a00, a01 -> a00.0, a00.1, a01.0, a01.1
+    df = pd.DataFrame({"id": range(4), "a0": ["a00.0", "a00.1", "a01.0", "a01.1"], "note": range(4)})
+    good = pd.DataFrame({"a0": ["a00", "a00", "a01", "a01"], "note": range(4)})
+    reqs = [(["a0"], 2)]
+    check_frame(df, good, hs, reqs, identifiers=["id"])
+    breaches = {
+        "nor an ancestor of it": (good.assign(a0=["a01", "a00", "a01", "a01"]), None, None),
+        "a class has 1 records": (good.assign(a0=["a00.0", "a00", "a01", "a01"]), None, None),
+        "non-QI column 'note' changed": (good.assign(note=[0, 1, 2, 9]), None, None),
+        "rows reordered": (good.iloc[::-1], None, None),
+        "output rows": (good.iloc[:3], None, None),
+        "not the root": (good, [True, False, False, False], None),
+        "miscounted": (good.assign(a0=["*", "*", "a01", "a01"]), [True, True, False, False], 1),
+    }
+    for message, (out, suppressed, n_suppressed) in breaches.items():
+        with pytest.raises(AssertionError, match=message):
+            check_frame(df, out, hs, reqs, suppressed, identifiers=["id"], suppressed_records=n_suppressed)
+    with pytest.raises(AssertionError, match="identifier column 'id'"):
+        check_frame(df, good.assign(id=range(4)), hs, reqs, identifiers=["id"])
+    # suppressed records are exempt from k: two '*' rows and a class of two
+    check_frame(df, good.assign(a0=["*", "*", "a01", "a01"]), hs, reqs, [True, True, False, False],
+                identifiers=["id"], suppressed_records=2)
+
+
+def test_the_code_checker_catches_each_kind_of_breach():
+    h = balanced("a0", [2, 2])  # nodes: 0 *, 1 a00, 2 a01, 3 a00.0, 4 a00.1, 5 a01.0, 6 a01.1
+    original = np.array([[3], [4], [5], [6]])
+    good = np.array([[1], [1], [2], [2]])
+    check_codes(original, [h], good, None, [([0], 2)])
+    for out, suppressed, message in [(np.array([[2], [1], [2], [2]]), None, "does not generalise"),
+                                     (np.array([[3], [1], [2], [2]]), None, "a class has 1 records"),
+                                     (good[:3], None, "output shape"),
+                                     (good, [True, False, False, False], "not all-root")]:
+        with pytest.raises(AssertionError, match=message):
+            check_codes(original, [h], out, suppressed, [([0], 2)])
+    # record counts weigh the classes
+    with pytest.raises(AssertionError, match="a class has 1 records"):
+        check_codes(original, [h], np.array([[3], [4], [2], [2]]), None, [([0], 2)], counts=[2, 1, 1, 1])
+    check_codes(original, [h], np.array([[3], [4], [2], [2]]), None, [([0], 2)], counts=[2, 2, 1, 1])
