@@ -548,7 +548,7 @@ def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
     def boom(*a, **kw):
         raise RuntimeError("simulated bug\nsecond line")
 
-    monkeypatch.setattr(hieranon.api, "anonymize", boom)
+    monkeypatch.setattr(hieranon.api, "run", boom)  # what the CLI calls
     monkeypatch.delenv("HIERANON_DEBUG", raising=False)
     monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
                                       "--config", str(EXAMPLE_CFG), "-q"])

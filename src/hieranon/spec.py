@@ -391,12 +391,14 @@ def _labels(df: pd.DataFrame, spec: AnonymizationSpec) -> np.ndarray | None:
 
 
 def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.ndarray | None = None,
-                       data: pd.DataFrame | None = None) -> Problem:
+                       data: pd.DataFrame | None = None, *, k_within_records: bool = True) -> Problem:
     """The problem of an encoded table: requirements normalised against its
-    QIs and records (none when the spec has none), the cost model, the class
-    labels and the privacy models bound to ``data``."""
+    QIs (and, with ``k_within_records``, its number of records; none when the
+    spec has none), the cost model, the class labels and the privacy models
+    bound to ``data``."""
     qis = table.qi_names
-    reqs = normalise(spec.requirements, spec.k, qis, table.n_records) if spec.has_requirements else []
+    n = table.n_records if k_within_records else None
+    reqs = normalise(spec.requirements, spec.k, qis, n) if spec.has_requirements else []
     cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
                              max_rows=max(table.n_records, 1))
     problem = Problem(table, reqs, cost, spec.seed, labels)
@@ -410,7 +412,8 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     column, missing cells as the spec says) and build its problem.
 
     ``generalised`` reads cells that already print inner nodes (a published
-    table, for ``check``); ``hierarchies`` are used instead of building them
+    table, for ``check``, whose k may exceed its records: it then fails the
+    check rather than being refused); ``hierarchies`` are used instead of building them
     again when already built."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError("expected a pandas DataFrame")
@@ -421,4 +424,5 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
     qis = spec.quasi_identifiers
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
-    return Prepared(problem_from_table(table, spec, _labels(df, spec), df), spec, hs)
+    problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
+    return Prepared(problem, spec, hs)
