@@ -160,3 +160,17 @@ def test_report_and_risk_do_not_import_the_api():
         tree = ast.parse(inspect.getsource(module))
         imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
         assert not [m for m in imported if m.split(".")[-1] in ("api", "cli")], module.__name__
+
+
+def test_config_values_may_be_numpy_numbers(tmp_path):
+    raw = {"quasi_identifiers": {"age": {"intervals": [np.int64(10)], "origin": np.float64(0)}},
+           "k": np.int64(3), "seed": np.int64(1), "beta": np.float64(1.5), "priorities": {"age": np.float32(0.5)},
+           "requirements": [{"attributes": ["age"], "k": np.int64(2)}], "suppression_threshold": np.float64(1),
+           "risk_threshold": np.float64(0.25), "method": "kaca1"}
+    spec = AnonymizationSpec.from_config(C.parse(raw, base=tmp_path))
+    assert (spec.k, spec.seed, spec.beta, spec.risk_threshold) == (3, 1, 1.5, 0.25)
+    assert type(spec.k) is int and spec.priorities == {"age": 0.5}
+    assert spec.algorithm_params() == {"suppression_threshold": 1.0}
+    for key, bad in (("k", True), ("seed", np.bool_(True)), ("beta", "2")):
+        with pytest.raises(C.ConfigError, match=key):
+            C.parse({**raw, key: bad}, base=tmp_path)

@@ -22,7 +22,6 @@ Anonymising, checking, evaluating and reporting all go through it.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ import pandas as pd
 from . import metrics as M
 from .algorithms.base import Problem
 from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
-from .config import Config, HierarchySpec
+from .config import Config, HierarchySpec, is_integer, is_number
 from .hierarchy import Hierarchy
 from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold
@@ -48,16 +47,6 @@ IDENTIFIER_ACTIONS = ("drop", "mask")
 
 
 # ------------------------------------------------------------ number checks
-def is_integer(value) -> bool:
-    """A whole number: Python or numpy integer, never a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def is_number(value) -> bool:
-    """A real number: Python or numpy integer or float, never a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def whole(value, what: str, minimum: int = 0, optional: bool = False) -> int | None:
     """``value`` as a Python int >= ``minimum``; a ValueError naming ``what`` otherwise."""
     if value is None and optional:
