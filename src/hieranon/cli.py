@@ -45,8 +45,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer

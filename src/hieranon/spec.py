@@ -168,7 +168,9 @@ class AnonymizationSpec:
     source: Path | None = None
 
     def __post_init__(self):
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen dataclass
+        def set_(name, value):  # a frozen dataclass normalises its own fields here
+            object.__setattr__(self, name, value)
+
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
