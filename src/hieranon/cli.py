@@ -9,6 +9,12 @@ Commands::
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
+
+anonymize, check, evaluate and report share the options that describe the
+job (``--config --qi -k --require --count-column --class-column --missing
+--weights --beta --encoding --risk-threshold``, declared once below): each
+builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
+with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
                        | --suppress) [-o FILE.csv]
     hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
@@ -522,8 +528,11 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     _require_rows(orig, original, "the original table")
     anon = _read(anonymised, encoding, None)
     spec = _spec(**spec_options)
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound,
-                         method=method or (spec.method if spec_options["config"] else "unknown (existing table)"))
+    if method is None:  # the method the configuration names, if it names one
+        from .config import load
+        method = (load(spec_options["config"]).method if spec_options["config"] else None) \
+            or "unknown (existing table)"
+    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
 
 
 @app.command()
