@@ -22,7 +22,7 @@ Anonymising, checking, evaluating and reporting all go through it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,14 +80,14 @@ def _names(value, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     values = tuple(value)
-    bad = [v for v in values if not isinstance(v, str)]
+    bad = [v for v in values if not isinstance(v, Hashable) or isinstance(v, tuple)]
     if bad:
         raise ValueError(f"{what}: expected column names, got {bad[0]!r}")
     return values
 
 
 def _column(value, what: str) -> str | None:
-    if value is not None and not isinstance(value, str):
+    if value is not None and (not isinstance(value, Hashable) or isinstance(value, (tuple, bool))):
         raise ValueError(f"{what}: expected a column name, got {value!r}")
     return value
 
@@ -174,8 +174,8 @@ class AnonymizationSpec:
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
-        for name, h in hs.items():
-            if not isinstance(name, str) or not isinstance(h, (Hierarchy, HierarchySpec)):
+        for name, h in hs.items():  # column names are usually text; pandas allows any label
+            if not isinstance(h, (Hierarchy, HierarchySpec)):
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
                                  "Hierarchy (or a configuration's HierarchySpec)")
         set_("hierarchies", dict(hs))
@@ -219,8 +219,6 @@ class AnonymizationSpec:
         if isinstance(pri, Mapping):
             out = {}
             for a, w in pri.items():
-                if not isinstance(a, str):
-                    raise ValueError(f"priorities: expected attribute names as keys, got {a!r}")
                 if not is_number(w) or not (0 <= float(w) < float("inf")):
                     raise ValueError(f"priorities: the weight of {a!r} must be a number >= 0, got {w!r}")
                 out[a] = plain(w)
@@ -228,7 +226,7 @@ class AnonymizationSpec:
         if isinstance(pri, str) or not isinstance(pri, Sequence | np.ndarray | tuple):
             raise ValueError(f"priorities: expected a ranking list or a mapping attribute -> weight, got {pri!r}")
         ranking = tuple(plain(a) for a in pri)
-        bad = [a for a in ranking if not isinstance(a, str)]
+        bad = [a for a in ranking if not isinstance(a, Hashable) or isinstance(a, (tuple, bool))]
         if bad:
             raise ValueError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
         return ranking
