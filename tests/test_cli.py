@@ -553,7 +553,7 @@ def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
     def boom(*a, **kw):
         raise RuntimeError("simulated bug\nsecond line")
 
-    monkeypatch.setattr(hieranon.api, "anonymize", boom)
+    monkeypatch.setattr(hieranon.api, "run", boom)  # what the CLI calls
     monkeypatch.delenv("HIERANON_DEBUG", raising=False)
     monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
                                       "--config", str(EXAMPLE_CFG), "-q"])
@@ -855,3 +855,122 @@ def test_distributed_on_a_single_file(tmp_path):
     summary = json.loads(r.stdout)
     assert summary["method"] == "partitioned" and summary["params"]["inner_method"] == "kaca2"
     assert_verifies(out, k=3)
+
+
+# ------------------------------------------------- one job, every path (the spec)
+JOB = """\
+quasi_identifiers:
+  age: {intervals: [10, 20]}
+  sex: {suppress: true}
+  zip: {mask: 4}
+k: 4
+identifying: [id]
+class: diagnosis
+count_column: n
+missing: root
+priorities: [age, zip, sex]
+method: kaca1
+params: {fast: false}
+suppression_threshold: 3
+"""
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """A table with an identifier, empty QI cells, a count column and a class
+    column, as a CSV file and as a two-file Parquet dataset, with its config."""
+    import numpy as np
+    import pandas as pd
+
+    root = tmp_path_factory.mktemp("job")
+    rng = np.random.default_rng(3)
+    n = 90
+    df = pd.DataFrame({"id": [f"p{i:03d}" for i in range(n)], "age": rng.integers(20, 70, n),
+                       "sex": rng.choice(["male", "female"], n), "zip": rng.choice(["4350", "4351", "4352"], n),
+                       "n": rng.integers(1, 4, n), "diagnosis": rng.choice(["flu", "cold", "none"], n)})
+    df.loc[[3, 17, 40], "sex"] = None
+    df.to_csv(root / "people.csv", index=False)
+    (root / "ds").mkdir()
+    df.iloc[:50].to_parquet(root / "ds" / "part-0.parquet", index=False)
+    df.iloc[50:].to_parquet(root / "ds" / "part-1.parquet", index=False)
+    (root / "job.yaml").write_text(JOB, encoding="utf-8")
+    return root, df
+
+
+def test_one_config_through_every_command(job, tmp_path):
+    """anonymize, anonymize --distributed (CSV and Parquet dataset), check,
+    evaluate and report read the same job from one config: identifiers
+    dropped, empty cells as '*', records counted, the method and its
+    parameters recorded, a priorities ranking accepted, reports written."""
+    import pandas as pd
+
+    root, df = job
+    cfg = root / "job.yaml"
+    dist = ["--distributed", "--workers", "1", "--block-size", "60"]
+    r = run("anonymize", root / "people.csv", "-o", tmp_path / "plain.csv", "--config", cfg, "--json",
+            "--report", tmp_path / "plain.html")
+    assert r.exit_code == 0, r.stderr
+    plain = json.loads(r.stdout)
+    r = run("anonymize", root / "people.csv", "-o", tmp_path / "dist.csv", "--config", cfg, "--json",
+            "--report", tmp_path / "dist.html", *dist)
+    assert r.exit_code == 0, r.stderr
+    dist_csv = json.loads(r.stdout)
+    # the dataset run in a process of its own: dask must not print on a successful run
+    p = run_subprocess("anonymize", root / "ds", "-o", tmp_path / "ds_out", "--config", cfg, "--json",
+                       "--report", tmp_path / "ds.html", *dist)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "INFO" not in p.stderr, p.stderr
+    dist_ds = json.loads(p.stdout)
+
+    records = int(df["n"].sum())
+    for summary in (plain, dist_csv, dist_ds):
+        assert summary["verified"] is True
+        assert summary["metrics"]["n_records"] == records and summary["metrics"]["n_rows"] == len(df)
+        assert summary["metrics"]["classification_metric"] is not None  # the class column was read
+        assert summary["risk"]["before"]["records"] == records
+    assert plain["method"] == "kaca1" and plain["params"] == {"fast": False, "suppression_threshold": 3.0}
+    for summary in (dist_csv, dist_ds):
+        assert summary["method"] == "partitioned"
+        assert summary["params"]["inner_method"] == "kaca1"
+        assert summary["params"]["method_params"] == {"fast": False, "suppression_threshold": 3.0}
+    assert dist_csv["params"] == dist_ds["params"]
+
+    outputs = [read_table(tmp_path / "plain.csv"), read_table(tmp_path / "dist.csv"),
+               pd.read_parquet(tmp_path / "ds_out")]
+    for out in outputs:
+        assert list(out.columns) == ["age", "sex", "zip", "n", "diagnosis"]  # the identifier is gone
+        assert out.loc[[3, 17, 40], "sex"].tolist() == ["*"] * 3  # empty cells read as the root
+        assert out["n"].astype(int).tolist() == df["n"].tolist()
+    pd.testing.assert_frame_equal(outputs[1].astype(str), outputs[2].astype(str))  # same blocks, same output
+    for html in ("plain.html", "dist.html", "ds.html"):
+        assert_report_complete(tmp_path / html)
+
+    r = run("check", root / "people.csv", "--config", cfg, "--json")
+    assert r.exit_code == 1, r.stderr  # the original is not 4-anonymous
+    assert json.loads(r.stdout)["n_records"] == records
+    for made in ("plain.csv", "dist.csv"):
+        r = run("evaluate", root / "people.csv", tmp_path / made, "--config", cfg, "--json")
+        assert r.exit_code == 0, r.stderr
+        assert json.loads(r.stdout)["metrics"]["n_records"] == records
+        r = run("report", root / "people.csv", tmp_path / made, "--config", cfg, "-o", tmp_path / f"{made}.html",
+                "--json")
+        assert r.exit_code == 0, r.stderr
+    evaluated = json.loads(r.stdout)["metrics"]
+    assert evaluated["distortion"] == pytest.approx(dist_csv["metrics"]["distortion"])
+
+
+def test_shared_options_have_one_help_text():
+    """anonymize, check, evaluate and report take the shared options alike."""
+    import typer.main
+
+    shared = ["--config", "--qi", "-k", "--require", "--count-column", "--class-column", "--missing", "--weights",
+              "--beta", "--encoding", "--risk-threshold"]
+    group = typer.main.get_command(cli.app)
+    helps = {}
+    for name in ("anonymize", "check", "evaluate", "report"):
+        command = group.commands[name]
+        for option in shared:
+            found = [p for p in command.params if option in getattr(p, "opts", [])]
+            assert found, f"{name} lacks {option}"
+            helps.setdefault(option, set()).add(found[0].help)
+    assert all(len(h) == 1 for h in helps.values()), helps

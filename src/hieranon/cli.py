@@ -9,6 +9,12 @@ Commands::
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
+
+anonymize, check, evaluate and report share the options that describe the
+job (``--config --qi -k --require --count-column --class-column --missing
+--weights --beta --encoding --risk-threshold``, declared once below): each
+builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
+with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
                        | --suppress) [-o FILE.csv]
     hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
@@ -45,8 +51,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -114,77 +121,74 @@ def _parse_params(param: list[str]) -> dict:
 
 MISSING_MODES = ("error", "root")
 
+# ------------------------------------------------------------------ shared options
+# Declared once: anonymize, check, evaluate and report take them alike.
+RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
+                      "the config's risk_threshold, else 0.2)."
+ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
+QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable.")]
+KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
+RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
+CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
+ClassColumnOption = Annotated[Optional[str], typer.Option("--class-column", help="Class label column (CM).")]
+MissingOption = Annotated[Optional[str], typer.Option("--missing", help="error | root: empty QI cells.")]
+WeightsOption = Annotated[Optional[str], typer.Option("--weights", help="uniform | height | mage.")]
+BetaOption = Annotated[Optional[float], typer.Option("--beta", help="Height-weight exponent (>= 1).")]
+EncodingOption = Annotated[str, typer.Option("--encoding", help="Text encoding of CSV input.")]
+RiskThresholdOption = Annotated[Optional[float], typer.Option("--risk-threshold", help=RISK_THRESHOLD_HELP)]
+QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
-def _missing_option(missing: Optional[str]) -> Optional[str]:
-    """--missing, validated (None when not given)."""
-    if missing is not None and missing not in MISSING_MODES:
-        raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
-    return missing
 
-
-def _seed_option(seed: Optional[int]) -> Optional[int]:
+def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str], beta: Optional[float],
+                     risk_threshold: Optional[float]) -> None:
+    """The options whose bad values get a message naming the option."""
+    if k is not None and k < 1:
+        raise UsageError(f"-k {k}: k must be >= 1")
     if seed is not None and seed < 0:
         raise UsageError(f"--seed {seed}: expected a whole number >= 0")
-    return seed
+    if missing is not None and missing not in MISSING_MODES:
+        raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
+    if beta is not None and not beta >= 1:
+        raise UsageError(f"--beta {beta:g}: expected a number >= 1")
+    if risk_threshold is not None:
+        from .risk import check_threshold
+        try:
+            check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
+          seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
+          risk_threshold: Optional[float] = None, **options):
+    """The job: the configuration file (if any) with the command-line options
+    laid over it (:meth:`AnonymizationSpec.with_overrides`; options not given
+    are None and change nothing)."""
+    from .config import load
+    from .spec import AnonymizationSpec
+
+    _checked_options(k, seed, missing, beta, risk_threshold)
+    spec = AnonymizationSpec.from_config(load(config)) if config else AnonymizationSpec()
+    spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
+                               beta=beta, risk_threshold=risk_threshold, **options)
+    if not spec.hierarchies:
+        raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
+    return spec
+
+
+def _hierarchies(spec, data=None) -> dict:
+    """The spec's hierarchies (builders read ``data``)."""
+    from .hierarchy import HierarchyError
+    try:
+        return spec.build_hierarchies(data)
+    except HierarchyError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _require_rows(data, path: Path, what: str = "the table") -> None:
     if len(data) == 0:
         raise UsageError(f"{what} {path} has no rows (only a header)")
-
-
-def _method_params(cfg, params: dict) -> dict:
-    """The method's parameters: the config's ``params`` overridden by --param,
-    and the config's ``suppression_threshold`` when the method takes it."""
-    params = {**cfg.params, **params}
-    if cfg.suppression_threshold is not None and "suppression_threshold" not in params:
-        from .api import DEFAULT_METHOD, method_parameters, methods_accepting
-        method = cfg.method or DEFAULT_METHOD
-        if "suppression_threshold" not in method_parameters(method):
-            raise UsageError(f"suppression_threshold: method {method!r} does not support it; it applies only to "
-                             f"{', '.join(methods_accepting('suppression_threshold'))} (choose one with --method, "
-                             "or remove the key)")
-        params["suppression_threshold"] = cfg.suppression_threshold
-    return params
-
-
-def _setup(config: Optional[Path], qi: list[str], k: Optional[int], require: list[str], data=None):
-    """Merge config file and command-line overrides into (config, hierarchies)."""
-    from . import config as C
-    from . import hierarchy as H
-
-    cfg = C.load(config) if config else C.Config()
-    for name, path in _parse_qi_options(qi).items():
-        cfg.quasi_identifiers[name] = C.HierarchySpec(name, file=path)
-    if k is not None:
-        if k < 1:
-            raise UsageError(f"-k {k}: k must be >= 1")
-        cfg.k = k
-    cfg.requirements = list(cfg.requirements) + list(require)
-    if not cfg.quasi_identifiers:
-        raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
-    hierarchies = {}
-    for name, spec in cfg.quasi_identifiers.items():
-        try:
-            hierarchies[name] = spec.build(data)
-        except H.HierarchyError as exc:
-            raise UsageError(str(exc)) from None
-    return cfg, hierarchies
-
-
-def _risk_threshold(option: Optional[float], cfg) -> float:
-    """--risk-threshold when given (validated), else the configuration's ``risk_threshold``."""
-    if option is None:
-        return cfg.risk_threshold
-    from .risk import check_threshold
-    try:
-        return check_threshold(option, f"--risk-threshold {option:g}")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
-                      "the config's risk_threshold, else 0.2)."
 
 
 def _risk_summary(before, after, threshold: float) -> dict:
@@ -280,24 +284,24 @@ def _read(path: Path, encoding: str, fmt: Optional[str]):
 def anonymize(
     input: Path = typer.Argument(..., help="Input table (CSV with header, Parquet or Excel)."),
     output: Path = typer.Option(..., "-o", "--output", help="Output table; format from its extension."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML configuration."),
-    qi: list[str] = typer.Option([], "--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable."),
-    k: Optional[int] = typer.Option(None, "-k", help="One requirement: k over all quasi-identifiers."),
-    require: list[str] = typer.Option([], "--require", help="Requirement 'A,B,C:K'; repeatable."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
     method: Optional[str] = typer.Option(None, "--method", "-m", help="Algorithm (default: recommended)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every random choice."),
-    weights: Optional[str] = typer.Option(None, "--weights", help="uniform | height | mage."),
-    beta: Optional[float] = typer.Option(None, "--beta", help="Height-weight exponent (>= 1)."),
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
     param: list[str] = typer.Option([], "--param", "-p", help="Method parameter KEY=VALUE; repeatable."),
-    count_column: Optional[str] = typer.Option(None, "--count-column", help="Column of record counts per row."),
-    class_column: Optional[str] = typer.Option(None, "--class-column", help="Class label column (CM)."),
-    missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    missing: MissingOption = None,
     report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
-    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
+    risk_threshold: RiskThresholdOption = None,
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress or tables."),
-    as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON on stdout."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+    encoding: EncodingOption = "utf-8",
     fmt: Optional[str] = typer.Option(None, "--format", help="Output format: csv | parquet | excel."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Log progress details."),
     distributed: bool = typer.Option(False, "--distributed", help="Partition into blocks and anonymise them in "
@@ -313,117 +317,133 @@ def anonymize(
     _configure_logging(quiet or as_json, verbose)
     if bound and distributed:
         _die("--bound needs the whole table in one process; leave out --distributed")
-    if distributed and input.is_dir():
-        _anonymize_dataset(input, output, config, qi, k, require, method, seed, weights, block_size, scheduler,
-                           workers, force, quiet, as_json)
-    if distributed:  # a single file: the partitioned method through the usual path
-        param = [*param, f"inner_method={method or 'kaca1'}", f"block_size={block_size}",
-                 "executor=dask"]
-        if scheduler:
-            param.append(f"scheduler={scheduler}")
-        if workers:
-            param.append(f"n_workers={workers}")
-        method = "partitioned"
+    dataset = distributed and input.is_dir()
     try:
-        import dataclasses
-
-        from .api import AnonymizationError, anonymize as run
-        from .io import table_format, write_table
-
-        _check_output(input, output, force)
-        table_format(output, fmt)  # an unknown extension is refused before any work
-        if report is not None:
-            _check_output(input, report, force, what="report")
-            if report.resolve() == output.resolve():
-                raise UsageError(f"the report and the output are the same file {output}; choose another --report")
-        _missing_option(missing)
-        _seed_option(seed)
-        cli_params = _parse_params(param)
-        data = _read(input, encoding, None)
-        cfg, hierarchies = _setup(config, qi, k, require, data)
-        # the settings in force: the configuration overridden by the command line
-        cfg = dataclasses.replace(
-            cfg, method=method or cfg.method, seed=cfg.seed if seed is None else seed,
-            weights=weights or cfg.weights, beta=beta or cfg.beta, count_column=count_column or cfg.count_column,
-            class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
-            risk_threshold=_risk_threshold(risk_threshold, cfg))
-        params = _method_params(cfg, cli_params)
-        doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
-        with _status(quiet or as_json, doing + "..."):
-            result = run(
-                data, list(hierarchies), hierarchies, cfg.k, requirements=cfg.requirements,
-                method=cfg.method, weights=cfg.weights, beta=cfg.beta,
-                priorities=cfg.priorities, seed=cfg.seed,
-                count_column=cfg.count_column, class_column=cfg.class_column,
-                missing=cfg.missing, identifiers=cfg.identifiers,
-                identifier_action=cfg.identifier_action, params=params, lower_bound=bound,
-            )
-        from .risk import assess_result
-        from .table import row_counts
-        risk_before, risk_after, _ = assess_result(result, row_counts(data, cfg.count_column), cfg.risk_threshold)
-        html = None
-        if report is not None:  # rendered before anything is written: a failure leaves no output behind
-            from .report import render_report
-            with _status(quiet or as_json, "writing the report..."):
-                html = render_report(data, result, cfg, input_name=input.name, output_name=output.name,
-                                     threshold=cfg.risk_threshold)
-        # a CSV output of a CSV input keeps its separator and encoding
-        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
-                    source=input, source_encoding=encoding)
-        if html is not None:
-            from .io import write_text
-            try:
-                write_text(html, report)
-            except BaseException:
-                output.unlink(missing_ok=True)
-                raise
-    except AnonymizationError as exc:
-        _die(str(exc).splitlines()[0], EXIT_FAILED)
-    except _known_errors() as exc:
+        from .result import AnonymizationError
+        try:
+            if dataset:
+                _check_dataset_output(input, output, force)
+            else:
+                _check_output(input, output, force)
+                from .io import table_format
+                table_format(output, fmt)  # an unknown extension is refused before any work
+            if report is not None:
+                _check_output(input, report, force, what="report")
+                if report.resolve() == output.resolve():
+                    raise UsageError(f"the report and the output are the same file {output}; choose another "
+                                     "--report")
+            cli_params = _parse_params(param)
+            data = None if dataset else _read(input, encoding, None)
+            spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
+                         risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                         count_column=count_column, class_column=class_column)
+            if distributed:
+                _quiet_dask(verbose)
+                spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
+                                        n_workers=workers)
+            if dataset:
+                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json)
+            else:
+                result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
+                                                quiet or as_json)
+        except AnonymizationError as exc:
+            _die(str(exc).splitlines()[0], EXIT_FAILED)
+    except _known_errors() + (FileExistsError,) as exc:
         _die(_one_line(exc))
+    risk_before, risk_after, _ = result.risk()
+    threshold = result.risk_threshold
     if as_json:
-        typer.echo(json.dumps({**result.summary(), "risk": _risk_summary(risk_before, risk_after, cfg.risk_threshold)},
+        typer.echo(json.dumps({**result.summary(), "risk": _risk_summary(risk_before, risk_after, threshold)},
                               default=_json_default, indent=2))
     else:
-        _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified)",
-                       _metric_rows(result.metrics) + _bound_rows(result) + _risk_rows(risk_before, risk_after,
-                                                                                       cfg.risk_threshold), quiet)
-        if report is not None and not quiet:
+        blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
+        _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
+                       _metric_rows(result.metrics) + _bound_rows(result)
+                       + _risk_rows(risk_before, risk_after, threshold), quiet)
+        if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
 
 
-def _anonymize_dataset(input: Path, output: Path, config, qi, k, require, method, seed, weights, block_size,
-                       scheduler, workers, force, quiet, as_json):
+def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
+                     encoding: str, bound: bool, quiet: bool):
+    """One table in memory: anonymise, render the report, write both."""
+    from .api import run
+    from .io import write_table
+
+    _require_rows(data, input)
+    hierarchies = _hierarchies(spec, data)
+    doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
+    with _status(quiet, doing + "..."):
+        result = run(data, spec, hierarchies=hierarchies, lower_bound=bound)
+    html = None
+    if report is not None:  # rendered before anything is written: a failure leaves no output behind
+        from .report import render_report
+        with _status(quiet, "writing the report..."):
+            html = render_report(None, result, input_name=input.name, output_name=output.name)
+    # a CSV output of a CSV input keeps its separator and encoding
+    write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+                source=input, source_encoding=encoding)
+    if html is not None:
+        _write_report_or_undo(html, report, output)
+    return result, html
+
+
+def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool):
     """--distributed on a Parquet dataset directory: stream it through
-    :func:`hieranon.scale.anonymize_parquet` into an output directory."""
+    :func:`hieranon.scale.anonymize_parquet` into an output directory; the
+    report is built from the integer codes (the sample shows the first rows
+    of the output)."""
+    from .scale import anonymize_parquet, iter_parquet
+
+    params = spec.params
+    with _status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):
+        res = anonymize_parquet(input, output, spec, block_size=params.get("block_size", 20_000),
+                                executor=params.get("executor", "dask"), scheduler=params.get("scheduler"),
+                                n_workers=params.get("n_workers"), force=force)
+    result = res.result
+    html = None
+    if report is not None:
+        from .report import render_report
+        sample = next(iter_parquet(output, batch_rows=20), None)
+        with _status(quiet, "writing the report..."):
+            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample)
+        _write_report_or_undo(html, report, output)
+    return result, html
+
+
+def _write_report_or_undo(html: str, report: Path, output: Path) -> None:
+    """Write the report; when that fails, remove the output just written."""
+    import shutil
+
+    from .io import write_text
     try:
-        from .scale import anonymize_parquet
-        _seed_option(seed)
-        if output.resolve() == input.resolve():
-            raise UsageError(f"refusing to overwrite the input {input}; choose another output directory")
-        if output.exists() and not force:
-            raise UsageError(f"output {output} already exists; pass --force to replace it")
-        if not output.parent.exists():
-            raise UsageError(f"output directory {output.parent} does not exist")
-        cfg, hierarchies = _setup(config, qi, k, require, None)
-        with _status(quiet or as_json, f"anonymising the dataset {input} in blocks of {block_size}..."):
-            res = anonymize_parquet(input, output, list(hierarchies), hierarchies, cfg.k,
-                                    requirements=cfg.requirements, method=method or cfg.method or "kaca1",
-                                    block_size=block_size, executor="dask", scheduler=scheduler,
-                                    n_workers=workers, seed=cfg.seed if seed is None else seed,
-                                    weights=weights or cfg.weights, force=force)
-    except _known_errors() + (FileExistsError, RuntimeError) as exc:
-        _die(_one_line(exc))
-    summary = {"output": str(res.output), "rows": res.n_rows, "blocks": res.blocks,
-               "distortion_ratio": res.distortion_ratio, "verified": res.verification.ok,
-               "achieved_k": res.verification.achieved_k, "timings": res.timings}
-    if as_json:
-        typer.echo(json.dumps(summary, default=_json_default, indent=2))
-    elif not quiet:
-        _print_metrics(f"{input.name} -> {output.name} (verified, {res.blocks} blocks)",
-                       [(k_, str(v)) for k_, v in summary.items()], False)
-    raise typer.Exit(EXIT_OK)
+        write_text(html, report)
+    except BaseException:
+        if output.is_dir():
+            shutil.rmtree(output, ignore_errors=True)
+        else:
+            output.unlink(missing_ok=True)
+        raise
+
+
+def _quiet_dask(verbose: bool) -> None:
+    """Dask's own INFO lines and shutdown tracebacks stay silent unless -v."""
+    if verbose:
+        return
+    import os
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+    for name in ("distributed", "dask", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _check_dataset_output(input: Path, output: Path, force: bool) -> None:
+    if output.resolve() == input.resolve():
+        raise UsageError(f"refusing to overwrite the input {input}; choose another output directory")
+    if output.exists() and not force:
+        raise UsageError(f"output {output} already exists; pass --force to replace it")
+    if not output.parent.exists():
+        raise UsageError(f"output directory {output.parent} does not exist")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -460,35 +480,34 @@ def _json_default(x):
 @app.command()
 def check(
     input: Path = typer.Argument(..., help="Table to check as it is."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c"),
-    qi: list[str] = typer.Option([], "--qi"),
-    k: Optional[int] = typer.Option(None, "-k"),
-    require: list[str] = typer.Option([], "--require"),
-    count_column: Optional[str] = typer.Option(None, "--count-column"),
-    missing: Optional[str] = typer.Option(None, "--missing"),
-    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
-    as_json: bool = typer.Option(False, "--json"),
-    quiet: bool = typer.Option(False, "-q", "--quiet"),
-    encoding: str = typer.Option("utf-8", "--encoding"),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    missing: MissingOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    risk_threshold: RiskThresholdOption = None,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    encoding: EncodingOption = "utf-8",
 ):
     """Report the k a table achieves as it is, its risk, its class-size
     distribution and the classes below each requirement."""
     _configure_logging(True, False)
     try:
-        from .api import check_special_columns
-        from .requirements import normalise
         from .risk import assess
-        _missing_option(missing)
+        from .spec import build_problem
         data = _read(input, encoding, None)
         _require_rows(data, input)
-        cfg, hierarchies = _setup(config, qi, k, require, data)
-        qis = list(hierarchies)
-        check_special_columns(qis, count_column or cfg.count_column)
-        from .table import encode
-        enc = encode(data, qis, hierarchies, counts=count_column or cfg.count_column, missing=missing or cfg.missing,
-                     generalised=True)  # a published (already generalised) table can be checked too
-        reqs = normalise(cfg.requirements, cfg.k, qis) if (cfg.k or cfg.requirements) else []
-        result = assess(enc, reqs, threshold=_risk_threshold(risk_threshold, cfg))
+        spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
+                     weights=weights, count_column=count_column, class_column=class_column)
+        # a published (already generalised) table can be checked too
+        prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
+        reqs = prepared.problem.requirements
+        result = assess(prepared.table, reqs, threshold=spec.risk_threshold)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -500,39 +519,48 @@ def check(
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
+def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
+                   bound: bool):
+    """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
+    from .report import evaluate_pair
+
+    orig = _read(original, encoding, None)
+    _require_rows(orig, original, "the original table")
+    anon = _read(anonymised, encoding, None)
+    spec = _spec(**spec_options)
+    if method is None:  # the method the configuration names, if it names one
+        from .config import load
+        method = (load(spec_options["config"]).method if spec_options["config"] else None) \
+            or "unknown (existing table)"
+    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+
+
 @app.command()
 def evaluate(
     original: Path = typer.Argument(..., help="The original table."),
     anonymised: Path = typer.Argument(..., help="The anonymised table."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c"),
-    qi: list[str] = typer.Option([], "--qi"),
-    k: Optional[int] = typer.Option(None, "-k"),
-    require: list[str] = typer.Option([], "--require"),
-    count_column: Optional[str] = typer.Option(None, "--count-column"),
-    class_column: Optional[str] = typer.Option(None, "--class-column"),
-    weights: Optional[str] = typer.Option(None, "--weights"),
-    missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
-    as_json: bool = typer.Option(False, "--json"),
-    quiet: bool = typer.Option(False, "-q", "--quiet"),
-    encoding: str = typer.Option("utf-8", "--encoding"),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    missing: MissingOption = None,
+    risk_threshold: RiskThresholdOption = None,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
-        from .api import check_special_columns
-        from .report import evaluate_pair
-        _missing_option(missing)
-        orig = _read(original, encoding, None)
-        _require_rows(orig, original, "the original table")
-        anon = _read(anonymised, encoding, None)
-        cfg, hierarchies = _setup(config, qi, k, require, orig)
-        check_special_columns(list(hierarchies), count_column or cfg.count_column, class_column or cfg.class_column)
-        pair = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
-                             counts=count_column or cfg.count_column, weights=weights or cfg.weights, beta=cfg.beta,
-                             priorities=cfg.priorities, class_column=class_column or cfg.class_column,
-                             missing=missing or cfg.missing, identifiers=cfg.identifiers, lower_bound=bound)
+        pair = _evaluate_pair(original, anonymised, encoding, dict(
+            config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
+            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), None, bound)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -553,20 +581,21 @@ def report_command(
     original: Path = typer.Argument(..., help="The original table."),
     anonymised: Path = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere)."),
     output: Path = typer.Option(..., "-o", "--output", help="The HTML report to write."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML configuration."),
-    qi: list[str] = typer.Option([], "--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable."),
-    k: Optional[int] = typer.Option(None, "-k", help="One requirement: k over all quasi-identifiers."),
-    require: list[str] = typer.Option([], "--require", help="Requirement 'A,B,C:K'; repeatable."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
     method: Optional[str] = typer.Option(None, "--method", "-m", help="Method that made ANONYMISED (shown)."),
-    count_column: Optional[str] = typer.Option(None, "--count-column", help="Column of record counts per row."),
-    class_column: Optional[str] = typer.Option(None, "--class-column", help="Class label column (CM)."),
-    weights: Optional[str] = typer.Option(None, "--weights", help="uniform | height | mage."),
-    missing: Optional[str] = typer.Option(None, "--missing", help="error | root: empty QI cells."),
-    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help=RISK_THRESHOLD_HELP),
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    missing: MissingOption = None,
+    risk_threshold: RiskThresholdOption = None,
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress or messages."),
-    as_json: bool = typer.Option(False, "--json", help="Print the verification and metrics as JSON."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+    encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also show a lower bound of every local recoding's "
                                "distortion and how far ANONYMISED is from it (minutes on large tables)."),
 ):
@@ -576,51 +605,34 @@ def report_command(
     why); the exit status is then 1."""
     _configure_logging(True, False)
     try:
-        import dataclasses
-
-        from .report import evaluate_pair, render_report
         from .io import write_text
+        from .report import render_report
 
-        from .api import check_special_columns
-        _missing_option(missing)
+        _checked_options(k, None, missing, beta, risk_threshold)
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
-        orig = _read(original, encoding, None)
-        _require_rows(orig, original, "the original table")
-        anon = _read(anonymised, encoding, None)
-        cfg, hierarchies = _setup(config, qi, k, require, orig)
-        check_special_columns(list(hierarchies), count_column or cfg.count_column, class_column or cfg.class_column)
-        cfg = dataclasses.replace(cfg, method=method or cfg.method, weights=weights or cfg.weights,
-                                  count_column=count_column or cfg.count_column,
-                                  class_column=class_column or cfg.class_column, missing=missing or cfg.missing,
-                                  risk_threshold=_risk_threshold(risk_threshold, cfg))
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
-            result = evaluate_pair(orig, anon, list(hierarchies), hierarchies, cfg.requirements, cfg.k,
-                                   counts=cfg.count_column, weights=cfg.weights, beta=cfg.beta,
-                                   priorities=cfg.priorities, class_column=cfg.class_column, missing=cfg.missing,
-                                   identifiers=cfg.identifiers, method=cfg.method or "unknown (existing table)",
-                                   lower_bound=bound)
-            html = render_report(orig, result, cfg, input_name=original.name, output_name=anonymised.name,
-                                 threshold=cfg.risk_threshold)
-            from .risk import assess_result
-            from .table import row_counts
-            counts = row_counts(orig, cfg.count_column) if cfg.count_column in orig.columns else None
-            risk_before, risk_after, _ = assess_result(result, counts, cfg.risk_threshold)
+            result = _evaluate_pair(original, anonymised, encoding, dict(
+                config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
+                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), method, bound)
+            html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
+            risk_before, risk_after, _ = result.risk()
         write_text(html, output)
     except _known_errors() as exc:
         _die(_one_line(exc))
     ok = bool(result.verification.ok)
+    threshold = result.risk_threshold
     if as_json:
         typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
                                "metrics": result.metrics.as_dict() if result.metrics else None,
-                               "risk": _risk_summary(risk_before, risk_after, cfg.risk_threshold),
+                               "risk": _risk_summary(risk_before, risk_after, threshold),
                                **result.bound_summary(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
         typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
-        for name, value in _bound_rows(result) + _risk_rows(risk_before, risk_after, cfg.risk_threshold):
+        for name, value in _bound_rows(result) + _risk_rows(risk_before, risk_after, threshold):
             typer.echo(f"{name}: {value}")
         typer.echo(f"report written to {output}", err=True)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
@@ -729,7 +741,7 @@ def hierarchy_check(
         from .table import check_columns
 
         data = _read(input, encoding, None)
-        cfg, hierarchies = _setup(config, qi, None, [], data)
+        hierarchies = _hierarchies(_spec(config, qi), data)
         check_columns(data, list(hierarchies))
         found = {}
         for name, h in hierarchies.items():

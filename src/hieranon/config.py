@@ -33,10 +33,12 @@ name, or comma-separated names). Relative hierarchy paths are read relative to t
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import hierarchy as H
@@ -55,6 +57,21 @@ HIERARCHY_KEYS = {"hierarchy", "file", "intervals", "mask", "dates", "suppress",
 
 class ConfigError(ValueError):
     """A configuration key or value is invalid; the message names the key."""
+
+
+def is_integer(value) -> bool:
+    """A whole number: a Python or numpy integer, never a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def is_number(value) -> bool:
+    """A real number: a Python or numpy integer or float, never a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _py(value):
+    """A numpy scalar as the Python number it stands for."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass
@@ -143,18 +160,18 @@ def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
     if kind == "tree":
         return HierarchySpec(name, tree=v)
     if kind == "intervals":
-        if not isinstance(v, list) or not v or not all(isinstance(x, (int, float)) and x > 0 for x in v):
+        if not isinstance(v, list) or not v or not all(is_number(x) and x > 0 for x in v):
             raise ConfigError(f"{key}.intervals: expected a list of positive widths like [5, 10, 20], got {v!r}")
-        origin = value.get("origin", 0)
-        if isinstance(origin, bool) or not isinstance(origin, (int, float)) or origin != origin \
+        origin = _py(value.get("origin", 0))
+        if not is_number(origin) or origin != origin \
                 or origin in (float("inf"), float("-inf")):
             raise ConfigError(f"{key}.origin: expected a number (where the interval bins are aligned), "
                               f"got {origin!r}")
-        return HierarchySpec(name, builder="intervals", argument=(v, origin))
+        return HierarchySpec(name, builder="intervals", argument=([_py(x) for x in v], origin))
     if kind == "mask":
-        if v is not True and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+        if v is not True and (not is_integer(v) or v < 1):
             raise ConfigError(f"{key}.mask: expected the code length (a whole number >= 1) or true, got {v!r}")
-        return HierarchySpec(name, builder="mask", argument=None if v is True else v)
+        return HierarchySpec(name, builder="mask", argument=None if v is True else int(v))
     if kind == "dates":
         if v not in ("dmy", "mdy", "ymd"):
             raise ConfigError(f"{key}.dates: expected one of dmy, mdy, ymd, got {v!r}")
@@ -200,9 +217,9 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError("quasi_identifiers: expected a mapping of column name to hierarchy")
     cfg.quasi_identifiers = {str(n): _hier_spec(str(n), v, base) for n, v in qis.items()}
     if "k" in raw and raw["k"] is not None:
-        if isinstance(raw["k"], bool) or not isinstance(raw["k"], int) or raw["k"] < 1:
+        if not is_integer(raw["k"]) or raw["k"] < 1:
             raise ConfigError(f"k: expected a whole number >= 1, got {raw['k']!r}")
-        cfg.k = raw["k"]
+        cfg.k = int(raw["k"])
     reqs = raw.get("requirements") or []
     if not isinstance(reqs, list):
         raise ConfigError("requirements: expected a list like ['education,sex:4']")
@@ -220,7 +237,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             if bad:
                 raise ConfigError(f"requirements[{i}].attributes: column name {bad[0]!r} contains ',' or ':', "
                                   "which a requirement cannot name")
-            if isinstance(rk, bool) or not isinstance(rk, int) or rk < 1:
+            if not is_integer(rk) or rk < 1:
                 raise ConfigError(f"requirements[{i}].k: expected a whole number >= 1, got {rk!r}")
             cfg.requirements.append(f"{','.join(a.strip() for a in attrs)}:{rk}")
         elif isinstance(r, str):
@@ -241,7 +258,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError(f"weights: expected one of uniform, height, mage, got {weights!r}")
     cfg.weights = weights
     beta = raw.get("beta", 1.0)
-    if not isinstance(beta, (int, float)) or isinstance(beta, bool) or beta < 1:
+    if not is_number(beta) or beta < 1:
         raise ConfigError(f"beta: expected a number >= 1, got {beta!r}")
     cfg.beta = float(beta)
     pri = raw.get("priorities")
@@ -251,17 +268,18 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         for a, w in pri.items():
             if not isinstance(a, str):
                 raise ConfigError(f"priorities: expected attribute names as keys, got {a!r}")
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 <= w < float("inf")):
+            if not is_number(w) or not (0 <= w < float("inf")):
                 raise ConfigError(f"priorities.{a}: expected a weight (a number >= 0), got {w!r}")
+        pri = {a: _py(w) for a, w in pri.items()}
     elif isinstance(pri, list):
         bad = [a for a in pri if not isinstance(a, str)]
         if bad:
             raise ConfigError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
     cfg.priorities = pri
     seed = raw.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
-    cfg.seed = seed
+    cfg.seed = int(seed)
     cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
     action = raw.get("identifier_action", "drop")
     if action not in ("drop", "mask"):
@@ -279,9 +297,9 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError(f"missing: expected error or root, got {missing!r}")
     cfg.missing = missing
     st = raw.get("suppression_threshold")
-    if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float)) or not (0 <= st < float("inf"))):
+    if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
-    cfg.suppression_threshold = st
+    cfg.suppression_threshold = _py(st)
     if raw.get("risk_threshold") is not None:
         from .risk import check_threshold
         try:

@@ -12,7 +12,7 @@ URIs. Every value taken from the data or the configuration is HTML-escaped.
 
 :func:`write_report` writes it atomically (:func:`hieranon.io.write_text`);
 :func:`render_report` returns the HTML text; :func:`evaluate_pair` builds the
-:class:`~hieranon.api.AnonymizationResult` of an existing (original,
+:class:`~hieranon.result.AnonymizationResult` of an existing (original,
 anonymised) pair so that a table anonymised elsewhere gets the same report
 (``hieranon report ORIGINAL ANONYMISED``).
 
@@ -207,22 +207,6 @@ def _png(fig) -> str:
     return f'<img class="plot" alt="plot" src="data:image/png;base64,{data}">'
 
 
-def _resolve_counts(original_df: pd.DataFrame, result, counts, config) -> np.ndarray:
-    """Record count of each row: an array, a count column, the config's count
-    column, or ones (the result says how many records there are)."""
-    from .table import row_counts
-
-    n_rows = result.original_codes.shape[0] if result.original_codes is not None else len(original_df)
-    if counts is None:
-        counts = _cfg(config, "count_column")
-    if counts is not None:
-        if isinstance(counts, str) and counts not in original_df.columns:
-            counts = None
-        else:
-            return row_counts(original_df, counts)
-    return np.ones(n_rows, dtype=np.int64)
-
-
 # --------------------------------------------------------------- sections
 def _summary(result, risk_before, risk_after) -> str:
     m = result.metrics
@@ -254,6 +238,8 @@ def _summary(result, risk_before, risk_after) -> str:
 
 def _hierarchy_source(config, name: str) -> str:
     qis = _cfg(config, "quasi_identifiers") or {}
+    if not isinstance(qis, Mapping):  # an AnonymizationSpec: its hierarchy sources by name
+        qis = _cfg(config, "hierarchies") or {}
     spec = qis.get(name) if isinstance(qis, Mapping) else None
     if spec is None:
         return ""
@@ -571,11 +557,12 @@ def _timings(result) -> str:
     return out + "</div>"
 
 
-def _sample(original_df: pd.DataFrame, result, n: int = 20) -> str:
-    data = result.data
+def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
+    data = result.data if sample is None else sample
     if data is None:
         return '<p class="note">Not available.</p>'
     head = data.head(n)
+    n_rows = len(result.suppressed) if result.suppressed is not None else len(data)
     qi_names = [h.name for h in result.hierarchies]
     changed = None
     if result.codes is not None and result.original_codes is not None:
@@ -592,8 +579,9 @@ def _sample(original_df: pd.DataFrame, result, n: int = 20) -> str:
                 cls = ' class="gen"'
             cells.append(f"<td{cls}>{_e(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    dropped = [c for c in original_df.columns if c not in data.columns]
-    note = (f"First {len(head)} of {len(data):,} rows. Quasi-identifier columns have a blue header; "
+    spec = result.spec
+    dropped = [c for c in spec.identifiers if c not in data.columns] if spec is not None else []
+    note = (f"First {len(head)} of {n_rows:,} rows. Quasi-identifier columns have a blue header; "
             "generalised cells are highlighted.")
     if dropped:
         note += f" Dropped direct identifier column(s): {', '.join(map(str, dropped))}."
@@ -602,50 +590,42 @@ def _sample(original_df: pd.DataFrame, result, n: int = 20) -> str:
 
 
 # ------------------------------------------------------------------ public
-def _risks(result, counts: np.ndarray, threshold: float):
-    from .risk import assess
-    from .table import EncodedTable
+def render_report(original_df: pd.DataFrame | None, result, config=None, *, counts=None, title: str | None = None,
+                  input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
+                  sample_rows: int = 20, sample: pd.DataFrame | None = None) -> str:
+    """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
 
-    if result.original_codes is None:
-        return None, None, 0
-    qi_names = [h.name for h in result.hierarchies]
-    before_table = EncodedTable(result.original_codes, result.hierarchies, qi_names, counts)
-    before = assess(before_table, result.requirements, threshold=threshold)
-    if result.codes is None:
-        return before, None, 0
-    sup = np.asarray(result.suppressed, dtype=bool) if result.suppressed is not None else \
-        np.zeros(len(counts), dtype=bool)
-    keep = ~sup
-    if not keep.any():
-        return before, None, int(counts[sup].sum())
-    after_table = EncodedTable(result.original_codes[keep], result.hierarchies, qi_names, counts[keep])
-    after = assess(after_table, result.requirements, codes=result.codes[keep], threshold=threshold)
-    return before, after, int(counts[sup].sum())
-
-
-def render_report(original_df: pd.DataFrame, result, config=None, *, counts=None, title: str | None = None,
-                  input_name: str | None = None, output_name: str | None = None, threshold: float = 0.2,
-                  sample_rows: int = 20) -> str:
-    """The HTML report of ``result`` (an :class:`~hieranon.api.AnonymizationResult`)
-    obtained from ``original_df``.
+    Everything comes from the result: its codes, record counts, risk figures
+    (computed once and cached on it) and spec; ``original_df`` is no longer
+    read (kept for the callers that pass it).
 
     Parameters
     ----------
-    config : Config or mapping, optional
-        The configuration used (shown in the report: weights, seed...).
-    counts : array or column name, optional
-        Record count per row (default: ``config.count_column``, else one).
+    config : Config, AnonymizationSpec or mapping, optional
+        The settings shown in the report (default: the result's spec).
+    counts : array, optional
+        Record count per row (default: the result's).
     input_name, output_name : str, optional
         File names shown in the header.
-    threshold : float
-        Prosecutor risk above which a record counts as "at risk".
+    threshold : float, optional
+        Prosecutor risk above which a record counts as "at risk" (default:
+        the spec's ``risk_threshold``).
     sample_rows : int
         Rows of the output shown (HTML-escaped).
+    sample : DataFrame, optional
+        The first rows of the output when ``result.data`` is not held in
+        memory (a Parquet dataset).
     """
     from . import __version__
+    from .risk import assess_result
 
-    cnt = _resolve_counts(original_df, result, counts, config)
-    risk_before, risk_after, n_sup = _risks(result, cnt, threshold)
+    config = result.spec if config is None else config
+    if counts is not None and not isinstance(counts, str):
+        cnt = np.asarray(counts, dtype=np.int64)
+        risk_before, risk_after, n_sup = assess_result(result, cnt, threshold)
+    else:
+        cnt = result.record_counts
+        risk_before, risk_after, n_sup = result.risk(threshold)
     k = max((r.k for r in result.requirements), default=1)
     parts = {
         "summary": _summary(result, risk_before, risk_after),
@@ -656,7 +636,7 @@ def render_report(original_df: pd.DataFrame, result, config=None, *, counts=None
         "generalisation": _generalisation(result, cnt),
         "metrics": _metrics(result),
         "timings": _timings(result),
-        "sample": _sample(original_df, result, sample_rows),
+        "sample": _sample(result, sample, sample_rows),
     }
     title = title or "hieranon anonymisation report"
     what = ""
@@ -688,43 +668,53 @@ def write_report(path, original_df: pd.DataFrame, result, config=None, **kwargs)
     return write_text(render_report(original_df, result, config, **kwargs), path)
 
 
-def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str] | None,
-                  hierarchies, requirements=None, k: int | None = None, *, counts=None, weights: str = "uniform",
-                  beta: float = 1.0, priorities=None, class_column: str | None = None, missing: str = "error",
-                  identifiers: Sequence[str] = (), method: str = "existing table", params: Mapping | None = None,
-                  lower_bound: bool = False):
-    """An :class:`~hieranon.api.AnonymizationResult` for an anonymised table
+def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None,
+                  hierarchies=None, requirements=None, k: int | None = None, *, spec=None, counts: str | None = None,
+                  weights: str = "uniform", beta: float = 1.0, priorities=None, class_column: str | None = None,
+                  missing: str = "error", identifiers: Sequence[str] = (), method: str = "existing table",
+                  params: Mapping | None = None, lower_bound: bool = False,
+                  built: Mapping | None = None):
+    """An :class:`~hieranon.result.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
-    The table is verified with :func:`hieranon.verify.verify` (which never
-    raises on a failed check) and measured with
-    :func:`hieranon.metrics.evaluate`. When some output cell does not
-    generalise its original value the codes and metrics cannot be computed:
-    they are ``None`` and the report says so. Identifier columns of
-    ``original`` absent from ``anonymised`` are taken as dropped.
-    ``lower_bound`` also bounds every local recoding's distortion from below
-    (:mod:`hieranon.bounds`; ``result.lower_bound``, when the metrics exist).
+    The job is ``spec`` (an :class:`~hieranon.spec.AnonymizationSpec`), or
+    the keyword arguments (``counts`` the count column) as in
+    :func:`hieranon.anonymize`. The original is encoded once
+    (:func:`hieranon.spec.build_problem`); the pair is verified with
+    :func:`hieranon.verify.verify` (which never raises on a failed check) and
+    measured with :func:`hieranon.metrics.compute` under the spec's cost
+    model. When some output cell does not generalise its original value the
+    codes and metrics cannot be computed: they are ``None`` and the report
+    says so. Identifier columns of ``original`` absent from ``anonymised``
+    are taken as dropped. ``lower_bound`` also bounds every local recoding's
+    distortion from below (:mod:`hieranon.bounds`; ``result.lower_bound``,
+    when the metrics exist). ``built``: the spec's hierarchies, already built.
     """
     from . import metrics as M
-    from .api import AnonymizationResult
-    from .requirements import normalise
-    from .table import encode, encode_generalised
+    from .requirements import RequirementError
+    from .result import AnonymizationResult
+    from .spec import AnonymizationSpec, build_problem
+    from .table import encode_generalised
     from .verify import verify
 
-    if isinstance(hierarchies, Mapping):
-        qis = list(quasi_identifiers or hierarchies)
-        hierarchies = {q: hierarchies[q] for q in qis if q in hierarchies}
-    else:
-        qis = list(quasi_identifiers)
-    dropped = [c for c in identifiers if c in original.columns and c not in anonymised.columns]
+    if spec is None:
+        spec = AnonymizationSpec.from_arguments(
+            quasi_identifiers, hierarchies, k, requirements=requirements, count_column=counts, weights=weights,
+            beta=beta, priorities=priorities, class_column=class_column, missing=missing, identifiers=identifiers,
+            params=params)
+    qis = spec.quasi_identifiers
+    dropped = [c for c in spec.identifiers if c in original.columns and c not in anonymised.columns]
     orig = original.drop(columns=dropped) if dropped else original
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    enc = encode(orig, qis, hierarchies, counts=counts, missing=missing)
-    reqs = normalise(requirements, k, qis, enc.n_records)
+    prepared = build_problem(orig, spec, hierarchies=built)
+    problem, enc = prepared.problem, prepared.table
+    reqs = problem.requirements
+    if not reqs:
+        raise RequirementError("no anonymity requirement: give k or at least one requirement")
     timings["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    report = verify(orig, anonymised, qis, hierarchies, reqs, counts=counts, missing=missing)
+    report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc)
     timings["verify"] = time.perf_counter() - t
     codes = metrics = None
     suppressed = np.zeros(enc.n_rows, dtype=bool)
@@ -735,21 +725,17 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         if (codes < 0).any():
             codes = None
         else:
-            metrics = M.evaluate(orig.reset_index(drop=True), anonymised.reset_index(drop=True), qis, hierarchies,
-                                 k=max(r.k for r in reqs), counts=counts, scheme=weights, beta=beta,
-                                 priorities=priorities, class_column=class_column, missing=missing,
-                                 requirements=reqs)
+            metrics = M.compute(enc.codes, codes, enc.hierarchies, problem.k, enc.counts, problem.cost, qis,
+                                problem.class_labels, treat_all_root_as_suppressed=True, requirements=reqs)
             if metrics.suppressed_records:
                 suppressed = M.suppressed_mask(codes)
         timings["metrics"] = time.perf_counter() - t
-    result = AnonymizationResult(anonymised, metrics, report, method, dict(params or {}), reqs, suppressed, timings,
-                                 {}, codes, enc.codes, enc.hierarchies)
+    result = AnonymizationResult(anonymised, metrics, report, method, dict(params or spec.params), reqs, suppressed,
+                                 timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts)
     if lower_bound and metrics is not None:
-        from .algorithms.base import Problem
         from .bounds import problem_lower_bound
 
         t = time.perf_counter()
-        problem = Problem(enc, reqs, M.CostModel.build(enc.hierarchies, weights, beta, priorities))
         result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion)
         timings["lower_bound"] = time.perf_counter() - t
     return result

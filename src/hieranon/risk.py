@@ -21,7 +21,7 @@ DEFAULT_THRESHOLD = 0.2
 
 def check_threshold(value, what: str = "risk_threshold") -> float:
     """``value`` as a risk threshold in (0, 1]; a ValueError naming ``what`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not (0 < float(value) <= 1):
         raise ValueError(f"{what}: expected a number in (0, 1] (a prosecutor risk 1/|class|, e.g. 0.2 = classes of "
                          f"fewer than 5 records), got {value!r}")
@@ -154,14 +154,34 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
     )
 
 
-def assess_result(result, counts: np.ndarray | None = None, threshold: float = DEFAULT_THRESHOLD):
-    """Risk of an :class:`~hieranon.api.AnonymizationResult` before and after:
-    ``(before, after, suppressed_records)``. ``after`` covers the records not
-    suppressed (None when every record was suppressed or there are no output
-    codes); ``before`` is None without the original codes."""
+def assess_result(result, counts: np.ndarray | None = None, threshold: float | None = None):
+    """Risk of an :class:`~hieranon.result.AnonymizationResult` before and after:
+    ``(before, after, suppressed_records)``, from the result alone (its
+    original and output codes, record counts and suppressed rows).
+
+    ``after`` covers the records not suppressed (None when every record was
+    suppressed or there are no output codes); ``before`` is None without the
+    original codes. ``threshold`` defaults to the result's spec's
+    ``risk_threshold``; the figures are computed once per threshold and kept
+    on the result (``counts`` overrides the result's record counts and is
+    not cached)."""
+    if threshold is None:
+        threshold = getattr(result, "risk_threshold", DEFAULT_THRESHOLD)
+    cache = getattr(result, "risk_cache", None)
+    if counts is None and cache is not None and threshold in cache:
+        return cache[threshold]
+    figures = _assess_result(result, counts, threshold)
+    if counts is None and cache is not None:
+        cache[threshold] = figures
+    return figures
+
+
+def _assess_result(result, counts, threshold: float):
     if result.original_codes is None:
         return None, None, 0
     n_rows = result.original_codes.shape[0]
+    if counts is None:
+        counts = getattr(result, "counts", None)
     counts = np.ones(n_rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     qi_names = [h.name for h in result.hierarchies]
     before = assess(EncodedTable(result.original_codes, result.hierarchies, qi_names, counts),

@@ -4,7 +4,7 @@ out, partitioned, with a streaming verifier.
 :func:`anonymize_parquet` reads a Parquet file or dataset directory batch by
 batch, keeping only the integer QI codes in memory (8 bytes a cell at most),
 runs :class:`~hieranon.algorithms.partition.Partitioned` (blocks on Dask or a
-process pool), writes the output as one Parquet file per input batch into a
+process pool) with the spec's method in each block, writes the output as one Parquet file per input batch into a
 directory (built in a temporary directory, renamed into place only after
 verification passes), and verifies it with :func:`verify_parquet`, which
 streams both datasets batch by batch: per batch, the non-QI columns and the
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .algorithms.base import Problem
-from .algorithms.partition import Partitioned
-from .requirements import Requirement, normalise
-from .table import EncodedTable, apply_codes, encode, encode_generalised
+from .algorithms.registry import make_algorithm
+from .result import AnonymizationError, AnonymizationResult
+from .spec import AnonymizationSpec, problem_from_table
+from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised
 
 log = logging.getLogger("hieranon.scale")
 
@@ -82,6 +82,7 @@ class StreamReport:
     achieved_k: dict
     n_suppressed: int
     problems: list[str] = field(default_factory=list)
+    n_records: int = 0
 
     def summary(self) -> str:
         if self.ok:
@@ -90,14 +91,22 @@ class StreamReport:
 
 
 def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hierarchies, requirements,
-                   batch_rows: int = 250_000) -> StreamReport:
-    """Verify a (large) anonymised Parquet dataset against the original, streaming."""
+                   batch_rows: int = 250_000, *, identifiers: Sequence[str] = (), identifier_action: str = "drop",
+                   missing: str = "error", count_column: str | None = None) -> StreamReport:
+    """Verify a (large) anonymised Parquet dataset against the original, streaming.
+
+    ``identifiers`` must be absent from the output (``identifier_action``
+    ``drop``) or all ``*`` (``mask``); ``missing`` and ``count_column`` read
+    the original as :func:`hieranon.table.encode` does (class sizes count
+    records)."""
     qis = list(quasi_identifiers)
+    identifiers = list(identifiers)
     hs = [hierarchies[q] for q in qis] if isinstance(hierarchies, dict) else list(hierarchies)
     reqs = list(requirements)
     problems: list[str] = []
     keys = {str(r): [] for r in reqs}
-    n_rows = n_sup = 0
+    weights: list[np.ndarray] = []
+    n_rows = n_sup = n_records = 0
     orig_it, anon_it = iter_parquet(original, batch_rows), iter_parquet(anonymised, batch_rows)
     pending = pd.DataFrame()
     for orig in orig_it:
@@ -111,17 +120,23 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
         if len(anon) < len(orig):
             problems.append(f"the output has fewer rows than the input (input row {n_rows + len(anon)} missing)")
             break
+        if identifier_action == "drop":
+            orig = orig.drop(columns=[c for c in identifiers if c in orig.columns])
         if list(anon.columns) != list(orig.columns):
             problems.append(f"columns differ: {list(orig.columns)} vs {list(anon.columns)}")
             break
         for c in orig.columns:
             if c in qis:
                 continue
+            if c in identifiers:  # masked
+                if not (anon[c].astype(str) == "*").all():
+                    problems.append(f"identifier column {c!r} is not masked")
+                continue
             a, b = orig[c].astype(str).to_numpy(), anon[c].astype(str).to_numpy()
             bad = np.flatnonzero(a != b)
             if len(bad):
                 problems.append(f"non-QI column {c!r} changed at row {n_rows + int(bad[0])}")
-        enc = encode(orig, qis, dict(zip(qis, hs)))
+        enc = encode(orig, qis, dict(zip(qis, hs)), counts=count_column, missing=missing)
         gen = encode_generalised(enc, anon)
         if (gen < 0).any():
             j = int(np.flatnonzero((gen < 0).any(axis=0))[0])
@@ -130,7 +145,9 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
                             f"{orig[qis[j]].iloc[i]!r}")
             gen = np.where(gen < 0, 0, gen)
         sup = (gen == 0).all(axis=1)
-        n_sup += int(sup.sum())
+        n_sup += int(enc.counts[sup].sum())
+        n_records += enc.n_records
+        weights.append(enc.counts[~sup])
         for r in reqs:
             idx = r.indices(qis)
             keys[str(r)].append(node_keys(gen[~sup][:, idx], [hs[j].n_nodes for j in idx]))
@@ -138,19 +155,23 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
     if len(pending) or next(anon_it, None) is not None:
         problems.append("the output has more rows than the input")
     achieved = {}
+    w = np.concatenate(weights) if weights else np.zeros(0, np.int64)
     for r in reqs:
         allk = np.concatenate(keys[str(r)]) if keys[str(r)] else np.zeros(0, np.int64)
-        _, counts = np.unique(allk, axis=0 if allk.ndim == 2 else None, return_counts=True)
+        _, inverse = np.unique(allk, axis=0 if allk.ndim == 2 else None, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=w).astype(np.int64) if len(w) else np.zeros(0, np.int64)
         achieved[str(r)] = int(counts.min()) if len(counts) else 0
         if len(counts) and counts.min() < r.k:
             problems.append(f"requirement {r} fails: {int((counts < r.k).sum())} classes below k "
                             f"(smallest {int(counts.min())})")
-    return StreamReport(not problems, n_rows, achieved, n_sup, problems)
+    return StreamReport(not problems, n_rows, achieved, n_sup, problems, n_records)
 
 
 @dataclass
 class ScaleResult:
-    """Outcome of :func:`anonymize_parquet`."""
+    """Outcome of :func:`anonymize_parquet`; ``result`` is the same
+    :class:`~hieranon.result.AnonymizationResult` a single table gives
+    (``data`` None: the output is the directory ``output``)."""
 
     output: Path
     n_rows: int
@@ -159,17 +180,82 @@ class ScaleResult:
     verification: StreamReport
     timings: dict
     info: dict = field(default_factory=dict)
+    result: AnonymizationResult | None = None
 
 
-def anonymize_parquet(input_path, output_dir, quasi_identifiers: Sequence[str], hierarchies, k: int | None = None,
-                      *, requirements=None, method: str = "kaca1", block_size: int = 20_000,
+def dataset_hierarchies(spec: AnonymizationSpec, path, batch_rows: int = 250_000) -> dict:
+    """The spec's hierarchies for a Parquet dataset: files and trees as they
+    are; a hierarchy built from the data (intervals, masks, dates,
+    suppression) reads that one column of the whole dataset."""
+    data = {}
+    for name, h in spec.hierarchies.items():
+        if getattr(h, "builder", None) is not None:
+            data[name] = pd.concat([b[[name]] for b in iter_parquet(path, batch_rows) if name in b.columns]
+                                   or [pd.DataFrame()], ignore_index=True).get(name)
+    frame = pd.DataFrame({n: c for n, c in data.items() if c is not None}) if data else None
+    return spec.build_hierarchies(frame)
+
+
+def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
+    """(EncodedTable, class labels or None) of a dataset, batch by batch:
+    only the integer codes (and counts, labels) are kept."""
+    qis = spec.quasi_identifiers
+    parts, counts, labels = [], [], []
+    for batch in iter_parquet(path, batch_rows):
+        check_columns(batch, list(spec.identifiers), "identifier")
+        enc = encode(batch, qis, hs, counts=spec.count_column, missing=spec.missing)
+        parts.append(enc.codes)
+        counts.append(enc.counts)
+        if spec.class_column is not None:
+            check_columns(batch, [spec.class_column], "class")
+            labels.append(batch[spec.class_column].to_numpy())
+    if not parts:
+        raise DataError(f"the dataset {path} has no rows")
+    table = EncodedTable(np.concatenate(parts), [hs[q] for q in qis], qis, np.concatenate(counts))
+    return table, (np.concatenate(labels) if labels else None)
+
+
+def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: EncodedTable, codes: np.ndarray,
+                   batch_rows: int) -> None:
+    start = 0
+    for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
+        n = len(batch)
+        enc = EncodedTable(table.codes[start:start + n], table.hierarchies, table.qi_names, table.counts[start:start + n])
+        out = apply_codes(batch, enc, codes[start:start + n])
+        for q in table.qi_names:
+            out[q] = out[q].astype(str)
+        for c in spec.identifiers:
+            if spec.identifier_action == "drop":
+                out = out.drop(columns=c)
+            else:
+                out[c] = "*"
+        out.to_parquet(tmp / f"part-{i:05d}.parquet", index=False)
+        start += n
+
+
+def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=None, k: int | None = None,
+                      *, requirements=None, method: str | None = None, block_size: int = 20_000,
                       executor: str = "auto", scheduler: str | None = None, n_workers: int | None = None,
                       seed: int = 0, weights: str = "uniform", batch_rows: int = 250_000,
                       force: bool = False, method_params: dict | None = None) -> ScaleResult:
     """Anonymise a Parquet file/dataset into a Parquet dataset directory
     (one file per input batch), partitioned and in parallel; verified by
-    streaming before the directory is put in place."""
-    qis = list(quasi_identifiers)
+    streaming before the directory is put in place.
+
+    ``quasi_identifiers`` is an :class:`~hieranon.spec.AnonymizationSpec`
+    (the whole job: identifiers, missing values, count and class columns,
+    method and parameters...), or QI names with ``hierarchies``, ``k`` and
+    the keyword arguments. The spec's method (default
+    :data:`~hieranon.algorithms.registry.DEFAULT_METHOD`) runs in each block
+    of the ``partitioned`` method. The result's metrics and risk are
+    computed from the integer codes, as for a single table."""
+    if isinstance(quasi_identifiers, AnonymizationSpec):
+        spec = quasi_identifiers
+    else:
+        spec = AnonymizationSpec.from_arguments(quasi_identifiers, hierarchies, k, requirements=requirements,
+                                                method=method, seed=seed, weights=weights, params=method_params)
+    spec = spec.partitioned(block_size=block_size, executor=executor, scheduler=scheduler, n_workers=n_workers)
+    algo = make_algorithm(spec.method, **spec.algorithm_params())
     output_dir = Path(output_dir)
     if output_dir.exists() and not force:
         raise FileExistsError(f"output {output_dir} already exists; pass force=True (--force) to replace it")
@@ -177,47 +263,40 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers: Sequence[str], 
         raise FileNotFoundError(f"output directory {output_dir.parent} does not exist")
     timings = {}
     t = time.perf_counter()
-    hier = {q: hierarchies[q] for q in qis}
-    parts, sizes = [], []
-    for batch in iter_parquet(input_path, batch_rows):
-        parts.append(encode(batch, qis, hier).codes)
-        sizes.append(len(batch))
-    codes = np.concatenate(parts) if parts else np.zeros((0, len(qis)), np.int32)
-    del parts
-    table = EncodedTable(codes, [hier[q] for q in qis], qis, np.ones(len(codes), dtype=np.int64))
-    reqs: list[Requirement] = normalise(requirements, k, qis, len(codes))
-    cost = M.CostModel.build(table.hierarchies, weights, max_rows=max(len(codes), 1))
-    problem = Problem(table, reqs, cost, seed)
-    timings["read_encode"] = time.perf_counter() - t
+    hs = dataset_hierarchies(spec, input_path, batch_rows)
+    table, labels = _encode_dataset(input_path, spec, hs, batch_rows)
+    problem = problem_from_table(table, spec, labels)
+    algo.check_problem(problem)
+    timings["encode"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    algo = Partitioned(method=method, block_size=block_size, executor=executor, scheduler=scheduler,
-                       n_workers=n_workers, method_params=method_params)
     sol = algo.solve(problem)
-    timings["anonymise"] = time.perf_counter() - t
+    timings["solve"] = time.perf_counter() - t
 
     t = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
     try:
-        start = 0
-        for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
-            enc = EncodedTable(codes[start:start + len(batch)], table.hierarchies, qis, table.counts[:len(batch)])
-            out = apply_codes(batch, enc, sol.codes[start:start + len(batch)])
-            for q in qis:
-                out[q] = out[q].astype(str)
-            out.to_parquet(tmp / f"part-{i:05d}.parquet", index=False)
-            start += len(batch)
+        _write_dataset(input_path, tmp, spec, table, sol.codes, batch_rows)
         timings["write"] = time.perf_counter() - t
         t = time.perf_counter()
-        report = verify_parquet(input_path, tmp, qis, hier, reqs, batch_rows)
+        report = verify_parquet(input_path, tmp, spec.quasi_identifiers, hs, problem.requirements, batch_rows,
+                                identifiers=spec.identifiers, identifier_action=spec.identifier_action,
+                                missing=spec.missing, count_column=spec.count_column)
         timings["verify"] = time.perf_counter() - t
         if not report.ok:
-            raise RuntimeError(f"partitioned output failed verification: {report.summary()}")
+            raise AnonymizationError(f"partitioned output failed verification: {report.summary()}")
         if output_dir.exists():
             shutil.rmtree(output_dir)
         tmp.rename(output_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    ratio = M.distortion_ratio(codes, sol.codes, cost)
-    return ScaleResult(output_dir, len(codes), sol.info["blocks"], ratio, report, timings, sol.info)
+    t = time.perf_counter()
+    metrics = M.compute(table.codes, sol.codes, table.hierarchies, problem.k, table.counts, problem.cost,
+                        table.qi_names, labels, suppressed=sol.suppressed, requirements=problem.requirements)
+    timings["metrics"] = time.perf_counter() - t
+    result = AnonymizationResult(None, metrics, report, spec.method, algo.get_params(), problem.requirements,
+                                 sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,
+                                 spec=spec, counts=table.counts, output=output_dir)
+    return ScaleResult(output_dir, table.n_rows, sol.info["blocks"], metrics.distortion_ratio, report, timings,
+                       sol.info, result)

@@ -430,7 +430,8 @@ def _row_tuples(df: pd.DataFrame, cols: Sequence) -> list[tuple]:
 
 
 def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies,
-           requirements=None, *, k: int | None = None, counts=None, missing: str = "error") -> VerificationReport:
+           requirements=None, *, k: int | None = None, counts=None, missing: str = "error",
+           encoded: EncodedTable | None = None) -> VerificationReport:
     """Check that ``anonymised`` is a valid anonymisation of ``original``.
 
     Parameters
@@ -454,6 +455,10 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         How missing original QI values are read (``"root"``: as ``*``; an
         output cell may then stay missing).
 
+    encoded : EncodedTable, optional
+        ``original`` already encoded (with the same counts and missing mode),
+        so that it is not encoded again.
+
     Returns a :class:`VerificationReport`; it does not raise on a failed check
     (use :meth:`VerificationReport.raise_if_failed`). See the module docstring
     for the checks.
@@ -461,7 +466,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     qi = list(quasi_identifiers)
     # no requirement at all: only the structure and the generalisations are checked
     reqs = normalise(requirements, k, qi) if (k is not None or requirements) else []
-    enc = encode(original, qi, hierarchies, counts=counts, missing=missing)
+    enc = encoded if encoded is not None else encode(original, qi, hierarchies, counts=counts, missing=missing)
     out = _Collector()
     base = dict(n_rows=len(anonymised), n_records=enc.n_records, requirements=[str(r) for r in reqs])
 

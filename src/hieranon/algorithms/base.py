@@ -38,6 +38,9 @@ class Problem:
         Seed for every random choice.
     class_labels : ndarray | None
         Class column (for DBCA:CM, TDS, BUG, CM).
+    privacy : list
+        Privacy models of sensitive attributes, bound to the table (each
+        model's ``bind(df, counts)``); empty when none is asked for.
     """
 
     table: EncodedTable
@@ -45,6 +48,7 @@ class Problem:
     cost: CostModel
     seed: int | None = 0
     class_labels: np.ndarray | None = None
+    privacy: list = field(default_factory=list)
 
     @property
     def k(self) -> int:
