@@ -220,7 +220,8 @@ def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: Encode
     start = 0
     for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
         n = len(batch)
-        enc = EncodedTable(table.codes[start:start + n], table.hierarchies, table.qi_names, table.counts[start:start + n])
+        rows = slice(start, start + n)
+        enc = EncodedTable(table.codes[rows], table.hierarchies, table.qi_names, table.counts[rows])
         out = apply_codes(batch, enc, codes[start:start + n])
         for q in table.qi_names:
             out[q] = out[q].astype(str)
