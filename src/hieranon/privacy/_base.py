@@ -176,6 +176,11 @@ class BoundModel(ABC):
     def achieved_text(self, value: float) -> str:
         """A measured value in words, e.g. ``l = 1`` or ``EMD = 0.31``."""
 
+    def worst(self, values: np.ndarray) -> float:
+        """The worst of per-class measured values (the smallest l by default;
+        models where larger is worse override)."""
+        return float(np.min(values)) if len(values) else float("nan")
+
     def per_class_ok(self, class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
         """Bool per class: does it satisfy the model? (``class_of_row`` in
         ``0..n_classes-1``, one per row of the bound table.)"""

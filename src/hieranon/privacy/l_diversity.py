@@ -168,6 +168,9 @@ class _BoundRecursive(BoundModel):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(tail > 0, r1 / np.where(tail > 0, tail, 1.0), np.inf)
 
+    def worst(self, values: np.ndarray) -> float:
+        return float(np.max(values)) if len(values) else float("nan")
+
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         r1, tail = self._r1_tail(hist)
         return r1 < self.model.c * tail

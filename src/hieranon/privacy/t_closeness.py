@@ -119,6 +119,9 @@ class _BoundT(BoundModel):
             return emd_ordered(p, self.q)
         return emd_hierarchical(p, self.q, self.tree)
 
+    def worst(self, values: np.ndarray) -> float:
+        return float(np.max(values)) if len(values) else float("nan")
+
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         return self.measure_hist(hist) <= self.model.t + EMD_TOL
 
