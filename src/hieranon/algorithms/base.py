@@ -38,6 +38,10 @@ class Problem:
         Seed for every random choice.
     class_labels : ndarray | None
         Class column (for DBCA:CM, TDS, BUG, CM).
+    privacy : list[BoundModel]
+        Privacy models on sensitive attributes, bound to the input table
+        (:mod:`hieranon.privacy`); every equivalence class of the output,
+        the suppressed records one more, must satisfy each.
     """
 
     table: EncodedTable
@@ -45,6 +49,7 @@ class Problem:
     cost: CostModel
     seed: int | None = 0
     class_labels: np.ndarray | None = None
+    privacy: list = field(default_factory=list)
 
     @property
     def k(self) -> int:
