@@ -176,10 +176,19 @@ class BoundModel(ABC):
     def achieved_text(self, value: float) -> str:
         """A measured value in words, e.g. ``l = 1`` or ``EMD = 0.31``."""
 
+    #: True when a larger measured value is better (l); False when smaller is
+    #: (recursive (c, l)'s needed c, the EMD of t-closeness).
+    higher_is_better: bool = True
+
     def worst(self, values: np.ndarray) -> float:
-        """The worst of per-class measured values (the smallest l by default;
-        models where larger is worse override)."""
-        return float(np.min(values)) if len(values) else float("nan")
+        """The worst of per-class measured values."""
+        if not len(values):
+            return float("nan")
+        return float(np.min(values) if self.higher_is_better else np.max(values))
+
+    def better(self, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+        """Element-wise: is measured value ``new`` strictly better than ``old``?"""
+        return new > old if self.higher_is_better else new < old
 
     def per_class_ok(self, class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
         """Bool per class: does it satisfy the model? (``class_of_row`` in

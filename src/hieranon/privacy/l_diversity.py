@@ -155,6 +155,8 @@ def sorted_desc(hist: np.ndarray) -> np.ndarray:
 
 
 class _BoundRecursive(BoundModel):
+    higher_is_better = False
+
     def _r1_tail(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r = sorted_desc(hist)
         l = self.model.l
@@ -167,9 +169,6 @@ class _BoundRecursive(BoundModel):
         r1, tail = self._r1_tail(hist)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(tail > 0, r1 / np.where(tail > 0, tail, 1.0), np.inf)
-
-    def worst(self, values: np.ndarray) -> float:
-        return float(np.max(values)) if len(values) else float("nan")
 
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         r1, tail = self._r1_tail(hist)

@@ -102,6 +102,8 @@ def emd_hierarchical(p: np.ndarray, q: np.ndarray, tree: _Tree) -> np.ndarray:
 
 
 class _BoundT(BoundModel):
+    higher_is_better = False
+
     def __init__(self, model, values, counts, labels, distance: str, tree: _Tree | None):
         super().__init__(model, values, counts, labels)
         self.distance = distance
@@ -118,9 +120,6 @@ class _BoundT(BoundModel):
         if self.distance == "ordered":
             return emd_ordered(p, self.q)
         return emd_hierarchical(p, self.q, self.tree)
-
-    def worst(self, values: np.ndarray) -> float:
-        return float(np.max(values)) if len(values) else float("nan")
 
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         return self.measure_hist(hist) <= self.model.t + EMD_TOL
