@@ -154,7 +154,6 @@ class _State:
         """Rows of the ``near`` classes that may move into ``c``: row ids,
         new tuples of ``c``, costs, fixes-``c`` flags (only valid, improving
         moves are returned)."""
-        near = near[self.ok[near] & (self.size[near] > self.k)]
         if len(near) == 0:
             return None
         rows = np.flatnonzero(np.isin(self.rc, near))
@@ -203,25 +202,39 @@ class _State:
         self._retuple(c, tup)
 
 
-def _step(s: _State, c: int) -> None:
-    """One repair step of the violating class ``c`` (see the module docstring)."""
+def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
+    """The repair step of the violating class ``c`` (see the module
+    docstring): ``(cost per violation it repairs, action)``."""
     cand, L, inc, fixes = s.merge_options(c)
-    near = cand[np.argsort(inc, kind="stable")[:NEAR]]
-    mv = s.move_options(c, near)
-    best_merge = int(np.flatnonzero(fixes)[np.argmin(inc[fixes])]) if fixes.any() else -1
+    spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
+    near = cand[spare][np.argsort(inc[spare], kind="stable")[:n_near]]
+    mv = s.move_options(c, near) if n_near else None
+    # a merge with another violating class that fixes both repairs two at once
+    per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
+    best_merge = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
     if mv is not None:
         rows, N, cost, mfix = mv
         if mfix.any():
             i = int(np.flatnonzero(mfix)[np.argmin(cost[mfix])])
-            if best_merge < 0 or cost[i] <= inc[best_merge]:
-                s.move(c, int(rows[i]), N[i].copy(), int(cost[i]))
-                return
+            if best_merge < 0 or cost[i] <= per_fix[best_merge]:
+                return float(cost[i]), ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))
         elif best_merge < 0:
             i = int(np.argmin(cost))
-            s.move(c, int(rows[i]), N[i].copy(), int(cost[i]))
-            return
+            return float(cost[i]), ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))
     i = best_merge if best_merge >= 0 else int(np.argmin(inc))
-    s.merge(c, int(cand[i]), L[i].copy(), int(inc[i]))
+    return float(per_fix[i]), ("merge", c, int(cand[i]), L[i].copy(), int(inc[i]))
+
+
+def _do(s: _State, action: tuple) -> None:
+    kind, c, x, tup, cost = action
+    if kind == "move":
+        s.move(c, x, tup, cost)
+    else:
+        s.merge(c, x, tup, cost)
+
+
+def _step(s: _State, c: int, n_near: int) -> None:
+    _do(s, _best(s, c, n_near)[1])
 
 
 def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
@@ -245,17 +258,12 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     s = _State(problem, codes)
     info["privacy_classes_in"] = int(s.alive.sum())
     info["privacy_violating_in"] = int((~s.ok).sum())
-    global NEAR
-    saved = NEAR
-    NEAR = NEAR if moves else 0
-    try:
-        while True:
-            bad = np.flatnonzero(s.alive & ~s.ok)
-            if len(bad) == 0:
-                break
-            _step(s, int(bad[np.argmin(s.size[bad])]))  # the smallest violating class (ties: lowest id)
-    finally:
-        NEAR = saved
+    n_near = NEAR if moves else 0
+    while True:
+        bad = np.flatnonzero(s.alive & ~s.ok)
+        if len(bad) == 0:
+            break
+        _step(s, int(bad[np.argmin(s.size[bad])]), n_near)  # the smallest violating class (ties: lowest id)
     out = s.T[s.rc]
     sup = suppressed & (out == 0).all(axis=1)  # a suppressed record moved into a class is released
     info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_classes_out=int(s.alive.sum()),
