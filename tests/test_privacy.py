@@ -135,16 +135,13 @@ def test_hierarchical_emd_by_hand():
     extra(a) = .75, b, c, d -.25; node X: min(.75, .25) * 1/2 = .125; node Y:
     min(0, .5) = 0; root: extra(X) = .5, extra(Y) = -.5, min * 2/2 = .5.
     EMD = .625 (move .25 a->b at 1/2, .5 a->Y at 1)."""
-    b = bound(TCloseness("s", 0.5, hierarchy=two_level()), ["a", "b", "c", "d", "a", "a"][:4] * 2)
-    assert b.distance == "hierarchical"
-    vals = np.array(["a", "b", "c", "d"] * 2)
-    df = pd.DataFrame({"s": np.r_[vals, ["a", "a"]]})
-    # a class of two 'a' against a table that is not uniform: use a uniform table plus a class
     b = TCloseness("s", 0.5, hierarchy=two_level()).bind(pd.DataFrame({"s": ["a", "b", "c", "d"] * 2}))
+    assert b.distance == "hierarchical"
     cls = np.array([0, 1, 1, 1, 0, 1, 1, 1])  # class 0 = the two 'a' rows
     assert b.measure(cls, 2)[0] == pytest.approx(0.625)
     assert not b.per_class_ok(cls, 2)[0]
-    assert df is not None
+    assert TCloseness("s", 0.625, hierarchy=two_level()).bind(
+        pd.DataFrame({"s": ["a", "b", "c", "d"] * 2})).per_class_ok(cls, 2)[0]
 
 
 def lp_emd(p: np.ndarray, q: np.ndarray, dist: np.ndarray) -> float:
