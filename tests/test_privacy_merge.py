@@ -174,3 +174,22 @@ def test_adult_kacaplus_repair(adult_path):
         rep = verify_codes(problem.table, codes, problem.requirements, sup, privacy=problem.privacy)
         assert rep.ok, rep.summary()
         assert info["privacy_violating_in"] > 0
+
+
+def test_swap_when_no_class_has_a_record_to_spare():
+    """k = 2: class A (tuple x0, originals x0.0 and x0.1, values a, a) violates
+    2-diversity; class B (tuple x0.1, values b, c) has no record to spare.
+    Trading A's x0.1 row for one of B's costs nothing; a merge would
+    generalise B."""
+    hx = balanced("x", [2, 2])
+    x0, x00, x01 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1"))
+    orig = np.array([[x00], [x01], [x01], [x01]], dtype=np.int32)
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    sens = pd.DataFrame({"s": ["a", "a", "b", "c"]})
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    start = np.array([[x0], [x0], [x01], [x01]], dtype=np.int32)
+    codes, sup, info = enforce_info(problem, start, np.zeros(4, dtype=bool))
+    assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
+    assert (info["privacy_swaps"], info["privacy_moves"], info["privacy_merges"]) == (1, 0, 0)
+    assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)

@@ -6,33 +6,43 @@ equivalence class violating a privacy model of ``problem.privacy``
 (every cell the root) form one more class, checked like every other.
 
 While some class violates a model, the violating class ``C`` with the fewest
-records (ties: lowest id) is repaired by the cheapest of two kinds of step,
+records (ties: lowest id) is repaired by the cheapest of three kinds of step,
 costs being the distortion added under ``problem.cost`` (exact integers,
 additive along hierarchy paths):
 
 * **merge** ``C`` with another class ``C'``: the merged class takes, per
   attribute, the lowest common ancestor of both tuples (the closest common
   generalisation, Li et al. 2006, Def. 8), costing
-  ``|C| (g(lca) - g(t_C)) + |C'| (g(lca) - g(t_C'))``;
-* **move** one record ``r`` into ``C`` from a nearby class ``D`` (one of the
+  ``|C| (g(lca) - g(t_C)) + |C'| (g(lca) - g(t_C'))``; a merge with another
+  violating class that repairs both counts half its cost;
+* **move** one record ``r`` into ``C`` from a nearby class ``D`` (among the
   :data:`NEAR` cheapest merge partners) that keeps ``>= k`` records and every
-  model without it; ``C``'s tuple becomes ``lca(t_C, r's original values)``,
-  costing ``|C| (g(new) - g(t_C)) + |r| (g(new) - g(t_D))`` (negative when
-  ``r``'s values already lie under ``t_C``). A move must keep every model
-  ``C`` satisfies and improve (never worsen) those it violates -- the "stub"
-  of a neighbouring class, as in Li et al. 2008 (Def. 14) for k.
+  model without it (a "stub" of ``D``, as Li et al. 2008, Def. 14, take
+  records for k); ``C``'s tuple becomes ``lca(t_C, r's original values)``,
+  costing ``|C| (g(new) - g(t_C)) + |r| (g(new) - g(t_D))`` -- negative when
+  ``r``'s values already lie under ``t_C``;
+* **swap** a record ``r`` of a nearby class ``D`` for a record ``o`` of
+  ``C`` (both classes keep their sizes, so ``D`` need not have a record to
+  spare): ``C`` takes ``lca(t_C, r)``, ``D`` takes ``lca(t_D, o)``; ``D``
+  must keep every model.
 
-Order of preference: the cheapest step that makes ``C`` satisfy every model
-(a move when it costs no more than the cheapest such merge); else the
-cheapest improving move; else the cheapest merge, ``C`` being repaired again
-next. A merge whose tuple equals another class's tuple joins that class.
+A move or swap must keep every model ``C`` satisfies and improve (never
+worsen) those it violates. Preference: the cheapest step that makes ``C``
+satisfy every model (a move or swap when it costs no more than the cheapest
+such merge); else the cheapest improving move or swap; else the cheapest
+merge, ``C`` being repaired again next. A step whose tuple equals another
+class's tuple joins that class. At the end, classes that gave records are
+lowered to the lowest common ancestor of their members' original values
+(:func:`tighten`), never above their tuple; suppressed records stay ``*``.
 
-Why it ends and keeps what holds: class sizes only grow, except donors, which
-keep ``>= k`` records and every model; a satisfied class is never merged or
-given records unless it is the partner of a violating one, and the union of
-two classes satisfying a model satisfies it (Machanavajjhala et al. 2007,
-Sec. 5; Li et al. 2007, Sec. 4.1). Each step removes a class, removes a
-violation, or adds a record to a violating class, so the loop ends; the whole
+Why it ends and keeps what holds: every class keeps ``>= k`` records (merges
+and moves only add to ``C``; donors and swap partners are checked) and a
+satisfied class stays satisfied (donors are checked; a merge unites classes,
+and the union of two classes satisfying a model satisfies it --
+Machanavajjhala et al. 2007, Sec. 5; Li et al. 2007, Sec. 4.1). Each step
+removes a class, or removes a violation, or strictly improves a violating
+class's measure; the loop ends (a guard turns a class that no longer improves
+into merges); the whole
 table satisfies every model (:meth:`~hieranon.privacy.BoundModel.check_feasible`,
 checked before any work), so it ends with no violation.
 
@@ -53,7 +63,7 @@ from .base import Problem, log
 __all__ = ["enforce", "enforce_info", "NEAR"]
 
 #: Record moves are drawn from this many cheapest merge partners of a class.
-NEAR = 24
+NEAR = 48
 
 
 def _lca_fn(h: Hierarchy):
@@ -85,7 +95,8 @@ class _State:
         self.alive = np.ones(n, dtype=bool)
         self.ok = self.ok_all([h for h in self.hist])
         self.by_tuple = {self.T[c].tobytes(): c for c in range(n)}
-        self.merges = self.moves = 0
+        self.merges = self.moves = self.swaps = 0
+        self.donors: set[int] = set()
         self.added = 0
 
     def tuple_cost(self, T: np.ndarray) -> np.ndarray:
@@ -149,6 +160,12 @@ class _State:
             self.by_tuple[key] = c
         self.ok[c] = self.ok_all([h[c:c + 1] for h in self.hist])[0]
 
+    def members(self, classes: np.ndarray) -> np.ndarray:
+        """Rows of the given classes, in row order."""
+        mask = np.zeros(len(self.size), dtype=bool)
+        mask[classes] = True
+        return np.flatnonzero(mask[self.rc])
+
     # ------------------------------------------------------------- moves
     def move_options(self, c: int, near: np.ndarray):
         """Rows of the ``near`` classes that may move into ``c``: row ids,
@@ -156,7 +173,7 @@ class _State:
         moves are returned)."""
         if len(near) == 0:
             return None
-        rows = np.flatnonzero(np.isin(self.rc, near))
+        rows = self.members(near)
         d = self.rc[rows]
         w = self.cnt[rows]
         valid = self.size[d] - w >= self.k
@@ -187,6 +204,76 @@ class _State:
         cost = self.size[c] * (gN - self.gT[c]) + w * (gN - self.gT[d])
         return rows, N, cost, fixes
 
+    def swap_options(self, c: int, near: np.ndarray):
+        """Pairs (row ``r`` of a ``near`` class ``D``, row ``o`` of ``c``) that
+        may trade places: ``C`` takes ``lca(t_C, r)``, ``D`` takes
+        ``lca(t_D, o)``; both keep ``>= k`` records, ``D`` every model, and
+        ``C`` improves as for a move. Returns ``(r, o, new t_C, new t_D,
+        cost, fixes)`` of the valid, improving pairs, or None."""
+        if len(near) == 0:
+            return None
+        rows = self.members(near)
+        outs = np.flatnonzero(self.rc == c)
+        r = np.repeat(rows, len(outs))
+        o = np.tile(outs, len(rows))
+        d = self.rc[r]
+        wr, wo = self.cnt[r], self.cnt[o]
+        valid = (self.size[c] - wo + wr >= self.k) & (self.size[d] - wr + wo >= self.k)
+        improves = np.zeros(len(r), dtype=bool)
+        fixes = valid.copy()
+        idx = np.arange(len(r))
+        for b, h in zip(self.models, self.hist):
+            vr, vo = b.values[r], b.values[o]
+            valid &= vr != vo  # a trade of equal values changes nothing for this model
+            hc = np.repeat(h[c][None, :], len(r), axis=0)
+            hc[idx, vr] += wr  # one cell per row: plain fancy indexing adds exactly
+            hc[idx, vo] -= wo
+            hd = h[d].copy()
+            hd[idx, vr] -= wr
+            hd[idx, vo] += wo
+            valid &= b.ok_hist(hd)
+            ok_new = b.ok_hist(hc)
+            fixes &= ok_new
+            if b.ok_hist(h[c:c + 1])[0]:
+                valid &= ok_new
+            else:
+                old = b.measure_hist(h[c:c + 1])
+                new = b.measure_hist(hc)
+                valid &= ok_new | ~b.better(old, new)
+                improves |= ok_new | b.better(new, old)
+        keep = np.flatnonzero(valid & improves)
+        if len(keep) == 0:
+            return None
+        r, o, d, wr, wo, fixes = r[keep], o[keep], d[keep], wr[keep], wo[keep], fixes[keep]
+        Nc = self.lca_rows(self.T[c], self.orig[r])
+        Nd = np.empty_like(Nc)
+        for j, lca in enumerate(self.lca):
+            Nd[:, j] = lca(self.T[d, j], self.orig[o, j])
+        gc, gd = self.tuple_cost(Nc), self.tuple_cost(Nd)
+        cost = ((self.size[c] - wo) * (gc - self.gT[c]) + wr * (gc - self.gT[d])
+                + (self.size[d] - wr) * (gd - self.gT[d]) + wo * (gd - self.gT[c]))
+        return r, o, Nc, Nd, cost, fixes
+
+    def swap(self, c: int, r: int, o: int, tc: np.ndarray, td: np.ndarray, cost: int) -> None:
+        d = int(self.rc[r])
+        wr, wo = int(self.cnt[r]), int(self.cnt[o])
+        self.rc[r], self.rc[o] = c, d
+        self.size[c] += wr - wo
+        self.size[d] += wo - wr
+        for b, h in zip(self.models, self.hist):
+            h[c, b.values[r]] += wr
+            h[c, b.values[o]] -= wo
+            h[d, b.values[r]] -= wr
+            h[d, b.values[o]] += wo
+        self.swaps += 1
+        self.donors.add(d)
+        self.added += cost
+        self._retuple(d, td)
+        if self.alive[c]:
+            self._retuple(c, tc)
+        else:  # D took C's tuple and absorbed it
+            self._retuple(int(self.rc[o]), tc)
+
     def move(self, c: int, r: int, tup: np.ndarray, cost: int) -> None:
         d = int(self.rc[r])
         w = int(self.cnt[r])
@@ -197,6 +284,7 @@ class _State:
             h[c, b.values[r]] += w
             h[d, b.values[r]] -= w
         self.moves += 1
+        self.donors.add(d)
         self.added += cost
         self.ok[d] = self.ok_all([h[d:d + 1] for h in self.hist])[0]
         self._retuple(c, tup)
@@ -206,28 +294,68 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
     cand, L, inc, fixes = s.merge_options(c)
-    spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
-    near = cand[spare][np.argsort(inc[spare], kind="stable")[:n_near]]
-    mv = s.move_options(c, near) if n_near else None
     # a merge with another violating class that fixes both repairs two at once
     per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
     best_merge = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
-    if mv is not None:
-        rows, N, cost, mfix = mv
-        if mfix.any():
-            i = int(np.flatnonzero(mfix)[np.argmin(cost[mfix])])
-            if best_merge < 0 or cost[i] <= per_fix[best_merge]:
-                return float(cost[i]), ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))
-        elif best_merge < 0:
-            i = int(np.argmin(cost))
-            return float(cost[i]), ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))
+    options = []  # (cost, fixes, action of index i)
+    if n_near:
+        order = np.argsort(inc, kind="stable")
+        spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
+        mv = s.move_options(c, cand[order][spare[order]][:n_near])
+        if mv is not None:
+            rows, N, cost, mfix = mv
+            options.append((cost, mfix, lambda i, rows=rows, N=N, cost=cost:
+                            ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))))
+        sw = s.swap_options(c, cand[order][s.ok[cand][order]][:max(1, n_near // 3)])
+        if sw is not None:
+            r, o, Nc, Nd, cost, sfix = sw
+            options.append((cost, sfix, lambda i, r=r, o=o, Nc=Nc, Nd=Nd, cost=cost:
+                            ("swap", c, (int(r[i]), int(o[i])), (Nc[i].copy(), Nd[i].copy()), int(cost[i]))))
+    fixing = [(float(cost[f][np.argmin(cost[f])]), act, int(np.flatnonzero(f)[np.argmin(cost[f])]))
+              for cost, f, act in options if f.any()]
+    if fixing:
+        cost, act, i = min(fixing, key=lambda x: x[0])
+        if best_merge < 0 or cost <= per_fix[best_merge]:
+            return cost, act(i)
+    elif best_merge < 0 and options:
+        cost, act, i = min(((float(cost.min()), act, int(np.argmin(cost))) for cost, _, act in options),
+                           key=lambda x: x[0])
+        return cost, act(i)
     i = best_merge if best_merge >= 0 else int(np.argmin(inc))
     return float(per_fix[i]), ("merge", c, int(cand[i]), L[i].copy(), int(inc[i]))
 
 
+def tighten(codes: np.ndarray, orig: np.ndarray, hierarchies: list[Hierarchy]) -> np.ndarray:
+    """Every class's tuple lowered, per attribute, to the lowest common
+    ancestor of its members' original values (never more general than
+    before; a class whose tightened tuple equals another's joins it, which
+    keeps k and every monotone model)."""
+    ec = group(codes)
+    order = np.argsort(ec.row_class, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(ec.row_class[order]) != 0])
+    out = ec.keys.copy()
+    for j, h in enumerate(hierarchies):
+        o = orig[order, j]
+        best = np.zeros(len(starts), dtype=np.int64)  # depth of the lowest shared ancestor
+        for d in range(1, h.height):
+            a = h.ancestors[o, np.minimum(d, h.depth[o])].astype(np.int64)
+            deep = (h.depth[o] >= d).astype(np.int64)
+            same = (np.minimum.reduceat(a, starts) == np.maximum.reduceat(a, starts)) & \
+                (np.minimum.reduceat(deep, starts) == 1)
+            best = np.where(same, d, best)
+        rep = orig[order[starts], j]
+        lca = h.ancestors[rep, best]
+        # never above the current tuple (a tuple may sit on an unbalanced path)
+        cur = ec.keys[:, j]
+        out[:, j] = np.where(h.depth[lca] >= h.depth[cur], lca, cur)
+    return out[ec.row_class]
+
+
 def _do(s: _State, action: tuple) -> None:
     kind, c, x, tup, cost = action
-    if kind == "move":
+    if kind == "swap":
+        s.swap(c, x[0], x[1], tup[0], tup[1], cost)
+    elif kind == "move":
         s.move(c, x, tup, cost)
     else:
         s.merge(c, x, tup, cost)
@@ -247,7 +375,7 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     t0 = time.perf_counter()
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     suppressed = np.asarray(suppressed, dtype=bool)
-    info = {"privacy_merges": 0, "privacy_moves": 0, "privacy_time": 0.0}
+    info = {"privacy_merges": 0, "privacy_moves": 0, "privacy_swaps": 0, "privacy_time": 0.0}
     if not problem.privacy:
         return codes, suppressed, info
     if not problem.single_full_requirement:
@@ -259,14 +387,23 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     info["privacy_classes_in"] = int(s.alive.sum())
     info["privacy_violating_in"] = int((~s.ok).sum())
     n_near = NEAR if moves else 0
+    guard = 4 * (problem.table.n_rows + len(s.size))  # beyond this many steps, merges only (each ends a class)
+    steps = 0
     while True:
         bad = np.flatnonzero(s.alive & ~s.ok)
         if len(bad) == 0:
             break
-        _step(s, int(bad[np.argmin(s.size[bad])]), n_near)  # the smallest violating class (ties: lowest id)
+        steps += 1
+        _step(s, int(bad[np.argmin(s.size[bad])]), n_near if steps <= guard else 0)  # smallest first
     out = s.T[s.rc]
+    donors = np.zeros(len(s.size), dtype=bool)
+    donors[list(s.donors)] = True
+    donors[s.rc[suppressed]] = False  # suppressed records stay '*'
+    rows = np.flatnonzero(donors[s.rc] & s.alive[s.rc])
+    if len(rows):  # a class that gave records may now fit under a more specific tuple
+        out[rows] = tighten(out[rows], s.orig[rows], problem.table.hierarchies)
     sup = suppressed & (out == 0).all(axis=1)  # a suppressed record moved into a class is released
-    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_classes_out=int(s.alive.sum()),
+    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps, privacy_classes_out=int(s.alive.sum()),
                 privacy_distortion_added=s.added / problem.cost.scale, privacy_time=time.perf_counter() - t0)
     log.info("privacy repair: %d merges, %d record moves, %d -> %d classes (%d violating), distortion +%.4f, "
              "%.2f s", s.merges, s.moves, info["privacy_classes_in"], info["privacy_classes_out"],
