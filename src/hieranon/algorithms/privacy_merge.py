@@ -64,6 +64,8 @@ __all__ = ["enforce", "enforce_info", "NEAR"]
 
 #: Record moves are drawn from this many cheapest merge partners of a class.
 NEAR = 48
+#: Classes of at most this many rows may be dissolved into their neighbours.
+MAX_DISSOLVE = 64
 
 
 def _lca_fn(h: Hierarchy):
@@ -95,7 +97,7 @@ class _State:
         self.alive = np.ones(n, dtype=bool)
         self.ok = self.ok_all([h for h in self.hist])
         self.by_tuple = {self.T[c].tobytes(): c for c in range(n)}
-        self.merges = self.moves = self.swaps = 0
+        self.merges = self.moves = self.swaps = self.dissolved = 0
         self.donors: set[int] = set()
         self.added = 0
 
@@ -290,6 +292,59 @@ class _State:
         self._retuple(c, tup)
 
 
+    def dissolve_plan(self, c: int, targets: np.ndarray):
+        """Spread every record of ``c`` over the classes ``targets``, each
+        target keeping every model with all it receives: ``(plan, cost)`` with
+        ``plan`` a list of (row, target class), or None. The cost estimate
+        takes each target's current tuple."""
+        targets = targets[self.ok[targets]]
+        rows = self.members(np.array([c]))
+        if len(targets) == 0 or len(rows) > MAX_DISSOLVE:
+            return None
+        cost = np.empty((len(rows), len(targets)), dtype=np.int64)
+        for i, r in enumerate(rows):
+            N = self.lca_rows(self.orig[r], self.T[targets])
+            gN = self.tuple_cost(N)
+            cost[i] = self.size[targets] * (gN - self.gT[targets]) + self.cnt[r] * (gN - self.gT[c])
+        hs = [h[targets].copy() for h in self.hist]
+        plan, total = [], 0
+        for i in np.argsort(cost.min(axis=1), kind="stable"):
+            r, w = int(rows[i]), int(self.cnt[rows[i]])
+            valid = np.ones(len(targets), dtype=bool)
+            for b, h in zip(self.models, hs):
+                hh = h.copy()
+                hh[:, b.values[r]] += w
+                valid &= b.ok_hist(hh)
+            if not valid.any():
+                return None
+            j = int(np.flatnonzero(valid)[np.argmin(cost[i][valid])])
+            for b, h in zip(self.models, hs):
+                h[j, b.values[r]] += w
+            plan.append((r, int(targets[j])))
+            total += int(cost[i, j])
+        return plan, total
+
+    def dissolve(self, c: int, plan: list[tuple[int, int]]) -> None:
+        """Carry out a :meth:`dissolve_plan`: ``c`` ends empty and is removed."""
+        moved_to: dict[int, int] = {}
+        for r, e in plan:
+            while e in moved_to:  # the target joined another class on the way
+                e = moved_to[e]
+            tup = self.lca_rows(self.orig[r], self.T[e][None, :])[0]
+            g = int(self.tuple_cost(tup[None, :])[0])
+            cost = int(self.size[e] * (g - self.gT[e]) + self.cnt[r] * (g - self.gT[c]))
+            self.move(e, r, tup, cost)
+            if not self.alive[e]:
+                moved_to[e] = int(self.rc[r])
+        self.moves -= len(plan)
+        self.dissolved += 1
+        self.donors.discard(c)
+        if self.by_tuple.get(self.T[c].tobytes()) == c:
+            del self.by_tuple[self.T[c].tobytes()]
+        self.alive[c] = False
+        self.ok[c] = True
+
+
 def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
@@ -313,6 +368,10 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
                             ("swap", c, (int(r[i]), int(o[i])), (Nc[i].copy(), Nd[i].copy()), int(cost[i]))))
     fixing = [(float(cost[f][np.argmin(cost[f])]), act, int(np.flatnonzero(f)[np.argmin(cost[f])]))
               for cost, f, act in options if f.any()]
+    if n_near:
+        plan = s.dissolve_plan(c, cand[order][:n_near])
+        if plan is not None:
+            fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
     if fixing:
         cost, act, i = min(fixing, key=lambda x: x[0])
         if best_merge < 0 or cost <= per_fix[best_merge]:
@@ -353,7 +412,9 @@ def tighten(codes: np.ndarray, orig: np.ndarray, hierarchies: list[Hierarchy]) -
 
 def _do(s: _State, action: tuple) -> None:
     kind, c, x, tup, cost = action
-    if kind == "swap":
+    if kind == "dissolve":
+        s.dissolve(c, x)
+    elif kind == "swap":
         s.swap(c, x[0], x[1], tup[0], tup[1], cost)
     elif kind == "move":
         s.move(c, x, tup, cost)
@@ -375,7 +436,7 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     t0 = time.perf_counter()
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     suppressed = np.asarray(suppressed, dtype=bool)
-    info = {"privacy_merges": 0, "privacy_moves": 0, "privacy_swaps": 0, "privacy_time": 0.0}
+    info = {"privacy_merges": 0, "privacy_moves": 0, "privacy_swaps": 0, "privacy_dissolved": 0, "privacy_time": 0.0}
     if not problem.privacy:
         return codes, suppressed, info
     if not problem.single_full_requirement:
@@ -403,7 +464,7 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     if len(rows):  # a class that gave records may now fit under a more specific tuple
         out[rows] = tighten(out[rows], s.orig[rows], problem.table.hierarchies)
     sup = suppressed & (out == 0).all(axis=1)  # a suppressed record moved into a class is released
-    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps, privacy_classes_out=int(s.alive.sum()),
+    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps, privacy_dissolved=s.dissolved, privacy_classes_out=int(s.alive.sum()),
                 privacy_distortion_added=s.added / problem.cost.scale, privacy_time=time.perf_counter() - t0)
     log.info("privacy repair: %d merges, %d record moves, %d -> %d classes (%d violating), distortion +%.4f, "
              "%.2f s", s.merges, s.moves, info["privacy_classes_in"], info["privacy_classes_out"],
