@@ -6,7 +6,7 @@ equivalence class violating a privacy model of ``problem.privacy``
 (every cell the root) form one more class, checked like every other.
 
 While some class violates a model, the violating class ``C`` with the fewest
-records (ties: lowest id) is repaired by the cheapest of three kinds of step,
+records (ties: lowest id) is repaired by the cheapest of four kinds of step,
 costs being the distortion added under ``problem.cost`` (exact integers,
 additive along hierarchy paths):
 
@@ -24,13 +24,16 @@ additive along hierarchy paths):
 * **swap** a record ``r`` of a nearby class ``D`` for a record ``o`` of
   ``C`` (both classes keep their sizes, so ``D`` need not have a record to
   spare): ``C`` takes ``lca(t_C, r)``, ``D`` takes ``lca(t_D, o)``; ``D``
-  must keep every model.
+  must keep every model;
+* **dissolve** ``C`` (at most :data:`MAX_DISSOLVE` rows): every record of
+  ``C`` joins one of the classes nearest to it (per record), each receiving
+  class keeping every model with all it receives; ``C`` disappears.
 
 A move or swap must keep every model ``C`` satisfies and improve (never
 worsen) those it violates. Preference: the cheapest step that makes ``C``
-satisfy every model (a move or swap when it costs no more than the cheapest
-such merge); else the cheapest improving move or swap; else the cheapest
-merge, ``C`` being repaired again next. A step whose tuple equals another
+satisfy every model (a move, swap or dissolution when it costs no more than
+the cheapest such merge); else the cheapest improving move or swap; else the
+cheapest merge, ``C`` being repaired again next. A step whose tuple equals another
 class's tuple joins that class. At the end, classes that gave records are
 lowered to the lowest common ancestor of their members' original values
 (:func:`tighten`), never above their tuple; suppressed records stay ``*``.
@@ -41,9 +44,9 @@ satisfied class stays satisfied (donors are checked; a merge unites classes,
 and the union of two classes satisfying a model satisfies it --
 Machanavajjhala et al. 2007, Sec. 5; Li et al. 2007, Sec. 4.1). Each step
 removes a class, or removes a violation, or strictly improves a violating
-class's measure; the loop ends (a guard turns a class that no longer improves
-into merges); the whole
-table satisfies every model (:meth:`~hieranon.privacy.BoundModel.check_feasible`,
+class's measure, so the loop ends (past ``4 (rows + classes)`` steps, as a
+guard, only merges are made, each removing a class); the whole table
+satisfies every model (:meth:`~hieranon.privacy.BoundModel.check_feasible`,
 checked before any work), so it ends with no violation.
 
 Several requirements over different attribute sets are not supported (a
@@ -60,9 +63,9 @@ from ..hierarchy import Hierarchy
 from ..table import group
 from .base import Problem, log
 
-__all__ = ["enforce", "enforce_info", "NEAR"]
+__all__ = ["enforce", "enforce_info", "tighten", "NEAR", "MAX_DISSOLVE"]
 
-#: Record moves are drawn from this many cheapest merge partners of a class.
+#: Moves and dissolutions draw on this many nearest classes (swaps on a third).
 NEAR = 48
 #: Classes of at most this many rows may be dissolved into their neighbours.
 MAX_DISSOLVE = 64
@@ -369,7 +372,9 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     fixing = [(float(cost[f][np.argmin(cost[f])]), act, int(np.flatnonzero(f)[np.argmin(cost[f])]))
               for cost, f, act in options if f.any()]
     if n_near:
-        plan = s.dissolve_plan(c, cand[order][:n_near])
+        # targets: the classes whose tuples are nearest per record (not per class)
+        near_t = cand[np.argsort(2 * s.tuple_cost(L) - s.gT[c] - s.gT[cand], kind="stable")[:2 * n_near]]
+        plan = s.dissolve_plan(c, near_t)
         if plan is not None:
             fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
     if fixing:
