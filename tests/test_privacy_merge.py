@@ -193,3 +193,32 @@ def test_swap_when_no_class_has_a_record_to_spare():
     assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
     assert (info["privacy_swaps"], info["privacy_moves"], info["privacy_merges"]) == (1, 0, 0)
     assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)
+
+
+# ------------------------------------------------------------ Mondrian
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_mondrian_cuts_keep_every_model(case, data):
+    from hieranon.algorithms.mondrian import Mondrian
+
+    enc, k, seed = case
+    problem = make_problem(enc, k, seed)
+    numeric = data.draw(st.booleans())
+    sens = sensitive_frame(data, enc.n_rows, data.draw(st.integers(1, 4)), numeric)
+    models = [draw_model(data, numeric) for _ in range(data.draw(st.integers(1, 2)))]
+    problem.privacy = [m.bind(sens, enc.counts) for m in models]
+    algo = Mondrian(strict=data.draw(st.booleans()))
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        with pytest.raises(PrivacyError):
+            algo.solve(problem)
+        return
+    sol = algo.solve(problem)
+    rep = verify_codes(enc, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    # a model every class satisfies changes nothing: the same partitions as without models
+    problem.privacy = [DistinctLDiversity("s", 1).bind(sens, enc.counts)]
+    with_trivial = algo.solve(problem)
+    problem.privacy = []
+    plain = algo.solve(problem)
+    assert np.array_equal(with_trivial.codes, plain.codes)
+    assert np.array_equal(with_trivial.info["partition"], plain.info["partition"])

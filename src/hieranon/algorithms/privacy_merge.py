@@ -65,7 +65,7 @@ from .base import Problem, log
 
 __all__ = ["enforce", "enforce_info", "tighten", "NEAR", "MAX_DISSOLVE"]
 
-#: Moves and dissolutions draw on this many nearest classes (swaps on a third).
+#: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
 #: Classes of at most this many rows may be dissolved into their neighbours.
 MAX_DISSOLVE = 64
