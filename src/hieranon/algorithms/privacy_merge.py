@@ -304,11 +304,11 @@ class _State:
         rows = self.members(np.array([c]))
         if len(targets) == 0 or len(rows) > MAX_DISSOLVE:
             return None
-        cost = np.empty((len(rows), len(targets)), dtype=np.int64)
-        for i, r in enumerate(rows):
-            N = self.lca_rows(self.orig[r], self.T[targets])
-            gN = self.tuple_cost(N)
-            cost[i] = self.size[targets] * (gN - self.gT[targets]) + self.cnt[r] * (gN - self.gT[c])
+        gN = np.zeros((len(rows), len(targets)), dtype=np.int64)  # g(lca(record, target tuple))
+        for j, (lca, g) in enumerate(zip(self.lca, self.g)):
+            gN += g[lca(self.orig[rows, j][:, None], self.T[targets, j][None, :])]
+        cost = self.size[targets][None, :] * (gN - self.gT[targets][None, :]) + \
+            self.cnt[rows][:, None] * (gN - self.gT[c])
         hs = [h[targets].copy() for h in self.hist]
         plan, total = [], 0
         for i in np.argsort(cost.min(axis=1), kind="stable"):
@@ -433,8 +433,9 @@ def _step(s: _State, c: int, n_near: int) -> None:
 
 def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
                  moves: bool = True) -> tuple[np.ndarray, np.ndarray, dict]:
-    """:func:`enforce`, also returning ``info``: ``privacy_merges`` and
-    ``privacy_moves`` (steps made), ``privacy_classes_in``/``_out``,
+    """:func:`enforce`, also returning ``info``: the steps made
+    (``privacy_merges``, ``privacy_moves``, ``privacy_swaps``,
+    ``privacy_dissolved``), ``privacy_classes_in``/``_out``,
     ``privacy_violating_in`` (classes violating some model before),
     ``privacy_distortion_added`` (distortion units) and ``privacy_time``.
     ``moves=False`` merges whole classes only."""
@@ -469,10 +470,13 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     if len(rows):  # a class that gave records may now fit under a more specific tuple
         out[rows] = tighten(out[rows], s.orig[rows], problem.table.hierarchies)
     sup = suppressed & (out == 0).all(axis=1)  # a suppressed record moved into a class is released
-    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps, privacy_dissolved=s.dissolved, privacy_classes_out=int(s.alive.sum()),
-                privacy_distortion_added=s.added / problem.cost.scale, privacy_time=time.perf_counter() - t0)
-    log.info("privacy repair: %d merges, %d record moves, %d -> %d classes (%d violating), distortion +%.4f, "
-             "%.2f s", s.merges, s.moves, info["privacy_classes_in"], info["privacy_classes_out"],
+    added = (problem.cost.cell_costs(out).sum(axis=1) - problem.cost.cell_costs(codes).sum(axis=1)) @ s.cnt
+    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps,
+                privacy_dissolved=s.dissolved, privacy_classes_out=int(s.alive.sum()),
+                privacy_distortion_added=float(added), privacy_time=time.perf_counter() - t0)
+    log.info("privacy repair: %d merges, %d record moves, %d swaps, %d classes dissolved, %d -> %d classes "
+             "(%d violating), distortion +%.4f, %.2f s", s.merges, s.moves, s.swaps, s.dissolved,
+             info["privacy_classes_in"], info["privacy_classes_out"],
              info["privacy_violating_in"], info["privacy_distortion_added"], info["privacy_time"])
     return out, sup, info
 
