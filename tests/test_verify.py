@@ -737,3 +737,12 @@ def test_privacy_respects_counts(paper_hierarchies):
 def test_without_privacy_the_report_is_unchanged(seed000_table1a, paper_hierarchies):
     rep = verify(seed000_table1a, table1b(seed000_table1a), QI, paper_hierarchies, k=2)
     assert rep.achieved_privacy == {} and "worst class" not in rep.summary()
+
+
+def test_privacy_bound_to_another_table_is_an_error(seed000_table1a, paper_hierarchies):
+    from hieranon.privacy import DistinctLDiversity
+
+    enc = T.encode(seed000_table1a, QI, paper_hierarchies)
+    other = DistinctLDiversity("Problem", 2).bind(seed000_table1a.iloc[:3])
+    with pytest.raises(ValueError, match="bound to a table of 3 rows, the output has 6"):
+        verify_codes(enc, enc.codes, [], privacy=[other])

@@ -297,6 +297,9 @@ def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[
     n_classes = len(sizes)
     for b in privacy:
         name = b.describe()
+        if len(b.values) != len(keys):
+            raise ValueError(f"{name} was bound to a table of {len(b.values)} rows, the output has {len(keys)}; "
+                             "bind the models to the input table")
         values = b.measure(row_class, n_classes)
         ok = b.per_class_ok(row_class, n_classes)
         worst[name] = float(b.worst(values))
