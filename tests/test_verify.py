@@ -658,3 +658,83 @@ def test_adult_verify_codes_agrees(adult):
     rep_df = verify(df, out, ADULT_QI, hs, reqs)
     assert rep_df.achieved_k == rep.achieved_k and rep_df.n_violations == rep.n_violations
     assert rep_df.n_violations.keys() <= {"requirement"}
+
+
+# ------------------------------------------------------------ privacy models
+def test_l_diversity_on_paper_table(seed000_table1a, paper_hierarchies):
+    """Table 1b's three classes each hold 'stress' and 'obesity'."""
+    from hieranon.privacy import DistinctLDiversity
+
+    out = table1b(seed000_table1a)
+    rep = verify(seed000_table1a, out, QI, paper_hierarchies, k=2, privacy=[DistinctLDiversity("Problem", 2)])
+    assert rep.ok, rep.summary()
+    assert rep.achieved_privacy == {"distinct 2-diversity of 'Problem'": 2.0}
+    rep = verify(seed000_table1a, out, QI, paper_hierarchies, k=2, privacy=[DistinctLDiversity("Problem", 3)])
+    assert not rep.ok and rep.n_violations == {"l-diversity": 3}
+    v = rep.violations[0]
+    assert (v.kind, v.column, v.row) == ("l-diversity", "Problem", 0)
+    assert "distinct 3-diversity of 'Problem' fails" in v.message
+    assert "{Gender='male', Age='middle', Postcode='4350'}" in v.message
+    assert "l = 2 distinct" in v.message and "l >= 3" in v.message
+    assert rep.achieved_k == {K2: 2}  # the k check is unchanged
+
+
+def test_suppressed_records_are_a_class_for_privacy(seed000_table1a, paper_hierarchies):
+    from hieranon.privacy import DistinctLDiversity
+
+    out = seed000_table1a.copy()
+    out.loc[[0, 2, 4], QI] = "*"  # the three 'stress' rows
+    rep = verify(seed000_table1a, out, QI, paper_hierarchies, privacy=[DistinctLDiversity("Problem", 2)])
+    assert rep.n_suppressed == 3
+    assert rep.n_violations == {"l-diversity": 4}  # {*, *, *} and the three single rows left
+    assert any("{Gender='*', Age='*', Postcode='*'}" in v.message and v.row == 0 for v in rep.violations)
+    enc = T.encode(seed000_table1a, QI, paper_hierarchies)
+    gen = T.encode_generalised(enc, out)
+    bound = [DistinctLDiversity("Problem", 2).bind(seed000_table1a, enc.counts)]
+    rc = verify_codes(enc, gen, [], gen.min(axis=1) == 0, privacy=bound)
+    assert rc.n_violations == {"l-diversity": 4}
+    assert rc.achieved_privacy == rep.achieved_privacy == {"distinct 2-diversity of 'Problem'": 1.0}
+
+
+def test_t_closeness_violation_names_emd_and_t(seed000_table1a, paper_hierarchies):
+    from hieranon.privacy import TCloseness
+
+    out = seed000_table1a.copy()
+    out["Age"] = "*"
+    out["Postcode"] = "435*"  # classes: male {stress, obesity, stress}, female {obesity, stress, obesity}
+    rep = verify(seed000_table1a, out, QI, paper_hierarchies, k=3, privacy=[TCloseness("Problem", 0.1)])
+    # 1/2 (|2/3 - 1/2| + |1/3 - 1/2|) = 1/6 in both classes
+    assert rep.n_violations == {"t-closeness": 2}
+    v = rep.violations[0]
+    assert v.kind == "t-closeness" and v.column == "Problem"
+    assert "0.1-closeness of 'Problem' (equal distance)" in v.message
+    assert "EMD = 0.166667" in v.message and "EMD <= t = 0.1" in v.message
+    assert rep.achieved_privacy["0.1-closeness of 'Problem' (equal distance)"] == pytest.approx(1 / 6)
+    ok = verify(seed000_table1a, out, QI, paper_hierarchies, k=3, privacy=[TCloseness("Problem", 1 / 6)])
+    assert ok.ok, ok.summary()
+
+
+def test_privacy_respects_counts(paper_hierarchies):
+    from hieranon.privacy import EntropyLDiversity
+
+    orig = pd.DataFrame({"Gender": ["male", "male"], "Age": ["old", "old"], "Postcode": ["4350", "4350"],
+                         "s": ["a", "b"], "n": [3, 3]})
+    rep = verify(orig, orig, QI, paper_hierarchies, k=6, counts="n", privacy=[EntropyLDiversity("s", 2)])
+    assert rep.ok and rep.achieved_privacy == {"entropy 2-diversity of 's'": 2.0}
+    orig.loc[1, "n"] = 2
+    rep = verify(orig, orig, QI, paper_hierarchies, k=5, counts="n", privacy=[EntropyLDiversity("s", 2)])
+    assert rep.n_violations == {"l-diversity": 1}
+
+
+def test_without_privacy_the_report_is_unchanged(seed000_table1a, paper_hierarchies):
+    rep = verify(seed000_table1a, table1b(seed000_table1a), QI, paper_hierarchies, k=2)
+    assert rep.achieved_privacy == {} and "worst class" not in rep.summary()
+
+
+def test_privacy_bound_to_another_table_is_an_error(seed000_table1a, paper_hierarchies):
+    from hieranon.privacy import DistinctLDiversity
+
+    enc = T.encode(seed000_table1a, QI, paper_hierarchies)
+    other = DistinctLDiversity("Problem", 2).bind(seed000_table1a.iloc[:3])
+    with pytest.raises(ValueError, match="bound to a table of 3 rows, the output has 6"):
+        verify_codes(enc, enc.codes, [], privacy=[other])

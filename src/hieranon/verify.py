@@ -16,13 +16,18 @@ checks, from the data alone, that
    column is respected). With one requirement over all QIs this is
    k-anonymity, seed 000 Def. 3 ("the size of every equivalence class with
    respect to the quasi-identifier is k or more"), with equivalence classes
-   as in seed 000 Def. 2.
+   as in seed 000 Def. 2;
+6. with ``privacy=`` models (:mod:`hieranon.privacy`), every equivalence
+   class over all QIs satisfies every model exactly: l-diversity
+   (Machanavajjhala et al. 2007) and t-closeness (Li et al. 2007), violations
+   of kind ``"l-diversity"`` / ``"t-closeness"`` naming the attribute, the
+   class, the value achieved and the value required.
 
 Rows whose every QI cell is the root are *suppressed records*
 (seed 000 sec. 5), counted in the report (``n_suppressed``). They are not
 exempt from the requirements: they print the same ``*`` tuple, so a data
 user (or any independent checker) sees them as one class, which must hold
-at least k records like every other.
+at least k records -- and satisfy every privacy model -- like every other.
 
 :func:`verify_codes` runs checks 1, 4 and 5 on an algorithm's output in code
 form; it is vectorised (no Python loop over rows) so the API can run it after
@@ -44,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from .hierarchy import Hierarchy, value_to_label
+from .privacy import BoundModel
 from .requirements import Requirement, normalise
 from .table import EncodedTable, _is_missing, encode, encode_generalised, group
 
@@ -51,7 +57,8 @@ __all__ = ["VIOLATION_KINDS", "MAX_LISTED_PER_KIND", "Violation", "VerificationR
            "verify", "verify_codes"]
 
 #: The kinds of violation, in the order they are checked.
-VIOLATION_KINDS = ("rows", "columns", "non_qi_changed", "not_generalisation", "requirement")
+VIOLATION_KINDS = ("rows", "columns", "non_qi_changed", "not_generalisation", "requirement", "l-diversity",
+                   "t-closeness")
 #: At most this many violations of each kind are listed (all are counted).
 MAX_LISTED_PER_KIND = 20
 
@@ -82,7 +89,8 @@ class Violation:
     count : int
         How many cells / rows / classes this violation stands for.
     requirement : str | None
-        ``str(requirement)`` for kind ``"requirement"``.
+        ``str(requirement)`` for kind ``"requirement"``; the model's
+        description for kinds ``"l-diversity"`` and ``"t-closeness"``.
     """
 
     kind: str
@@ -118,6 +126,11 @@ class VerificationReport:
         Records (sum of counts) in rows whose every QI cell is the root.
     n_rows, n_records : int
         Size of the anonymised table (rows, records).
+    achieved_privacy : dict[str, float]
+        Per privacy model (its description), the value of its worst class:
+        the smallest l (distinct, entropy), the largest c needed (recursive
+        (c, l): ``r_1 / (r_l + ... + r_m)``), the largest EMD (t-closeness).
+        Empty without models.
     """
 
     ok: bool
@@ -128,6 +141,7 @@ class VerificationReport:
     n_rows: int = 0
     n_records: int = 0
     requirements: list[str] = field(default_factory=list)
+    achieved_privacy: dict[str, float] = field(default_factory=dict)
 
     def by_kind(self, kind: str) -> list[Violation]:
         """The listed violations of one kind."""
@@ -143,6 +157,8 @@ class VerificationReport:
         ks = ", ".join(f"{r}: k={k}" for r, k in self.achieved_k.items()) or "not checked"
         head = (f"{self.n_rows} rows ({self.n_records} records); achieved {ks}; "
                 f"{self.n_suppressed} suppressed record(s)")
+        if self.achieved_privacy:
+            head += "; " + ", ".join(f"{m}: worst class {v:.6g}" for m, v in self.achieved_privacy.items())
         if self.ok:
             return f"verified: {head}"
         total = sum(self.n_violations.values())
@@ -269,9 +285,46 @@ def _check_requirements(keys: np.ndarray, qi_names: Sequence[str], reqs: Sequenc
     return achieved
 
 
+def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[BoundModel], counts: np.ndarray,
+                   describe: Callable[[int, Sequence[str]], str], out: _Collector) -> dict[str, float]:
+    """Group the rows by all their QI ``keys`` (suppressed rows print the same
+    ``*`` tuple: one more class) and check every model on every class;
+    returns each model's value in its worst class."""
+    worst: dict[str, float] = {}
+    if not privacy or len(keys) == 0:
+        return worst
+    row_class, sizes = _group(keys, counts)
+    n_classes = len(sizes)
+    for b in privacy:
+        name = b.describe()
+        if len(b.values) != len(keys):
+            raise ValueError(f"{name} was bound to a table of {len(b.values)} rows, the output has {len(keys)}; "
+                             "bind the models to the input table")
+        values = b.measure(row_class, n_classes)
+        ok = b.per_class_ok(row_class, n_classes)
+        worst[name] = float(b.worst(values))
+        bad = np.flatnonzero(~ok)
+        if len(bad) == 0:
+            continue
+        _, first = np.unique(row_class, return_index=True)
+        bad = bad[np.argsort(first[bad], kind="stable")]
+        for c in bad[:MAX_LISTED_PER_KIND]:
+            members = np.flatnonzero(row_class == c)
+            out.add(Violation(
+                b.kind, b.attribute, int(members[0]),
+                f"{name} fails: class {describe(int(members[0]), qi_names)} ({int(sizes[c])} record(s), "
+                f"row(s) {_rows_text(members)}) has {b.achieved_text(float(values[c]))}; "
+                f"required: {b.required_text()}",
+                requirement=name))
+        if len(bad) > MAX_LISTED_PER_KIND:
+            out.counts[b.kind] += len(bad) - MAX_LISTED_PER_KIND
+    return worst
+
+
 # ------------------------------------------------------------ verify_codes
 def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Sequence[Requirement],
-                 suppressed: np.ndarray | None = None) -> VerificationReport:
+                 suppressed: np.ndarray | None = None, *,
+                 privacy: Sequence[BoundModel] = ()) -> VerificationReport:
     """Verify an algorithm's output in code form against the encoded input.
 
     Checks that ``gen_codes`` has one row per input row and one column per QI,
@@ -283,8 +336,13 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     ``suppressed`` (an algorithm's claim) is cross-checked: a row marked
     suppressed must print ``*`` everywhere.
 
+    ``privacy``: models bound to the input table
+    (:meth:`hieranon.privacy.PrivacyModel.bind`); every equivalence class over
+    all QIs -- the suppressed records one more class -- must satisfy each.
+
     Vectorised (no Python loop over rows): per QI one ancestor look-up, per
-    requirement one mixed-radix key and one ``np.unique``.
+    requirement one mixed-radix key and one ``np.unique``, per privacy model
+    one ``np.bincount``.
     """
     out = _Collector()
     gen = np.asarray(gen_codes)
@@ -349,7 +407,9 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
         return "{" + ", ".join(parts) + "}"
 
     achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, None, describe, out)
-    return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()), **base)
+    worst = _check_privacy(keys, table.qi_names, privacy, table.counts, describe, out)
+    return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()),
+                      achieved_privacy=worst, **base)
 
 
 def _report_bad_cells(out: _Collector, column: str, rows: np.ndarray, orig_key: np.ndarray, out_key: np.ndarray,
@@ -431,7 +491,7 @@ def _row_tuples(df: pd.DataFrame, cols: Sequence) -> list[tuple]:
 
 def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies,
            requirements=None, *, k: int | None = None, counts=None, missing: str = "error",
-           encoded: EncodedTable | None = None) -> VerificationReport:
+           encoded: EncodedTable | None = None, privacy: Sequence = ()) -> VerificationReport:
     """Check that ``anonymised`` is a valid anonymisation of ``original``.
 
     Parameters
@@ -454,6 +514,10 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     missing : ``"error"`` | ``"root"``
         How missing original QI values are read (``"root"``: as ``*``; an
         output cell may then stay missing).
+    privacy : sequence of privacy models
+        Unbound models (:mod:`hieranon.privacy`), bound here to ``original``
+        (its sensitive columns, record counts); every equivalence class over
+        all QIs, the suppressed records one more, must satisfy each (check 6).
 
     encoded : EncodedTable, optional
         ``original`` already encoded (with the same counts and missing mode),
@@ -546,7 +610,12 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         return "{" + ", ".join(f"{a}={_show(anon_reset[a].iloc[row])}" for a in attrs) + "}"
 
     achieved = _check_requirements(keys, qi, reqs, enc.counts, None, describe, out, usable=set(qi_present))
-    return out.report(achieved_k=achieved, n_suppressed=int(enc.counts[all_root].sum()), **base)
+    worst = {}
+    if privacy and len(qi_present) == len(qi):  # else a QI column is missing, already reported
+        bound = [m if isinstance(m, BoundModel) else m.bind(original, enc.counts) for m in privacy]
+        worst = _check_privacy(keys, qi, bound, enc.counts, describe, out)
+    return out.report(achieved_k=achieved, n_suppressed=int(enc.counts[all_root].sum()),
+                      achieved_privacy=worst, **base)
 
 
 def _reorder_hint(orig: pd.DataFrame, anon: pd.DataFrame, cols: list, out: _Collector) -> None:

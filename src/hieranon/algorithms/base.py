@@ -38,9 +38,10 @@ class Problem:
         Seed for every random choice.
     class_labels : ndarray | None
         Class column (for DBCA:CM, TDS, BUG, CM).
-    privacy : list
-        Privacy models of sensitive attributes, bound to the table (each
-        model's ``bind(df, counts)``); empty when none is asked for.
+    privacy : list[BoundModel]
+        Privacy models on sensitive attributes, bound to the input table
+        (:mod:`hieranon.privacy`); every equivalence class of the output,
+        the suppressed records one more, must satisfy each.
     """
 
     table: EncodedTable

@@ -36,6 +36,14 @@ Median cuts:
 
 Counts of a count column are records: rows are never divided.
 
+Privacy models (``problem.privacy``, :mod:`hieranon.privacy`): a cut is
+allowable only when both (every) sides also satisfy every model -- sound
+because the models are monotone (Machanavajjhala et al. 2007, Sec. 5; Li et
+al. 2007, Sec. 4.1: the union of satisfying parts satisfies), as LeFevre et
+al. 2006 require of any allowability test. With models the partitioning runs
+row by row (:meth:`Mondrian._partition_rows`), which gives the same cuts as
+the grouped kernel would.
+
 Implementation: rows with identical QI codes are grouped first (a group's
 weight is its record count). Strict cuts never separate identical rows, so
 the strict partitioning -- the whole of ``strict=True`` and the strict stage
@@ -444,6 +452,7 @@ class Mondrian(Algorithm):
         self.categorical = categorical
         self.numeric = None if numeric is None else list(numeric)
         self.numeric_ranges = bool(numeric_ranges)
+        self._privacy: list = []
 
     # --------------------------------------------------------------- setup
     def _attributes(self, problem: Problem) -> list[_Attribute]:
@@ -527,7 +536,12 @@ class Mondrian(Algorithm):
         attrs = self._attributes(problem)
         if t.n_records < k:
             raise ValueError(f"mondrian: the table has {t.n_records} records, fewer than k={k}")
+        self._privacy = list(getattr(problem, "privacy", None) or [])
+        for b in self._privacy:
+            b.check_feasible()
         counts = t.counts.astype(np.float64)
+        if self._privacy:
+            return self._solve_private(problem, attrs, counts)
         m = len(attrs)
         rep, inv = _group_rows(t.codes, [a.h.n_nodes for a in attrs])
         gw = np.bincount(inv, weights=counts, minlength=len(rep))
@@ -555,6 +569,25 @@ class Mondrian(Algorithm):
         if not self.strict and relaxable.any():
             partition, lcas, extra = self._relax(attrs, partition, lcas, relaxable, counts, k)
             n_cuts += extra
+        return self._solution(problem, attrs, partition, lcas, counts, n_cuts)
+
+    def _solve_private(self, problem: Problem, attrs, counts: np.ndarray) -> Solution:
+        """Row-by-row partitioning whose cuts also keep every privacy model."""
+        t = problem.table
+        self._row_arrays(attrs)
+        finals, n_cuts = self._partition_rows(attrs, np.arange(t.n_rows), counts, problem.k)
+        partition = np.empty(t.n_rows, dtype=np.int64)
+        for p, (rows, _) in enumerate(finals):
+            partition[rows] = p
+        lcas = np.array([l for _, l in finals], dtype=np.int64).reshape(len(finals), len(attrs))
+        return self._solution(problem, attrs, partition, lcas, counts, n_cuts)
+
+    def _parts_private(self, parts: list[np.ndarray]) -> bool:
+        """Does every part of a cut satisfy every privacy model?"""
+        return all(b.rows_ok(p) for b in self._privacy for p in parts)
+
+    def _solution(self, problem: Problem, attrs, partition, lcas, counts, n_cuts) -> Solution:
+        t = problem.table
         n_parts = len(lcas)
         out = lcas[partition].astype(t.codes.dtype)
         sizes = np.bincount(partition, weights=counts, minlength=n_parts).astype(np.int64)
@@ -638,6 +671,8 @@ class Mondrian(Algorithm):
             for relax in ((False,) if self.strict else (False, True)):
                 for j in ranked:
                     parts = self._cut(attrs[j], rows, w, k, lcas[j], relax)
+                    if parts is not None and self._privacy and not self._parts_private(parts):
+                        parts = None  # both sides must keep every privacy model too
                     if parts is not None:
                         break
                 if parts is not None:

@@ -1,0 +1,491 @@
+"""Enforce privacy models on a local-recoding output by merging classes.
+
+Given an output meeting one k over all QIs, :func:`enforce` repairs every
+equivalence class violating a privacy model of ``problem.privacy``
+(l-diversity, t-closeness; :mod:`hieranon.privacy`). The suppressed records
+(every cell the root) form one more class, checked like every other.
+
+While some class violates a model, the violating class ``C`` with the fewest
+records (ties: lowest id) is repaired by the cheapest of four kinds of step,
+costs being the distortion added under ``problem.cost`` (exact integers,
+additive along hierarchy paths):
+
+* **merge** ``C`` with another class ``C'``: the merged class takes, per
+  attribute, the lowest common ancestor of both tuples (the closest common
+  generalisation, Li et al. 2006, Def. 8), costing
+  ``|C| (g(lca) - g(t_C)) + |C'| (g(lca) - g(t_C'))``; a merge with another
+  violating class that repairs both counts half its cost;
+* **move** one record ``r`` into ``C`` from a nearby class ``D`` (among the
+  :data:`NEAR` cheapest merge partners) that keeps ``>= k`` records and every
+  model without it (a "stub" of ``D``, as Li et al. 2008, Def. 14, take
+  records for k); ``C``'s tuple becomes ``lca(t_C, r's original values)``,
+  costing ``|C| (g(new) - g(t_C)) + |r| (g(new) - g(t_D))`` -- negative when
+  ``r``'s values already lie under ``t_C``;
+* **swap** a record ``r`` of a nearby class ``D`` for a record ``o`` of
+  ``C`` (both classes keep their sizes, so ``D`` need not have a record to
+  spare): ``C`` takes ``lca(t_C, r)``, ``D`` takes ``lca(t_D, o)``; ``D``
+  must keep every model;
+* **dissolve** ``C`` (at most :data:`MAX_DISSOLVE` rows): every record of
+  ``C`` joins one of the classes nearest to it (per record), each receiving
+  class keeping every model with all it receives; ``C`` disappears.
+
+A move or swap must keep every model ``C`` satisfies and improve (never
+worsen) those it violates. Preference: the cheapest step that makes ``C``
+satisfy every model (a move, swap or dissolution when it costs no more than
+the cheapest such merge); else the cheapest improving move or swap; else the
+cheapest merge, ``C`` being repaired again next. A step whose tuple equals another
+class's tuple joins that class. At the end, classes that gave records are
+lowered to the lowest common ancestor of their members' original values
+(:func:`tighten`), never above their tuple; suppressed records stay ``*``.
+
+Why it ends and keeps what holds: every class keeps ``>= k`` records (merges
+and moves only add to ``C``; donors and swap partners are checked) and a
+satisfied class stays satisfied (donors are checked; a merge unites classes,
+and the union of two classes satisfying a model satisfies it --
+Machanavajjhala et al. 2007, Sec. 5; Li et al. 2007, Sec. 4.1). Each step
+removes a class, or removes a violation, or strictly improves a violating
+class's measure, so the loop ends (past ``4 (rows + classes)`` steps, as a
+guard, only merges are made, each removing a class); the whole table
+satisfies every model (:meth:`~hieranon.privacy.BoundModel.check_feasible`,
+checked before any work), so it ends with no violation.
+
+Several requirements over different attribute sets are not supported (a
+merge can empty the group a class leaves on a subset of the attributes).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..hierarchy import Hierarchy
+from ..table import group
+from .base import Problem, log
+
+__all__ = ["enforce", "enforce_info", "tighten", "NEAR", "MAX_DISSOLVE"]
+
+#: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
+NEAR = 48
+#: Classes of at most this many rows may be dissolved into their neighbours.
+MAX_DISSOLVE = 64
+
+
+def _lca_fn(h: Hierarchy):
+    if h._dense_ok:
+        table = h.lca_table
+        return lambda a, b: table[a, b]
+    return h.lca
+
+
+class _State:
+    """Alive classes (tuples, sizes, per-model histograms, cost per record)
+    and the class of every row."""
+
+    def __init__(self, problem: Problem, codes: np.ndarray):
+        t = problem.table
+        ec = group(codes, t.counts)
+        n = ec.n_classes
+        self.k = problem.k
+        self.orig = t.codes
+        self.cnt = t.counts
+        self.rc = ec.row_class.astype(np.int64).copy()
+        self.T = np.ascontiguousarray(ec.keys, dtype=np.int32).copy()
+        self.size = ec.sizes.astype(np.int64).copy()
+        self.models = list(problem.privacy)
+        self.hist = [b.histogram(self.rc, n) for b in self.models]
+        self.g = [np.asarray(c, dtype=np.int64) for c in problem.cost.int_costs]
+        self.lca = [_lca_fn(h) for h in t.hierarchies]
+        self.gT = self.tuple_cost(self.T)
+        self.alive = np.ones(n, dtype=bool)
+        self.ok = self.ok_all([h for h in self.hist])
+        self.by_tuple = {self.T[c].tobytes(): c for c in range(n)}
+        self.merges = self.moves = self.swaps = self.dissolved = 0
+        self.donors: set[int] = set()
+        self.added = 0
+
+    def tuple_cost(self, T: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(T), dtype=np.int64)
+        for j, g in enumerate(self.g):
+            out += g[T[:, j]]
+        return out
+
+    def lca_rows(self, tup: np.ndarray, others: np.ndarray) -> np.ndarray:
+        L = np.empty(others.shape, dtype=np.int32)
+        for j, lca in enumerate(self.lca):
+            L[:, j] = lca(tup[j], others[:, j])
+        return L
+
+    def ok_all(self, hists: list[np.ndarray]) -> np.ndarray:
+        ok = np.ones(len(hists[0]), dtype=bool)
+        for b, h in zip(self.models, hists):
+            ok &= b.ok_hist(h)
+        return ok
+
+    # ------------------------------------------------------------ merges
+    def merge_options(self, c: int):
+        """Every other alive class: ids, merged tuples, costs, and whether the
+        merge satisfies every model."""
+        cand = np.flatnonzero(self.alive)
+        cand = cand[cand != c]
+        L = self.lca_rows(self.T[c], self.T[cand])
+        gL = self.tuple_cost(L)
+        inc = self.size[c] * (gL - self.gT[c]) + self.size[cand] * (gL - self.gT[cand])
+        fixes = self.ok_all([h[c] + h[cand] for h in self.hist])
+        return cand, L, inc, fixes
+
+    def merge(self, c: int, d: int, tup: np.ndarray, cost: int) -> None:
+        del self.by_tuple[self.T[d].tobytes()]
+        self._absorb(c, d)
+        self.merges += 1
+        self.added += cost
+        self._retuple(c, tup)
+
+    def _absorb(self, c: int, d: int) -> None:
+        self.size[c] += self.size[d]
+        for h in self.hist:
+            h[c] += h[d]
+        self.alive[d] = False
+        self.ok[d] = True
+        self.rc[self.rc == d] = c
+
+    def _retuple(self, c: int, tup: np.ndarray) -> None:
+        """Class ``c`` takes tuple ``tup``, joining the class that has it."""
+        old = self.T[c].tobytes()
+        key = tup.tobytes()
+        if key != old:
+            if self.by_tuple.get(old) == c:
+                del self.by_tuple[old]
+            self.T[c] = tup
+            self.gT[c] = self.tuple_cost(tup[None, :])[0]
+            e = self.by_tuple.get(key)
+            if e is not None and e != c:  # identical tuples are one class
+                self._absorb(e, c)
+                c = e
+            self.by_tuple[key] = c
+        self.ok[c] = self.ok_all([h[c:c + 1] for h in self.hist])[0]
+
+    def members(self, classes: np.ndarray) -> np.ndarray:
+        """Rows of the given classes, in row order."""
+        mask = np.zeros(len(self.size), dtype=bool)
+        mask[classes] = True
+        return np.flatnonzero(mask[self.rc])
+
+    # ------------------------------------------------------------- moves
+    def move_options(self, c: int, near: np.ndarray):
+        """Rows of the ``near`` classes that may move into ``c``: row ids,
+        new tuples of ``c``, costs, fixes-``c`` flags (only valid, improving
+        moves are returned)."""
+        if len(near) == 0:
+            return None
+        rows = self.members(near)
+        d = self.rc[rows]
+        w = self.cnt[rows]
+        valid = self.size[d] - w >= self.k
+        improves = np.zeros(len(rows), dtype=bool)
+        fixes = valid.copy()
+        for b, h in zip(self.models, self.hist):
+            v = b.values[rows]
+            hc = np.repeat(h[c][None, :], len(rows), axis=0)
+            hc[np.arange(len(rows)), v] += w
+            hd = h[d].copy()
+            hd[np.arange(len(rows)), v] -= w
+            valid &= b.ok_hist(hd)
+            ok_new = b.ok_hist(hc)
+            fixes &= ok_new
+            if b.ok_hist(h[c:c + 1])[0]:
+                valid &= ok_new
+            else:
+                old = b.measure_hist(h[c:c + 1])
+                new = b.measure_hist(hc)
+                valid &= ok_new | ~b.better(old, new)  # never worse
+                improves |= ok_new | b.better(new, old)
+        keep = np.flatnonzero(valid & improves)
+        if len(keep) == 0:
+            return None
+        rows, d, w, fixes = rows[keep], d[keep], w[keep], fixes[keep]
+        N = self.lca_rows(self.T[c], self.orig[rows])
+        gN = self.tuple_cost(N)
+        cost = self.size[c] * (gN - self.gT[c]) + w * (gN - self.gT[d])
+        return rows, N, cost, fixes
+
+    def swap_options(self, c: int, near: np.ndarray):
+        """Pairs (row ``r`` of a ``near`` class ``D``, row ``o`` of ``c``) that
+        may trade places: ``C`` takes ``lca(t_C, r)``, ``D`` takes
+        ``lca(t_D, o)``; both keep ``>= k`` records, ``D`` every model, and
+        ``C`` improves as for a move. Returns ``(r, o, new t_C, new t_D,
+        cost, fixes)`` of the valid, improving pairs, or None."""
+        if len(near) == 0:
+            return None
+        rows = self.members(near)
+        outs = np.flatnonzero(self.rc == c)
+        r = np.repeat(rows, len(outs))
+        o = np.tile(outs, len(rows))
+        d = self.rc[r]
+        wr, wo = self.cnt[r], self.cnt[o]
+        valid = (self.size[c] - wo + wr >= self.k) & (self.size[d] - wr + wo >= self.k)
+        improves = np.zeros(len(r), dtype=bool)
+        fixes = valid.copy()
+        idx = np.arange(len(r))
+        for b, h in zip(self.models, self.hist):
+            vr, vo = b.values[r], b.values[o]
+            valid &= vr != vo  # a trade of equal values changes nothing for this model
+            hc = np.repeat(h[c][None, :], len(r), axis=0)
+            hc[idx, vr] += wr  # one cell per row: plain fancy indexing adds exactly
+            hc[idx, vo] -= wo
+            hd = h[d].copy()
+            hd[idx, vr] -= wr
+            hd[idx, vo] += wo
+            valid &= b.ok_hist(hd)
+            ok_new = b.ok_hist(hc)
+            fixes &= ok_new
+            if b.ok_hist(h[c:c + 1])[0]:
+                valid &= ok_new
+            else:
+                old = b.measure_hist(h[c:c + 1])
+                new = b.measure_hist(hc)
+                valid &= ok_new | ~b.better(old, new)
+                improves |= ok_new | b.better(new, old)
+        keep = np.flatnonzero(valid & improves)
+        if len(keep) == 0:
+            return None
+        r, o, d, wr, wo, fixes = r[keep], o[keep], d[keep], wr[keep], wo[keep], fixes[keep]
+        Nc = self.lca_rows(self.T[c], self.orig[r])
+        Nd = np.empty_like(Nc)
+        for j, lca in enumerate(self.lca):
+            Nd[:, j] = lca(self.T[d, j], self.orig[o, j])
+        gc, gd = self.tuple_cost(Nc), self.tuple_cost(Nd)
+        cost = ((self.size[c] - wo) * (gc - self.gT[c]) + wr * (gc - self.gT[d])
+                + (self.size[d] - wr) * (gd - self.gT[d]) + wo * (gd - self.gT[c]))
+        return r, o, Nc, Nd, cost, fixes
+
+    def swap(self, c: int, r: int, o: int, tc: np.ndarray, td: np.ndarray, cost: int) -> None:
+        d = int(self.rc[r])
+        wr, wo = int(self.cnt[r]), int(self.cnt[o])
+        self.rc[r], self.rc[o] = c, d
+        self.size[c] += wr - wo
+        self.size[d] += wo - wr
+        for b, h in zip(self.models, self.hist):
+            h[c, b.values[r]] += wr
+            h[c, b.values[o]] -= wo
+            h[d, b.values[r]] -= wr
+            h[d, b.values[o]] += wo
+        self.swaps += 1
+        self.donors.add(d)
+        self.added += cost
+        self._retuple(d, td)
+        if self.alive[c]:
+            self._retuple(c, tc)
+        else:  # D took C's tuple and absorbed it
+            self._retuple(int(self.rc[o]), tc)
+
+    def move(self, c: int, r: int, tup: np.ndarray, cost: int) -> None:
+        d = int(self.rc[r])
+        w = int(self.cnt[r])
+        self.rc[r] = c
+        self.size[c] += w
+        self.size[d] -= w
+        for b, h in zip(self.models, self.hist):
+            h[c, b.values[r]] += w
+            h[d, b.values[r]] -= w
+        self.moves += 1
+        self.donors.add(d)
+        self.added += cost
+        self.ok[d] = self.ok_all([h[d:d + 1] for h in self.hist])[0]
+        self._retuple(c, tup)
+
+
+    def dissolve_plan(self, c: int, targets: np.ndarray):
+        """Spread every record of ``c`` over the classes ``targets``, each
+        target keeping every model with all it receives: ``(plan, cost)`` with
+        ``plan`` a list of (row, target class), or None. The cost estimate
+        takes each target's current tuple."""
+        targets = targets[self.ok[targets]]
+        rows = self.members(np.array([c]))
+        if len(targets) == 0 or len(rows) > MAX_DISSOLVE:
+            return None
+        gN = np.zeros((len(rows), len(targets)), dtype=np.int64)  # g(lca(record, target tuple))
+        for j, (lca, g) in enumerate(zip(self.lca, self.g)):
+            gN += g[lca(self.orig[rows, j][:, None], self.T[targets, j][None, :])]
+        cost = self.size[targets][None, :] * (gN - self.gT[targets][None, :]) + \
+            self.cnt[rows][:, None] * (gN - self.gT[c])
+        hs = [h[targets].copy() for h in self.hist]
+        plan, total = [], 0
+        for i in np.argsort(cost.min(axis=1), kind="stable"):
+            r, w = int(rows[i]), int(self.cnt[rows[i]])
+            valid = np.ones(len(targets), dtype=bool)
+            for b, h in zip(self.models, hs):
+                hh = h.copy()
+                hh[:, b.values[r]] += w
+                valid &= b.ok_hist(hh)
+            if not valid.any():
+                return None
+            j = int(np.flatnonzero(valid)[np.argmin(cost[i][valid])])
+            for b, h in zip(self.models, hs):
+                h[j, b.values[r]] += w
+            plan.append((r, int(targets[j])))
+            total += int(cost[i, j])
+        return plan, total
+
+    def dissolve(self, c: int, plan: list[tuple[int, int]]) -> None:
+        """Carry out a :meth:`dissolve_plan`: ``c`` ends empty and is removed."""
+        moved_to: dict[int, int] = {}
+        for r, e in plan:
+            while e in moved_to:  # the target joined another class on the way
+                e = moved_to[e]
+            tup = self.lca_rows(self.orig[r], self.T[e][None, :])[0]
+            g = int(self.tuple_cost(tup[None, :])[0])
+            cost = int(self.size[e] * (g - self.gT[e]) + self.cnt[r] * (g - self.gT[c]))
+            self.move(e, r, tup, cost)
+            if not self.alive[e]:
+                moved_to[e] = int(self.rc[r])
+        self.moves -= len(plan)
+        self.dissolved += 1
+        self.donors.discard(c)
+        if self.by_tuple.get(self.T[c].tobytes()) == c:
+            del self.by_tuple[self.T[c].tobytes()]
+        self.alive[c] = False
+        self.ok[c] = True
+
+
+def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
+    """The repair step of the violating class ``c`` (see the module
+    docstring): ``(cost per violation it repairs, action)``."""
+    cand, L, inc, fixes = s.merge_options(c)
+    # a merge with another violating class that fixes both repairs two at once
+    per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
+    best_merge = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
+    options = []  # (cost, fixes, action of index i)
+    if n_near:
+        order = np.argsort(inc, kind="stable")
+        spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
+        mv = s.move_options(c, cand[order][spare[order]][:n_near])
+        if mv is not None:
+            rows, N, cost, mfix = mv
+            options.append((cost, mfix, lambda i, rows=rows, N=N, cost=cost:
+                            ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))))
+        sw = s.swap_options(c, cand[order][s.ok[cand][order]][:max(1, n_near // 3)])
+        if sw is not None:
+            r, o, Nc, Nd, cost, sfix = sw
+            options.append((cost, sfix, lambda i, r=r, o=o, Nc=Nc, Nd=Nd, cost=cost:
+                            ("swap", c, (int(r[i]), int(o[i])), (Nc[i].copy(), Nd[i].copy()), int(cost[i]))))
+    fixing = [(float(cost[f][np.argmin(cost[f])]), act, int(np.flatnonzero(f)[np.argmin(cost[f])]))
+              for cost, f, act in options if f.any()]
+    if n_near:
+        # targets: the classes whose tuples are nearest per record (not per class)
+        near_t = cand[np.argsort(2 * s.tuple_cost(L) - s.gT[c] - s.gT[cand], kind="stable")[:2 * n_near]]
+        plan = s.dissolve_plan(c, near_t)
+        if plan is not None:
+            fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
+    if fixing:
+        cost, act, i = min(fixing, key=lambda x: x[0])
+        if best_merge < 0 or cost <= per_fix[best_merge]:
+            return cost, act(i)
+    elif best_merge < 0 and options:
+        cost, act, i = min(((float(cost.min()), act, int(np.argmin(cost))) for cost, _, act in options),
+                           key=lambda x: x[0])
+        return cost, act(i)
+    i = best_merge if best_merge >= 0 else int(np.argmin(inc))
+    return float(per_fix[i]), ("merge", c, int(cand[i]), L[i].copy(), int(inc[i]))
+
+
+def tighten(codes: np.ndarray, orig: np.ndarray, hierarchies: list[Hierarchy]) -> np.ndarray:
+    """Every class's tuple lowered, per attribute, to the lowest common
+    ancestor of its members' original values (never more general than
+    before; a class whose tightened tuple equals another's joins it, which
+    keeps k and every monotone model)."""
+    ec = group(codes)
+    order = np.argsort(ec.row_class, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(ec.row_class[order]) != 0])
+    out = ec.keys.copy()
+    for j, h in enumerate(hierarchies):
+        o = orig[order, j]
+        best = np.zeros(len(starts), dtype=np.int64)  # depth of the lowest shared ancestor
+        for d in range(1, h.height):
+            a = h.ancestors[o, np.minimum(d, h.depth[o])].astype(np.int64)
+            deep = (h.depth[o] >= d).astype(np.int64)
+            same = (np.minimum.reduceat(a, starts) == np.maximum.reduceat(a, starts)) & \
+                (np.minimum.reduceat(deep, starts) == 1)
+            best = np.where(same, d, best)
+        rep = orig[order[starts], j]
+        lca = h.ancestors[rep, best]
+        # never above the current tuple (a tuple may sit on an unbalanced path)
+        cur = ec.keys[:, j]
+        out[:, j] = np.where(h.depth[lca] >= h.depth[cur], lca, cur)
+    return out[ec.row_class]
+
+
+def _do(s: _State, action: tuple) -> None:
+    kind, c, x, tup, cost = action
+    if kind == "dissolve":
+        s.dissolve(c, x)
+    elif kind == "swap":
+        s.swap(c, x[0], x[1], tup[0], tup[1], cost)
+    elif kind == "move":
+        s.move(c, x, tup, cost)
+    else:
+        s.merge(c, x, tup, cost)
+
+
+def _step(s: _State, c: int, n_near: int) -> None:
+    _do(s, _best(s, c, n_near)[1])
+
+
+def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
+                 moves: bool = True) -> tuple[np.ndarray, np.ndarray, dict]:
+    """:func:`enforce`, also returning ``info``: the steps made
+    (``privacy_merges``, ``privacy_moves``, ``privacy_swaps``,
+    ``privacy_dissolved``), ``privacy_classes_in``/``_out``,
+    ``privacy_violating_in`` (classes violating some model before),
+    ``privacy_distortion_added`` (distortion units) and ``privacy_time``.
+    ``moves=False`` merges whole classes only."""
+    t0 = time.perf_counter()
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    suppressed = np.asarray(suppressed, dtype=bool)
+    info = {"privacy_merges": 0, "privacy_moves": 0, "privacy_swaps": 0, "privacy_dissolved": 0, "privacy_time": 0.0}
+    if not problem.privacy:
+        return codes, suppressed, info
+    if not problem.single_full_requirement:
+        raise ValueError("the privacy repair supports one k over all quasi-identifiers, not several requirements "
+                         "over different attribute sets")
+    for b in problem.privacy:
+        b.check_feasible()
+    s = _State(problem, codes)
+    info["privacy_classes_in"] = int(s.alive.sum())
+    info["privacy_violating_in"] = int((~s.ok).sum())
+    n_near = NEAR if moves else 0
+    guard = 4 * (problem.table.n_rows + len(s.size))  # beyond this many steps, merges only (each ends a class)
+    steps = 0
+    while True:
+        bad = np.flatnonzero(s.alive & ~s.ok)
+        if len(bad) == 0:
+            break
+        steps += 1
+        _step(s, int(bad[np.argmin(s.size[bad])]), n_near if steps <= guard else 0)  # smallest first
+    out = s.T[s.rc]
+    donors = np.zeros(len(s.size), dtype=bool)
+    donors[list(s.donors)] = True
+    donors[s.rc[suppressed]] = False  # suppressed records stay '*'
+    rows = np.flatnonzero(donors[s.rc] & s.alive[s.rc])
+    if len(rows):  # a class that gave records may now fit under a more specific tuple
+        out[rows] = tighten(out[rows], s.orig[rows], problem.table.hierarchies)
+    sup = suppressed & (out == 0).all(axis=1)  # a suppressed record moved into a class is released
+    added = (problem.cost.cell_costs(out).sum(axis=1) - problem.cost.cell_costs(codes).sum(axis=1)) @ s.cnt
+    info.update(privacy_merges=s.merges, privacy_moves=s.moves, privacy_swaps=s.swaps,
+                privacy_dissolved=s.dissolved, privacy_classes_out=int(s.alive.sum()),
+                privacy_distortion_added=float(added), privacy_time=time.perf_counter() - t0)
+    log.info("privacy repair: %d merges, %d record moves, %d swaps, %d classes dissolved, %d -> %d classes "
+             "(%d violating), distortion +%.4f, %.2f s", s.merges, s.moves, s.swaps, s.dissolved,
+             info["privacy_classes_in"], info["privacy_classes_out"],
+             info["privacy_violating_in"], info["privacy_distortion_added"], info["privacy_time"])
+    return out, sup, info
+
+
+def enforce(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Repair ``codes`` (a local recoding meeting ``problem``'s single k over
+    all QIs) so that every class, the suppressed records one more, satisfies
+    every model of ``problem.privacy``; returns ``(codes, suppressed)``.
+    Raises :class:`~hieranon.privacy.PrivacyError` before any work when the
+    whole table cannot satisfy a model. See the module docstring."""
+    out, sup, _ = enforce_info(problem, codes, suppressed)
+    return out, sup

@@ -1,0 +1,230 @@
+"""Shared machinery of the privacy models: the sensitive column as integer
+codes, per-class histograms, and the bound-model interface.
+
+A privacy model constrains the distribution of a *sensitive* attribute (a
+column that is not a quasi-identifier and is published unchanged) inside every
+equivalence class. An *unbound* model (what the user configures) holds only
+its parameters and the attribute's name; :meth:`PrivacyModel.bind` reads the
+column of the input table once and returns a :class:`BoundModel` that works
+on integer codes:
+
+* ``values[i]`` -- the code ``0..n_values-1`` of row ``i``'s sensitive value;
+* ``counts[i]`` -- the records row ``i`` stands for.
+
+Everything is checked per class from a *histogram* ``(n_classes, n_values)``
+of record counts, built with one ``np.bincount`` over
+``class * n_values + value``. Histograms add when classes merge, so an
+algorithm merging classes keeps one histogram per class and asks
+:meth:`BoundModel.ok_hist` about the sum of two rows, vectorised over every
+candidate partner.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import pandas as pd
+
+#: Histograms above this many cells are built in chunks of classes.
+HIST_CHUNK_CELLS = 1 << 24
+#: Relative tolerance of the float comparisons (entropy, EMD): a value equal
+#: to the threshold up to rounding satisfies it.
+REL_TOL = 1e-9
+
+
+class PrivacyError(ValueError):
+    """A privacy model is invalid or cannot be met by the whole table; the
+    message names the attribute, the model and what is possible."""
+
+
+class PrivacyModel(ABC):
+    """An unbound privacy model on one sensitive attribute.
+
+    Attributes
+    ----------
+    attribute : str
+        The sensitive column.
+    kind : str
+        ``"l-diversity"`` or ``"t-closeness"`` (the verifier's violation kind).
+    """
+
+    attribute: str
+    kind: str = ""
+
+    @abstractmethod
+    def bind(self, df: pd.DataFrame, counts: np.ndarray | None = None) -> BoundModel:
+        """Read the sensitive column of ``df`` (the *input* table, one record
+        count per row) and return the model on integer codes."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Human text, e.g. ``distinct 2-diversity of 'salary-class'``."""
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def sensitive_codes(df: pd.DataFrame, attribute: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of a sensitive column: codes ``0..n-1`` per row in
+    order of first appearance. A missing cell (NaN, None) is a value of its own
+    (it is what the published table shows)."""
+    if attribute not in df.columns:
+        raise PrivacyError(f"sensitive attribute {attribute!r} is not a column of the table "
+                           f"(its columns: {list(df.columns)[:20]})")
+    codes, uniques = pd.factorize(df[attribute], use_na_sentinel=False)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
+    if counts is None:
+        return np.ones(len(df), dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape != (len(df),):
+        raise PrivacyError(f"counts must hold one number per row ({len(df)}), got shape {counts.shape}")
+    return counts
+
+
+class BoundModel(ABC):
+    """A privacy model bound to a table's sensitive column (integer codes).
+
+    Subclasses implement :meth:`measure_hist` and :meth:`ok_hist` on
+    histograms; every other check derives from them.
+
+    Attributes
+    ----------
+    model : PrivacyModel
+        The unbound model (parameters, attribute).
+    values : ndarray (n_rows,) of int64
+        The sensitive value code of every row.
+    counts : ndarray (n_rows,) of int64
+        Records per row.
+    labels : ndarray of object
+        ``labels[v]`` is the original value of code ``v``.
+    """
+
+    def __init__(self, model: PrivacyModel, values: np.ndarray, counts: np.ndarray, labels: np.ndarray):
+        self.model = model
+        self.values = np.asarray(values, dtype=np.int64)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        self.labels = labels
+        self.n_values = len(labels)
+
+    # ----------------------------------------------------------- identity
+    @property
+    def attribute(self) -> str:
+        return self.model.attribute
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
+
+    def describe(self) -> str:
+        return self.model.describe()
+
+    def __repr__(self) -> str:
+        return f"<bound {self.describe()}>"
+
+    # ---------------------------------------------------------- histograms
+    def histogram(self, class_of_row: np.ndarray, n_classes: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Records per (class, sensitive value), float64 ``(n_classes, n_values)``.
+        ``rows`` restricts to some rows (``class_of_row`` is then per those rows)."""
+        vals = self.values if rows is None else self.values[rows]
+        w = self.counts if rows is None else self.counts[rows]
+        cls = np.asarray(class_of_row, dtype=np.int64)
+        nv = max(self.n_values, 1)
+        return np.bincount(cls * nv + vals, weights=w, minlength=n_classes * nv).reshape(n_classes, nv)
+
+    def table_hist(self) -> np.ndarray:
+        """The whole table's histogram, ``(1, n_values)``."""
+        return self.histogram(np.zeros(len(self.values), dtype=np.int64), 1)
+
+    def rows_hist(self, rows: np.ndarray) -> np.ndarray:
+        """Histogram of a set of rows taken as one class, ``(1, n_values)``."""
+        return self.histogram(np.zeros(len(rows), dtype=np.int64), 1, rows)
+
+    def _chunked(self, fn, class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
+        """``fn(histogram)`` per class, building the histogram in chunks of
+        classes when it would be large."""
+        nv = max(self.n_values, 1)
+        per = max(1, HIST_CHUNK_CELLS // nv)
+        cls = np.asarray(class_of_row, dtype=np.int64)
+        if n_classes <= per:
+            return fn(self.histogram(cls, n_classes))
+        parts = []
+        for lo in range(0, n_classes, per):
+            hi = min(n_classes, lo + per)
+            rows = np.flatnonzero((cls >= lo) & (cls < hi))
+            parts.append(fn(self.histogram(cls[rows] - lo, hi - lo, rows)))
+        return np.concatenate(parts)
+
+    # -------------------------------------------------------------- checks
+    @abstractmethod
+    def measure_hist(self, hist: np.ndarray) -> np.ndarray:
+        """The value achieved per histogram row (l, or the EMD t)."""
+
+    @abstractmethod
+    def ok_hist(self, hist: np.ndarray) -> np.ndarray:
+        """True per histogram row satisfying the model (exact up to
+        :data:`REL_TOL` on float quantities)."""
+
+    @abstractmethod
+    def required_text(self) -> str:
+        """What a class must reach, e.g. ``l >= 2`` or ``EMD <= 0.2``."""
+
+    @abstractmethod
+    def achieved_text(self, value: float) -> str:
+        """A measured value in words, e.g. ``l = 1`` or ``EMD = 0.31``."""
+
+    #: True when a larger measured value is better (l); False when smaller is
+    #: (recursive (c, l)'s needed c, the EMD of t-closeness).
+    higher_is_better: bool = True
+
+    def worst(self, values: np.ndarray) -> float:
+        """The worst of per-class measured values."""
+        if not len(values):
+            return float("nan")
+        return float(np.min(values) if self.higher_is_better else np.max(values))
+
+    def better(self, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+        """Element-wise: is measured value ``new`` strictly better than ``old``?"""
+        return new > old if self.higher_is_better else new < old
+
+    def per_class_ok(self, class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
+        """Bool per class: does it satisfy the model? (``class_of_row`` in
+        ``0..n_classes-1``, one per row of the bound table.)"""
+        return self._chunked(self.ok_hist, class_of_row, n_classes)
+
+    def measure(self, class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
+        """The value achieved per class: l for l-diversity (for recursive
+        (c, l): the smallest c it satisfies), the EMD for t-closeness."""
+        return self._chunked(self.measure_hist, class_of_row, n_classes)
+
+    def rows_ok(self, rows: np.ndarray) -> bool:
+        """Does the set ``rows`` (one class) satisfy the model?"""
+        return bool(self.ok_hist(self.rows_hist(np.asarray(rows, dtype=np.int64)))[0])
+
+    def check_feasible(self) -> None:
+        """Raise :class:`PrivacyError` when even the whole table (one class)
+        violates the model, naming the best value possible."""
+        h = self.table_hist()
+        if not bool(self.ok_hist(h)[0]):
+            raise PrivacyError(self.infeasible_message(h))
+
+    def infeasible_message(self, hist: np.ndarray) -> str:
+        best = self.measure_hist(hist)[0]
+        return (f"{self.describe()} cannot be met: the whole table, taken as one class, has "
+                f"{self.achieved_text(best)} (needs {self.required_text()}); relax the model")
+
+
+def positive_number(value, what: str) -> float:
+    """``float(value)`` or a PrivacyError naming ``what``."""
+    if isinstance(value, bool):
+        raise PrivacyError(f"{what} must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise PrivacyError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(x):
+        raise PrivacyError(f"{what} must be finite, got {value!r}")
+    return x
