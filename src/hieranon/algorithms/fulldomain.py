@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -40,9 +41,13 @@ import pandas as pd
 from ..hierarchy import Hierarchy
 from ..requirements import Requirement
 from ..table import EncodedTable, group
+from .params import Interval, NoneValue, Options
+from .details import AllMinDetails, DataflyDetails, FullDomainDetails
 from .base import Algorithm, Problem, Solution, log
 
 OBJECTIVES = ("distortion", "prec", "dm")
+#: A fraction of the records that may be suppressed (Samarati 2001, MaxSup)
+SUPPRESSION_LIMIT = Interval(Real, 0, 1)
 
 #: largest lattice the full-domain methods enumerate
 MAX_LATTICE_NODES = 2_000_000
@@ -433,11 +438,6 @@ def _objective_costs(problem: Problem, objective: str):
     return None, 1
 
 
-def _check_limit(limit) -> float:
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit <= 1:
-        raise ValueError(f"suppression_limit must be a fraction of the records in [0, 1], got {limit!r}")
-    return float(limit)
-
 
 class FullDomain(Algorithm):
     """Optimal full-domain generalisation (Incognito / OLA / Flash style).
@@ -456,7 +456,7 @@ class FullDomain(Algorithm):
         all-root and are flagged; a node is feasible when at most
         ``floor(limit * n)`` records are suppressed.
     all_minimal : bool or None
-        Classify the whole lattice so that ``info['minimal_nodes']`` lists
+        Classify the whole lattice so that ``details.minimal_nodes`` lists
         *every* minimal feasible node (the k-minimal generalisations).
         ``None`` (default) does so when the lattice has at most 2,048 nodes;
         otherwise only the part of the lattice the search needs is settled.
@@ -472,17 +472,17 @@ class FullDomain(Algorithm):
     name = "fulldomain"
     multi_requirement = True
 
+    parameters = {"objective": Options(*OBJECTIVES), "suppression_limit": SUPPRESSION_LIMIT,
+                  "all_minimal": bool | NoneValue(), "exhaustive": bool}
+
     def __init__(self, objective: str = "distortion", suppression_limit: float = 0.0,
                  all_minimal: bool | None = None, exhaustive: bool = False):
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
         self.objective = objective
-        self.suppression_limit = _check_limit(suppression_limit)
+        self.suppression_limit = suppression_limit
         self.all_minimal = all_minimal
-        self.exhaustive = bool(exhaustive)
+        self.exhaustive = exhaustive
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         costs, scale = _objective_costs(problem, self.objective)
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, costs)
         C = _Classifier(L)
@@ -554,7 +554,7 @@ class FullDomain(Algorithm):
             info["precision"] = 1 - info["cost"] / cells if cells else 1.0
         log.info("fulldomain: node %s (%s %.6g), %d of %d nodes checked", info["node"], self.objective,
                  info["cost"], L.n_checked, L.n_nodes)
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, FullDomainDetails(**info))
 
     @staticmethod
     def _dm_ties(L: Lattice, optimal: list[int], best: int) -> list[int]:
@@ -594,10 +594,10 @@ class AllMin(Algorithm):
     ``h + 1`` does too (any successor), so the least height with a feasible
     node is found by binary search between 0 and the top; at each probed
     height every node is settled (with predictive tagging from the other
-    probes). ``info['nodes']`` lists *all* feasible nodes of the least height
+    probes). ``details.nodes`` lists *all* feasible nodes of the least height
     (Samarati's k-minimal generalisations of minimal height), ordered by the
     problem's distortion (:class:`~hieranon.metrics.CostModel`), then
-    lexicographically; the first of them is applied (``info['node']``).
+    lexicographically; the first of them is applied (``details.node``).
 
     ``suppression_limit`` is Samarati's MaxSup as a fraction of the records
     (0 by default).
@@ -606,11 +606,12 @@ class AllMin(Algorithm):
     name = "allmin"
     multi_requirement = True
 
-    def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = _check_limit(suppression_limit)
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def __init__(self, suppression_limit: float = 0.0):
+        self.suppression_limit = suppression_limit
+
+    def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs)
         C = _Classifier(L)
         probed: dict[int, np.ndarray] = {}
@@ -645,7 +646,7 @@ class AllMin(Algorithm):
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
         }
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, AllMinDetails(**info))
 
 
 class Datafly(Algorithm):
@@ -665,11 +666,12 @@ class Datafly(Algorithm):
     name = "datafly"
     multi_requirement = True
 
-    def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = _check_limit(suppression_limit)
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def __init__(self, suppression_limit: float = 0.0):
+        self.suppression_limit = suppression_limit
+
+    def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit)
         node = np.zeros(L.m, dtype=np.int64)
         steps: list[str] = []
@@ -701,4 +703,4 @@ class Datafly(Algorithm):
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
         }
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, DataflyDetails(**info))

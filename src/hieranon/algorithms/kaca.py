@@ -25,7 +25,7 @@ Distances are computed with the integer costs of
 :class:`hieranon.metrics.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
 the cost of generalising attribute ``j`` from ``u`` to its ancestor ``v``), so
 ties are real ties. By Lemma 2 of seed 004 the total distortion of the output
-equals the sum of the merge distances (``info['distance_sum']``).
+equals the sum of the merge distances (``details.distance_sum``).
 
 Two interchangeable search paths find the nearest classes:
 
@@ -59,7 +59,7 @@ Optional outlier suppression (seed 000, sec. 5): with
 the threshold (in distortion units, the float scale of the cost model) is
 suppressed instead of merged: all its QI cells become the root, its rows are
 flagged in :attr:`Solution.suppressed` and counted in
-``info['suppressed_records']``.
+``details.suppressed_records``.
 
 The stub is taken from the end of ``C'``'s member list (its last rows in
 input order for an original class). Rows with record counts > 1 are
@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 import time
+from numbers import Real
 
 import numpy as np
 from numba import njit
@@ -79,7 +80,9 @@ from numba import njit
 from ..hierarchy import DENSE_LCA_MAX_NODES, Hierarchy
 from ..metrics import CostModel, distortion, inconsistency
 from ..table import group
+from .details import KACA2Details, KACADetails
 from .base import Algorithm, Problem, Solution, log
+from .params import Interval
 
 __all__ = ["KACA1", "KACA2", "kaca1_codes", "kaca2_global_levels", "kaca2_final_levels"]
 
@@ -1195,11 +1198,10 @@ class KACA1(Algorithm):
     """
 
     name = "kaca1"
+    parameters = {"fast": bool, "suppression_threshold": Interval(Real, 0, None) | None}
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None):
-        if suppression_threshold is not None and not (suppression_threshold >= 0):
-            raise ValueError(f"suppression_threshold must be >= 0, got {suppression_threshold!r}")
-        self.fast = bool(fast)
+        self.fast = fast
         self.suppression_threshold = suppression_threshold
 
     def _run_kaca1(self, problem: Problem, codes: np.ndarray, rng: np.random.Generator):
@@ -1207,13 +1209,12 @@ class KACA1(Algorithm):
         return kaca1_codes(codes, t.counts, t.hierarchies, problem.cost, problem.k, rng,
                            fast=self.fast, threshold=self.suppression_threshold)
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         rng = np.random.default_rng(problem.seed)
         codes, sup, info = self._run_kaca1(problem, problem.table.codes, rng)
         log.info("kaca1: %d merges, distortion %.4f, %d suppressed records", info["merges"],
                  info["distance_sum"], info["suppressed_records"])
-        return Solution(codes, sup, info)
+        return Solution(codes, sup, KACADetails(**info))
 
 
 class KACA2(KACA1):
@@ -1230,16 +1231,14 @@ class KACA2(KACA1):
     """
 
     name = "kaca2"
+    parameters = {**KACA1.parameters, "max_inconsistency": Interval(Real, 0, 1, closed="right")}
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None,
                  max_inconsistency: float = 0.10):
         super().__init__(fast, suppression_threshold)
-        if not (0 < max_inconsistency <= 1):
-            raise ValueError(f"max_inconsistency must be in (0, 1], got {max_inconsistency!r}")
-        self.max_inconsistency = float(max_inconsistency)
+        self.max_inconsistency = max_inconsistency
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         t = problem.table
         rng = np.random.default_rng(problem.seed)
         g1, steps = kaca2_global_levels(t.codes, t.counts, t.hierarchies, problem.k, self.max_inconsistency)
@@ -1249,11 +1248,8 @@ class KACA2(KACA1):
         cost = problem.cost
         d1 = distortion(t.codes, g1, cost, t.counts)
         d3 = distortion(t.codes, g3, cost, t.counts)
-        info["distortion_global_step"] = d1
-        info["distortion_final_step"] = d3 - d1 - info["distance_sum"]
-        info["distortion_total"] = d3
-        info["global_levels"] = dict(zip(t.qi_names, steps))
-        info["final_rounds"] = dict(zip(t.qi_names, rounds))
-        info["max_inconsistency"] = self.max_inconsistency
+        details = KACA2Details(**info, distortion_global_step=d1, distortion_final_step=d3 - d1 - info["distance_sum"],
+                               distortion_total=d3, global_levels=dict(zip(t.qi_names, steps)),
+                               final_rounds=dict(zip(t.qi_names, rounds)), max_inconsistency=self.max_inconsistency)
         log.info("kaca2: global levels %s, %d merges, final rounds %s", steps, info["merges"], rounds)
-        return Solution(g3, sup, info)
+        return Solution(g3, sup, details)

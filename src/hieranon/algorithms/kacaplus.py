@@ -62,6 +62,7 @@ the order key of a depth is then the largest cost of a node at that depth.
 from __future__ import annotations
 
 import time
+from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
@@ -69,7 +70,9 @@ from numba import njit
 from ..metrics import CostModel
 from ..table import group
 from . import kaca as K
+from .details import KACAPlusDetails
 from .base import Algorithm, Problem, Solution, log
+from .params import Interval, NoneValue, Options
 
 __all__ = ["CONSTRUCTIONS", "KACAPlus", "auto_row_stub_weight", "auto_stub_weight", "kacaplus_codes"]
 
@@ -1220,7 +1223,7 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
                    max_vectors: int = 1_000_000, growth_order: str = "dense",
                    refine_exhaustive: bool | None = None, stub_rows: bool = True) -> tuple[np.ndarray, dict]:
     """KACA+ on a code matrix (module docstring). Returns ``(codes, info)``;
-    ``info['distortion_int']`` is the output's distortion in the cost model's
+    ``details.distortion_int`` is the output's distortion in the cost model's
     integer scale."""
     t0 = time.perf_counter()
     R = np.ascontiguousarray(codes, dtype=np.int32)
@@ -1331,27 +1334,25 @@ class KACAPlus(Algorithm):
     """
 
     name = "kaca+"
+    parameters = {
+        "stub_weight": Interval(Real, 0, None) | Options("auto") | None,
+        "refine": bool,
+        "refine_all": bool | NoneValue(),
+        "refine_budget": Interval(Integral, 0, None) | None,
+        "restarts": Interval(Integral, 1, None) | None,
+        "max_vectors": Interval(Integral, 1, None),
+        "construction": Options(*CONSTRUCTIONS),
+        "growth_order": Options("dense", "random"),
+        "refine_exhaustive": bool | NoneValue(),
+        "stub_rows": bool,
+    }
 
     def __init__(self, stub_weight: float | str | None = "auto", refine: bool = True, refine_all: bool | None = None,
                  refine_budget: int | None = None, restarts: int | None = None, max_vectors: int = 1_000_000,
                  construction: str = "sweep", growth_order: str = "dense", refine_exhaustive: bool | None = None,
                  stub_rows: bool = True):
-        if stub_weight is not None and stub_weight != "auto" and (
-                isinstance(stub_weight, (str, bool)) or not stub_weight >= 0):
-            raise ValueError(f"kaca+: stub_weight must be a number >= 0, 'auto' or None, got {stub_weight!r}")
-        if restarts is not None and (isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1):
-            raise ValueError(f"kaca+: restarts must be a whole number >= 1, got {restarts!r}")
-        if isinstance(max_vectors, bool) or not isinstance(max_vectors, int) or max_vectors < 1:
-            raise ValueError(f"kaca+: max_vectors must be a whole number >= 1, got {max_vectors!r}")
-        if refine_budget is not None and (isinstance(refine_budget, bool) or not isinstance(refine_budget, int)
-                                          or refine_budget < 0):
-            raise ValueError(f"kaca+: refine_budget must be a whole number >= 0, got {refine_budget!r}")
-        if construction not in CONSTRUCTIONS:
-            raise ValueError(f"kaca+: construction must be one of {CONSTRUCTIONS}, got {construction!r}")
-        if growth_order not in ("dense", "random"):
-            raise ValueError(f"kaca+: growth_order must be 'dense' or 'random', got {growth_order!r}")
-        self.stub_weight = stub_weight if stub_weight in (None, "auto") else float(stub_weight)
-        self.refine = bool(refine)
+        self.stub_weight = stub_weight
+        self.refine = refine
         self.refine_all = refine_all
         self.refine_budget = refine_budget
         self.restarts = restarts
@@ -1359,10 +1360,9 @@ class KACAPlus(Algorithm):
         self.construction = construction
         self.growth_order = growth_order
         self.refine_exhaustive = refine_exhaustive
-        self.stub_rows = bool(stub_rows)
+        self.stub_rows = stub_rows
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         t = problem.table
         codes, info = kacaplus_codes(t.codes, t.counts, t.hierarchies, problem.cost, problem.k,
                                      0 if problem.seed is None else problem.seed,
@@ -1372,4 +1372,4 @@ class KACAPlus(Algorithm):
                                      max_vectors=self.max_vectors, growth_order=self.growth_order,
                                      refine_exhaustive=self.refine_exhaustive, stub_rows=self.stub_rows)
         log.info("kaca+: distortion %.4f (run %d of %d)", info["distortion"], info["best_run"] + 1, len(info["runs"]))
-        return Solution(codes, np.zeros(t.n_rows, dtype=bool), info)
+        return Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))

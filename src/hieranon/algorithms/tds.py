@@ -30,10 +30,14 @@ The class column comes from :attr:`Problem.class_labels`. The helpers here
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 
-from .base import Algorithm, Problem, Solution, log
+from .params import Interval
+from .details import TDSDetails
+from .base import Algorithm, Details, Problem, Solution, log
 
 _EPS = 1e-12
 
@@ -123,7 +127,7 @@ class ClassTable:
     def reqs_with(self, j: int) -> list[int]:
         return [i for i, (idx, _k) in enumerate(self.reqs) if j in idx]
 
-    def solution(self, codes: np.ndarray, info: dict, n_rows: int) -> Solution:
+    def solution(self, codes: np.ndarray, info: Details, n_rows: int) -> Solution:
         return Solution(codes[self.row_of_input].astype(np.int32), np.zeros(n_rows, dtype=bool), info)
 
 
@@ -136,20 +140,19 @@ class TDS(Algorithm):
         Stop after this many specialisations (default: until none is valid and
         beneficial).
 
-    ``info['specialisations']`` lists ``(attribute, node label, score,
+    ``details.specialisations`` lists ``(attribute, node label, score,
     info_gain, anony_loss)`` in the order performed.
     """
 
     name = "tds"
     multi_requirement = True
 
+    parameters = {"max_steps": Interval(Integral, 0, None) | None}
+
     def __init__(self, max_steps: int | None = None):
-        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
-            raise ValueError(f"tds: max_steps must be a whole number >= 0, got {max_steps!r}")
         self.max_steps = max_steps
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         ct = ClassTable(problem, "tds")
         codes = np.zeros_like(ct.leaf)              # the most general table
         if not ct.satisfied(codes):
@@ -193,7 +196,7 @@ class TDS(Algorithm):
             key, j, v, codes, anon, gain, loss = best
             steps.append((ct.qi_names[j], ct.hierarchies[j].labels[v], key[0], gain, loss))
             log.debug("tds: specialise %s=%s (score %.6f)", ct.qi_names[j], ct.hierarchies[j].labels[v], key[0])
-        info = {"specialisations": steps, "n_steps": len(steps)}
+        info = TDSDetails(specialisations=steps, n_steps=len(steps))
         return ct.solution(codes, info, problem.table.n_rows)
 
 
