@@ -292,20 +292,21 @@ def test_unbalanced_and_large_hierarchies():
 def test_trie_growth_and_random_batches_keep_results(case):
     # start the trie with no spare node: the kernel must ask for room (status 2)
     import hieranon.algorithms.kaca as kaca_mod
+    import hieranon.algorithms.kaca_core as core_mod
 
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
     ref = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed), record=True)
-    orig = kaca_mod._trie_capacity, kaca_mod._rand_batch
+    orig = core_mod._trie_capacity, kaca_mod._rand_batch
     # ... and draw one random number at a time: the interrupted iterations are
     # redone, so nothing depends on where the batches end
-    kaca_mod._trie_capacity = lambda used, m: used
+    core_mod._trie_capacity = lambda used, m: used
     kaca_mod._rand_batch = lambda n_small: 1
     try:
         got = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed),
                           record=True)
     finally:
-        kaca_mod._trie_capacity, kaca_mod._rand_batch = orig
+        core_mod._trie_capacity, kaca_mod._rand_batch = orig
     assert np.array_equal(got[0], ref[0])
     assert np.array_equal(got[2]["merge_log"][:, :5], ref[2]["merge_log"][:, :5])
 

@@ -69,7 +69,7 @@ from numba import njit
 
 from ..metrics import CostModel
 from ..table import group
-from . import kaca as K
+from . import kaca_core as K
 from .details import KACAPlusDetails
 from .base import Algorithm, Problem, Solution, log
 from .params import Interval, NoneValue, Options
@@ -506,7 +506,7 @@ class _SweepData:
         self.dcmin = _depth_costs(hierarchies, cost, lowest=True)
         # every node at a depth costs the same (leaf-balanced WHD, priorities)
         self.exact_dc = bool(np.array_equal(self.dc, self.dcmin))
-        self.hd = K._hierarchy_data(hierarchies, cost)
+        self.hd = K.hierarchy_data(hierarchies, cost)
         prod = 1.0
         for h in self.hh:
             prod *= float(h)
@@ -592,13 +592,13 @@ def _kaca_state(codes: np.ndarray, counts: np.ndarray, k: int, hd, perm, whole: 
         head[rc[order[b]]] = order[b]
         e = np.r_[b[1:] - 1, n - 1]
         tail[rc[order[e]]] = order[e]
-    tr, used, class_leaf = K._build_trie(T[:ncls], size[:ncls], (1 << 30) if whole else k, perm, hd)
+    tr, used, class_leaf = K.build_trie(T[:ncls], size[:ncls], (1 << 30) if whole else k, perm, hd)
     if spare:
         class_leaf = np.r_[class_leaf, np.full(spare, -1, dtype=np.int32)].astype(np.int32)
     cap = len(tr[0])
-    st = np.zeros(K._S_LEN, dtype=np.int64)
-    st[K._S_TUSED] = used
-    st[K._S_TFREE] = -1
+    st = np.zeros(K.S_LEN, dtype=np.int64)
+    st[K.S_TUSED] = used
+    st[K.S_TFREE] = -1
     tot = int(hd[2].sum())
     return {
         "T": T, "size": size, "alive": alive, "head": head, "tail": tail, "nxt": nxt, "prv": prv,
@@ -611,12 +611,12 @@ def _kaca_state(codes: np.ndarray, counts: np.ndarray, k: int, hd, perm, whole: 
 
 
 def _grow_state(S, m):
-    S["tr"], S["hp"], S["stk"] = K._grow(S["tr"], S["hp"], S["stk"], int(S["st"][K._S_TUSED]), m)
+    S["tr"], S["hp"], S["stk"] = K.grow_trie(S["tr"], S["hp"], S["stk"], int(S["st"][K.S_TUSED]), m)
 
 
 def _state_codes(S, n, m):
     out = np.zeros((n, m), dtype=np.int32)
-    K._rows_to_codes(S["T"], S["alive"], S["head"], S["nxt"], out)
+    K.rows_to_codes(S["T"], S["alive"], S["head"], S["nxt"], out)
     return out
 
 
@@ -631,7 +631,7 @@ def _nearest_all(k, T, size, alive, unit, tail, prv, cnt, hd, perm, tr, hp, ties
         out[C] = -1
         tgt[C] = -1
         if alive[C] and size[C] < k:
-            best, nt = K._nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
+            best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
                                        xa, xb, ea, eb, class_leaf, stk)
             if nt > 0:
                 out[C] = best
@@ -651,19 +651,19 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
             pos[0] += 1
             pos[1] = -1
             continue
-        if st[K._S_TUSED] + m + 1 > tr[0].shape[0]:
+        if st[K.S_TUSED] + m + 1 > tr[0].shape[0]:
             pos[1] = C
             return 2
-        _best, nt = K._nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
+        _best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
                                    xa, xb, ea, eb, class_leaf, stk)
         if nt == 0:  # a single class in the table: nothing to merge with
             pos[0] += 1
             pos[1] = -1
             continue
-        dist, _kind, e = K._merge(C, ties[0], k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
+        dist, _kind, e = K.merge_classes(C, ties[0], k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
                                  class_leaf, newtup)
-        st[K._S_MERGES] += 1
-        st[K._S_DSUM] += dist
+        st[K.S_MERGES] += 1
+        st[K.S_DSUM] += dist
         pos[1] = e
     return 0
 
@@ -714,7 +714,7 @@ def _hpop_f(hk, hc, hv, n):
 @njit(cache=True)
 def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb, class_leaf, stk,
              ver, tgt, tver, hk, hc, hv, hn):
-    best, nt = K._nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
+    best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
                                xa, xb, ea, eb, class_leaf, stk)
     if nt == 0:
         return hn
@@ -740,7 +740,7 @@ def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
                               class_leaf, stk, ver, tgt, tver, hk, hc, hv, hn)
         hstate[1] = 1
     while hn > 0:
-        if st[K._S_TUSED] + m + 1 > tr[0].shape[0]:
+        if st[K.S_TUSED] + m + 1 > tr[0].shape[0]:
             hstate[0] = hn
             return 2
         C = hc[0]
@@ -753,10 +753,10 @@ def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
             hn = _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb,
                           class_leaf, stk, ver, tgt, tver, hk, hc, hv, hn)
             continue
-        dist, _kind, e = K._merge(C, c2, k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
+        dist, _kind, e = K.merge_classes(C, c2, k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
                                  class_leaf, newtup)
-        st[K._S_MERGES] += 1
-        st[K._S_DSUM] += dist
+        st[K.S_MERGES] += 1
+        st[K.S_DSUM] += dist
         ver[C] += 1
         ver[c2] += 1
         ver[e] += 1
@@ -878,10 +878,10 @@ def _retuple(c, tup, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_l
             same = False
             break
     if same:
-        K._trie_refresh(c, min(size[c], _W_MAX), tr, class_leaf)
+        K.trie_refresh(c, min(size[c], _W_MAX), tr, class_leaf)
         return c
-    K._trie_remove(c, tr, st, class_leaf)
-    e = K._trie_lookup(tup, perm, tr[0])
+    K.trie_remove(c, tr, st, class_leaf)
+    e = K.trie_lookup(tup, perm, tr[0])
     if e >= 0:
         if head[c] >= 0:
             if tail[e] >= 0:
@@ -895,11 +895,11 @@ def _retuple(c, tup, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_l
         size[e] += size[c]
         size[c] = 0
         alive[c] = False
-        K._trie_refresh(e, min(size[e], _W_MAX), tr, class_leaf)
+        K.trie_refresh(e, min(size[e], _W_MAX), tr, class_leaf)
         return e
     for j in range(m):
         T[c, j] = tup[j]
-    K._trie_insert(c, tup, min(size[c], _W_MAX), perm, tr, st, class_leaf, hd)
+    K.trie_insert(c, tup, min(size[c], _W_MAX), perm, tr, st, class_leaf, hd)
     return c
 
 
@@ -948,11 +948,11 @@ def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
     for i in range(q):
         r = buf[ubeg[i]]
         for j in range(m):
-            pre[i + 1, j] = R[r, j] if i == 0 else K._lca(j, pre[i, j], R[r, j], hd)
+            pre[i + 1, j] = R[r, j] if i == 0 else K.lca_code(j, pre[i, j], R[r, j], hd)
     for i in range(q - 1, -1, -1):
         r = buf[ubeg[i]]
         for j in range(m):
-            suf[i, j] = R[r, j] if i == q - 1 else K._lca(j, suf[i + 1, j], R[r, j], hd)
+            suf[i, j] = R[r, j] if i == q - 1 else K.lca_code(j, suf[i + 1, j], R[r, j], hd)
     for i in range(q):
         for j in range(m):
             if i == 0:
@@ -960,12 +960,12 @@ def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
             elif i == q - 1:
                 rest[i, j] = pre[i, j]
             else:
-                rest[i, j] = K._lca(j, pre[i, j], suf[i + 1, j], hd)
+                rest[i, j] = K.lca_code(j, pre[i, j], suf[i + 1, j], hd)
 
 
 @njit(cache=True)
 def _glca(j, a, b, hd):
-    return hd[8][hd[7][j] + K._lca(j, a, b, hd)]
+    return hd[8][hd[7][j] + K.lca_code(j, a, b, hd)]
 
 
 @njit(cache=True)
@@ -984,7 +984,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
     while qstate[0] != qstate[1]:
         if stats[0] >= budget:
             return 1
-        if st[K._S_TUSED] + 4 * (m + 1) > tr[0].shape[0]:
+        if st[K.S_TUSED] + 4 * (m + 1) > tr[0].shape[0]:
             return 2
         A = queue[qstate[0]]
         qstate[0] = (qstate[0] + 1) % qcap
@@ -1022,18 +1022,18 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                 stats[0] += 1
             else:
                 # the class where the unit fits best (A itself left out of the trie)
-                K._trie_remove(A, tr, st, class_leaf)
-                B = K._trie_lookup(R[u], perm, tr[0])
+                K.trie_remove(A, tr, st, class_leaf)
+                B = K.trie_lookup(R[u], perm, tr[0])
                 if B < 0:
                     for j in range(m):
                         T[S, j] = R[u, j]
                     size[S] = nU
-                    K._trie_insert(S, R[u], min(nU, _W_MAX), perm, tr, st, class_leaf, hd)
-                    _bd, nt = K._nearest_fast(S, _BIG, T, size, True, tail, prv, cnt, hd, perm, tr, hp, ties, st,
+                    K.trie_insert(S, R[u], min(nU, _W_MAX), perm, tr, st, class_leaf, hd)
+                    _bd, nt = K.nearest_fast(S, _BIG, T, size, True, tail, prv, cnt, hd, perm, tr, hp, ties, st,
                                              xa, xb, ea, eb, class_leaf, stk)
-                    K._trie_remove(S, tr, st, class_leaf)
+                    K.trie_remove(S, tr, st, class_leaf)
                     B = ties[0] if nt > 0 else -1
-                K._trie_insert(A, T[A], min(size[A], _W_MAX), perm, tr, st, class_leaf, hd)
+                K.trie_insert(A, T[A], min(size[A], _W_MAX), perm, tr, st, class_leaf, hd)
                 stats[0] += 1
                 if B < 0:
                     continue
@@ -1102,8 +1102,8 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
             v = bufB[ubB[iv]]
             nV = ucB[iv]
             for j in range(m):
-                newA[j] = K._lca(j, restA[iu, j], R[v, j], hd)
-                newB[j] = K._lca(j, restB[iv, j], R[u, j], hd) if qB >= 2 else R[u, j]
+                newA[j] = K.lca_code(j, restA[iu, j], R[v, j], hd)
+                newB[j] = K.lca_code(j, restB[iv, j], R[u, j], hd) if qB >= 2 else R[u, j]
             clash = True
             same_ab = True
             for j in range(m):
@@ -1122,14 +1122,14 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
         else:
             for j in range(m):
                 newA[j] = restA[iu, j]
-                newB[j] = K._lca(j, T[B, j], R[u, j], hd)
+                newB[j] = K.lca_code(j, T[B, j], R[u, j], hd)
             stats[1] += 1
         for i2 in range(ubA[iu], ubA[iu + 1]):
             _detach(bufA[i2], A, head, tail, nxt, prv)
             _append(bufA[i2], B, head, tail, nxt, prv)
         size[A] -= nU
         size[B] += nU
-        st[K._S_DSUM] += best_d
+        st[K.S_DSUM] += best_d
         a2 = _retuple(A, newA, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_leaf, hd)
         b2 = _retuple(B, newB, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_leaf, hd)
         for x in (a2, b2):
@@ -1164,7 +1164,7 @@ def _refine(codes_out, R, counts, hd, perm, k, budget, all_units, exhaustive=Fal
         if status == 2:
             _grow_state(S, m)
     info = {"searches": int(stats[0]), "relocations": int(stats[1]), "swaps": int(stats[2]),
-            "converged": status == 0, "delta_int": int(S["st"][K._S_DSUM])}
+            "converged": status == 0, "delta_int": int(S["st"][K.S_DSUM])}
     return _state_codes(S, n, m), info
 
 
@@ -1198,7 +1198,7 @@ def _class_lcas(R, cls, ncls, hd):
         if c < 0:
             continue
         for j in range(m):
-            T[c, j] = R[r, j] if T[c, j] < 0 else K._lca(j, T[c, j], R[r, j], hd)
+            T[c, j] = R[r, j] if T[c, j] < 0 else K.lca_code(j, T[c, j], R[r, j], hd)
     return T
 
 
@@ -1230,8 +1230,8 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     n, _m = R.shape
     K.check_k(k, counts)
-    hd = K._hierarchy_data(hierarchies, cost)
-    perm = K._trie_order(R, hd[2])
+    hd = K.hierarchy_data(hierarchies, cost)
+    perm = K.choose_trie_order(R, hd[2])
     if refine_all is None:
         refine_all = n <= 20_000
     if refine_exhaustive is None:
