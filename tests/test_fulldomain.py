@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
-from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain, apply_node
+from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain
+from hieranon.algorithms.lattice import apply_node
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
 
