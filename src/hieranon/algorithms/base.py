@@ -108,10 +108,11 @@ class Algorithm(ABC):
     """Base class: declared parameters (validated at construction), work in :meth:`_solve`.
 
     A subclass declares its constructor's parameters in :attr:`parameters`
-    (name -> constraint, see :mod:`hieranon.algorithms.params`) and stores
-    each under its own name. The constructor's arguments are checked against
-    the declaration, and normalised (numpy scalars to Python numbers), before
-    the subclass's ``__init__`` body runs. :meth:`solve` checks the problem
+    (name -> constraint, see :mod:`hieranon.algorithms.params`). The
+    constructor's arguments are checked against the declaration, normalised
+    (numpy scalars to Python numbers) and stored as attributes of the same
+    names before the subclass's ``__init__`` body runs; the body only
+    documents the signature or derives further state. :meth:`solve` checks the problem
     (:meth:`check_problem`) once, then calls :meth:`_solve`.
     """
 
@@ -132,9 +133,13 @@ class Algorithm(ABC):
         @functools.wraps(init)
         def validated_init(self, *args, **kw):
             bound = signature.bind(self, *args, **kw)
+            bound.apply_defaults()
             declared = type(self).parameters
             given = {n: v for n, v in bound.arguments.items() if n in declared}
-            bound.arguments.update(validate_parameters(type(self).name, declared, given))
+            valid = validate_parameters(type(self).name, declared, given)
+            for name, value in valid.items():
+                setattr(self, name, value)
+            bound.arguments.update(valid)
             init(*bound.args, **bound.kwargs)
 
         validated_init._validates_parameters = True

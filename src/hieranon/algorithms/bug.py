@@ -42,7 +42,7 @@ import numpy as np
 from .params import Interval
 from .details import BUGDetails
 from .base import Algorithm, Problem, Solution, log
-from .tds import _EPS, ClassTable, info_gain
+from .tds import EPS, ClassTable, info_gain
 
 
 class BUG(Algorithm):
@@ -59,7 +59,7 @@ class BUG(Algorithm):
     parameters = {"max_steps": Interval(Integral, 0, None) | None}
 
     def __init__(self, max_steps: int | None = None):
-        self.max_steps = max_steps
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     @staticmethod
     def _deficit(cnt: np.ndarray, k: int) -> float:
@@ -122,11 +122,11 @@ class BUG(Algorithm):
                     cands.append((j, p, new, loss, gain, vgain, touches))
             if not cands:
                 raise RuntimeError("bug: no generalisation left but the requirements are still violated")
-            crit = [c for c in cands if c[4] > _EPS]
+            crit = [c for c in cands if c[4] > EPS]
             if crit:
                 kind, pool, g_of = "critical", crit, (lambda c: c[4])
             else:
-                pool = [c for c in cands if c[5] > _EPS]
+                pool = [c for c in cands if c[5] > EPS]
                 kind, g_of = "deficit", (lambda c: c[5])
                 if not pool:
                     pool = [c for c in cands if c[6]] or cands

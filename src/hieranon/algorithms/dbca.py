@@ -582,7 +582,7 @@ class DBCACM(DBCA):
     parameters = {"penalty": Interval(Real, 0, None)}
 
     def __init__(self, penalty: float = 1.0):
-        self.penalty = penalty
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def check_problem(self, problem: Problem) -> None:
         super().check_problem(problem)

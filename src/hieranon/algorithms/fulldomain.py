@@ -108,10 +108,7 @@ class FullDomain(Algorithm):
 
     def __init__(self, objective: str = "distortion", suppression_limit: float = 0.0,
                  all_minimal: bool | None = None, exhaustive: bool = False):
-        self.objective = objective
-        self.suppression_limit = suppression_limit
-        self.all_minimal = all_minimal
-        self.exhaustive = exhaustive
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         costs, scale = _objective_costs(problem, self.objective)
@@ -240,7 +237,7 @@ class AllMin(Algorithm):
     parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
     def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = suppression_limit
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs)
@@ -300,7 +297,7 @@ class Datafly(Algorithm):
     parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
     def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = suppression_limit
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit)

@@ -287,11 +287,7 @@ class HeuristicMin(Algorithm):
 
     def __init__(self, max_tables: int = 200_000, violations: str = "relevant", siblings: str = "paper",
                  ties: str = "steps", keep_trace: bool = True):
-        self.ties = ties
-        self.max_tables = max_tables
-        self.violations = violations
-        self.siblings = siblings
-        self.keep_trace = keep_trace
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     # ------------------------------------------------------------ operator
     def _generalise(self, space: _Space, state, codes, viol, any_viol, j: int):

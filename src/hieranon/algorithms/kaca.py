@@ -413,8 +413,7 @@ class KACA1(Algorithm):
     parameters = {"fast": bool, "suppression_threshold": Interval(Real, 0, None) | None}
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None):
-        self.fast = fast
-        self.suppression_threshold = suppression_threshold
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _run_kaca1(self, problem: Problem, codes: np.ndarray, rng: np.random.Generator):
         t = problem.table
@@ -447,8 +446,7 @@ class KACA2(KACA1):
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None,
                  max_inconsistency: float = 0.10):
-        super().__init__(fast, suppression_threshold)
-        self.max_inconsistency = max_inconsistency
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         t = problem.table

@@ -157,11 +157,7 @@ class MinGen(Algorithm):
 
     def __init__(self, mode: str = "rows", objective: str = "steps", max_records: int = 400,
                  max_variables: int = 60_000, time_limit: float | None = None):
-        self.mode = mode
-        self.objective = objective
-        self.max_records = max_records
-        self.max_variables = max_variables
-        self.time_limit = time_limit
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def check_problem(self, problem: Problem) -> None:
         super().check_problem(problem)

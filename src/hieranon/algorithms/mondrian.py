@@ -443,10 +443,7 @@ class Mondrian(Algorithm):
 
     def __init__(self, strict: bool = True, categorical: str = "median", numeric: list[str] | None = None,
                  numeric_ranges: bool = False):
-        self.strict = strict
-        self.categorical = categorical
-        self.numeric = numeric
-        self.numeric_ranges = numeric_ranges
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     # --------------------------------------------------------------- setup
     def _attributes(self, problem: Problem) -> list[_Attribute]:

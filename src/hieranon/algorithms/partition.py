@@ -164,11 +164,6 @@ class Partitioned(Algorithm):
             raise ValueError(f"partitioned: unknown inner method {inner_method!r}; "
                              f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
         self.inner_method = inner_method
-        self.block_size = block_size
-        self.executor = executor
-        self.scheduler = scheduler
-        self.n_workers = n_workers
-        self.max_in_flight = max_in_flight
         self.method_params = dict(method_params or {})
 
     @property

@@ -39,7 +39,8 @@ from .params import Interval
 from .details import TDSDetails
 from .base import Algorithm, Details, Problem, Solution, log
 
-_EPS = 1e-12
+#: Scores at or below this are taken as zero (no gain)
+EPS = 1e-12
 
 
 def entropy(class_counts: np.ndarray) -> np.ndarray:
@@ -150,7 +151,7 @@ class TDS(Algorithm):
     parameters = {"max_steps": Interval(Integral, 0, None) | None}
 
     def __init__(self, max_steps: int | None = None):
-        self.max_steps = max_steps
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         ct = ClassTable(problem, "tds")
@@ -170,7 +171,7 @@ class TDS(Algorithm):
                     rows = np.flatnonzero(col == v)
                     child = h.ancestors[ct.leaf[rows, j], h.depth[v] + 1]
                     gain = info_gain(ct.label[rows], child, ct.weights[rows], ct.n_classes)
-                    if gain <= _EPS:
+                    if gain <= EPS:
                         continue
                     new = codes.copy()
                     new[rows, j] = child
@@ -204,9 +205,9 @@ def _better(a: tuple, b: tuple) -> bool:
     """Lexicographic 'greater' with a tolerance on the float score and gain."""
     for x, y in zip(a, b):
         if isinstance(x, float) or isinstance(y, float):
-            if x > y + _EPS:
+            if x > y + EPS:
                 return True
-            if x < y - _EPS:
+            if x < y - EPS:
                 return False
         else:
             if x != y:

@@ -218,16 +218,7 @@ class KACAPlus(Algorithm):
                  refine_budget: int | None = None, restarts: int | None = None, max_vectors: int = 1_000_000,
                  construction: str = "sweep", growth_order: str = "dense", refine_exhaustive: bool | None = None,
                  stub_rows: bool = True):
-        self.stub_weight = stub_weight
-        self.refine = refine
-        self.refine_all = refine_all
-        self.refine_budget = refine_budget
-        self.restarts = restarts
-        self.max_vectors = max_vectors
-        self.construction = construction
-        self.growth_order = growth_order
-        self.refine_exhaustive = refine_exhaustive
-        self.stub_rows = stub_rows
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         t = problem.table

@@ -113,8 +113,8 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
             pos[0] += 1
             pos[1] = -1
             continue
-        dist, _kind, e = K.merge_classes(C, ties[0], k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
-                                 class_leaf, newtup)
+        dist, _kind, e = K.merge_classes(C, ties[0], k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
+                                         tr, st, class_leaf, newtup)
         st[K.S_MERGES] += 1
         st[K.S_DSUM] += dist
         pos[1] = e
@@ -207,7 +207,7 @@ def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
                           class_leaf, stk, ver, tgt, tver, hk, hc, hv, hn)
             continue
         dist, _kind, e = K.merge_classes(C, c2, k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st,
-                                 class_leaf, newtup)
+                                         class_leaf, newtup)
         st[K.S_MERGES] += 1
         st[K.S_DSUM] += dist
         ver[C] += 1

@@ -219,11 +219,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     d = (size[A] - nU) * gr + (size[B] + nU) * gb - baseA - baseB
                     dm = (size[A] - nU) ** 2 + (size[B] + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
-                        best_d = d
-                        best_dm = dm
-                        best_kind = 1
-                        best_U = iu
-                        best_B = B
+                        best_d, best_dm, best_kind, best_U, best_B = d, dm, 1, iu, B
                 qB = _units(B, head, nxt, uid, cnt, bufB, ubB, ucB)
                 if qB >= 2:
                     _rest_lcas(R, bufB, ubB, qB, hd, preB, sufB, restB)
@@ -240,12 +236,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     d = (size[A] - nU + nV) * ga + (size[B] - nV + nU) * gb - baseA - baseB
                     dm = (size[A] - nU + nV) ** 2 + (size[B] - nV + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
-                        best_d = d
-                        best_dm = dm
-                        best_kind = 2
-                        best_U = iu
-                        best_B = B
-                        best_V = iv
+                        best_d, best_dm, best_kind, best_U, best_B, best_V = d, dm, 2, iu, B, iv
         if best_kind == 0:
             continue
         B = best_B
