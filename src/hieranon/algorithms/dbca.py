@@ -73,7 +73,6 @@ Implementation.
 
 from __future__ import annotations
 
-import math
 import time
 from numbers import Real
 
