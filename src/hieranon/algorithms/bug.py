@@ -39,9 +39,9 @@ from numbers import Integral
 
 import numpy as np
 
-from .params import Interval
-from .details import BUGDetails
 from .base import Algorithm, Problem, Solution, log
+from .details import BUGDetails
+from .params import Interval
 from .tds import EPS, ClassTable, info_gain
 
 

@@ -81,9 +81,9 @@ import pandas as pd
 from numba import njit, prange
 
 from ..table import row_keys
-from .params import Interval
-from .details import DBCADetails
 from .base import Algorithm, Problem, Solution, log
+from .details import DBCADetails
+from .params import Interval
 
 __all__ = ["DBCA", "DBCACM", "DENSE_MAX_VALUES", "GROUP_MAX_COMBOS", "cluster_lca"]
 

@@ -77,9 +77,9 @@ import numpy as np
 import pandas as pd
 
 from ..table import group
-from .params import Interval, Options
-from .details import HeuristicMinDetails
 from .base import Algorithm, Problem, Solution, log
+from .details import HeuristicMinDetails
+from .params import Interval, Options
 
 VIOLATION_MODES = ("relevant", "any")
 SIBLING_MODES = ("paper", "subtree", "occurring")

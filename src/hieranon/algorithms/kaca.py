@@ -82,8 +82,8 @@ from ..metrics import CostModel, distortion, inconsistency
 from ..table import group
 from .base import Algorithm, Problem, Solution, log
 from .details import KACA2Details, KACADetails
-from .kaca_core import (S_DSUM, S_EXPAND, S_ITER, S_LEN, S_LOGN, S_MERGES, S_NSMALL, S_RPOS, S_SUPP, S_TFREE,
-                        S_TUSED, build_trie, check_k, choose_trie_order, grow_trie, hierarchy_data, merge_classes,
+from .kaca_core import (S_DSUM, S_EXPAND, S_ITER, S_LEN, S_LOGN, S_MERGES, S_NSMALL, S_RPOS, S_SUPP, S_TFREE, S_TUSED,
+                        build_trie, check_k, choose_trie_order, grow_trie, hierarchy_data, merge_classes,
                         nearest_fast, nearest_plain, rows_to_codes, set_small, trie_remove)
 from .params import Interval
 

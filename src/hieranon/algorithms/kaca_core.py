@@ -31,8 +31,6 @@ _W_INF = np.iinfo(np.int32).max
 # indices into the scalar state vector of the kernel
 S_NSMALL, S_RPOS, S_MERGES, S_DSUM, S_TUSED, S_TFREE, S_SUPP, S_LOGN, S_ITER, S_EXPAND = range(10)
 S_LEN = 16
-
-
 #: Node expansions of the depth-first search that seeds the upper bound.
 _PRE_BUDGET = 64
 
@@ -176,8 +174,6 @@ def _query_tables(C, T, hd, xa, xb, ea, eb):
 #             more general after removals: still a valid bound)
 # W = min(|C'|, 2k) minimised over the classes below (exact after every update).
 _V, _N, _W, _FC = 0, 1, 2, 3
-
-
 _P, _A, _D = 0, 1, 2
 
 

@@ -68,9 +68,9 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ..table import EncodedTable, group
-from .params import Interval, Options
-from .details import MinGenDetails
 from .base import Algorithm, Problem, Solution, log
+from .details import MinGenDetails
+from .params import Interval, Options
 
 MODES = ("rows", "records")
 OBJECTIVES = ("steps", "distortion")

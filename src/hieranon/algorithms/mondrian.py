@@ -56,9 +56,9 @@ import numpy as np
 from numba import njit
 
 from ..hierarchy import Hierarchy
-from .params import NoneValue, Options
-from .details import MondrianDetails
 from .base import Algorithm, Problem, Solution, log
+from .details import MondrianDetails
+from .params import NoneValue, Options
 
 CATEGORICAL_SPLITS = ("median", "hierarchy")
 

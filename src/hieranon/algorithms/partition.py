@@ -29,9 +29,9 @@ import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..table import EncodedTable
-from .params import Interval, NoneValue, Options
-from .details import PartitionedDetails
 from .base import Algorithm, Problem, Solution
+from .details import PartitionedDetails
+from .params import Interval, NoneValue, Options
 
 log = logging.getLogger("hieranon.partition")
 

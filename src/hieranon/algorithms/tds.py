@@ -35,9 +35,9 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from .params import Interval
-from .details import TDSDetails
 from .base import Algorithm, Details, Problem, Solution, log
+from .details import TDSDetails
+from .params import Interval
 
 #: Scores at or below this are taken as zero (no gain)
 EPS = 1e-12

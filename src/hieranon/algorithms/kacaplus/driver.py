@@ -11,8 +11,8 @@ from numbers import Integral, Real
 import numpy as np
 from numba import njit
 
-from .. import kaca_core as K
 from ...metrics import CostModel
+from .. import kaca_core as K
 from ..base import Algorithm, Problem, Solution, log
 from ..details import KACAPlusDetails
 from ..params import Interval, NoneValue, Options
@@ -26,11 +26,7 @@ __all__ = ["CONSTRUCTIONS", "KACAPlus", "auto_row_stub_weight", "auto_stub_weigh
 
 #: Default number of runs (``restarts=None``) on tables of at most AUTO_RESTARTS_ROWS rows.
 AUTO_RESTARTS = 8
-
-
 AUTO_RESTARTS_ROWS = 2_000
-
-
 #: First steps that can be chosen (the last two are earlier trials, kept for comparison).
 CONSTRUCTIONS = ("sweep", "growth", "cheapest")
 

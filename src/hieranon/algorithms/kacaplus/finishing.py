@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import kaca_core as K
 from ...table import group
+from .. import kaca_core as K
 
 
 # =====================================================================

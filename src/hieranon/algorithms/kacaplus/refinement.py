@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import kaca_core as K
 from ...table import group
+from .. import kaca_core as K
 from .finishing import grow_state, kaca_args, kaca_state, state_codes
 from .sweep import append_member, detach_member
 
@@ -17,8 +17,6 @@ from .sweep import append_member, detach_member
 #: Weight that makes every class look small enough for a whole merge in
 #: :func:`hieranon.algorithms.kaca_core.nearest_fast` (the refinement's searches).
 _BIG = 1 << 40
-
-
 _W_MAX = np.iinfo(np.int32).max
 
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import kaca_core as K
 from ...metrics import CostModel
+from .. import kaca_core as K
 
 
 #: Smallest size of the sweep's hash table of groups (a power of two).
 _MIN_TABLE = 16
-
-
 #: Depth vectors a sweep visits at most when the product of the heights exceeds 2**22.
 _SPARSE_MAX_VECTORS = 50_000
 
