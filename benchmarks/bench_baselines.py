@@ -117,9 +117,9 @@ def main(argv=None) -> int:
             for name, make in METHODS.items():
                 sec, sol = timed(make, problem, repeats)
                 row = {"method": name, "k": k, "q": q, "seconds": sec, "runs": repeats, **measure(problem, sol),
-                       "ncp": sol.info.get("ncp", ""), "node": sol.info.get("node", ""),
-                       "nodes_checked": sol.info.get("nodes_checked", ""),
-                       "lattice_size": sol.info.get("lattice_size", "")}
+                       "ncp": getattr(sol.details, "ncp", ""), "node": getattr(sol.details, "node", ""),
+                       "nodes_checked": getattr(sol.details, "nodes_checked", ""),
+                       "lattice_size": getattr(sol.details, "lattice_size", "")}
                 rows.append(row)
                 done += 1
                 ncp = f", NCP {row['ncp']:.4f}" if row["ncp"] != "" else ""
@@ -137,13 +137,13 @@ def main(argv=None) -> int:
         print(f"brute force k={k} q={q}: checking every node ...", flush=True)
         sec, sol = timed(lambda: FullDomain(exhaustive=True), problem, 1 if args.quick else args.brute_repeats)
         search = next(r for r in rows if r["method"] == "fulldomain" and r["k"] == k and r["q"] == q)
-        assert sol.info["node"] == search["node"], "brute force and search disagree"
+        assert sol.details.node == search["node"], "brute force and search disagree"
         brute[k] = sec
         rows.append({"method": "fulldomain-bruteforce", "k": k, "q": q, "seconds": sec,
                      "runs": 1 if args.quick else args.brute_repeats, **measure(problem, sol), "ncp": "",
-                     "node": sol.info["node"], "nodes_checked": sol.info["nodes_checked"],
-                     "lattice_size": sol.info["lattice_size"]})
-        print(f"brute force k={k} q={q}: {sec:.2f} s for {sol.info['nodes_checked']} nodes; search "
+                     "node": sol.details.node, "nodes_checked": sol.details.nodes_checked,
+                     "lattice_size": sol.details.lattice_size})
+        print(f"brute force k={k} q={q}: {sec:.2f} s for {sol.details.nodes_checked} nodes; search "
               f"{search['seconds']:.3f} s for {search['nodes_checked']} nodes -> {sec / search['seconds']:.1f}x faster",
               flush=True)
 

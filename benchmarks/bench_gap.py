@@ -92,7 +92,7 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 opt = MinGen(mode="records", objective="distortion", time_limit=args.time_limit).solve(prob)
-            status = "optimal" if opt.info["optimal"] else "time_limit"
+            status = "optimal" if opt.details.optimal else "time_limit"
             d_opt = M.distortion(t.codes, opt.codes, prob.cost, t.counts)
         except MinGenTooLarge as exc:
             status, d_opt = "refused: " + str(exc)[:80], float("nan")

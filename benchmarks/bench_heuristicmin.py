@@ -148,9 +148,10 @@ def main(argv=None) -> int:
                 "input_rows": n_in, "output_rows": out_rows, "row_ratio": round(out_rows / n_in, 6),
                 "precision": round(precision(table.codes, sol.codes, table.hierarchies, table.counts), 6),
                 "seconds": round(dt, 3),
-                "tables_generated": sol.info.get("generated", ""), "tables_expanded": sol.info.get("expanded", ""),
-                "complete": sol.info.get("complete", ""),
-                "steps": sol.info.get("n_steps", ""),
+                "tables_generated": getattr(sol.details, "generated", ""),
+                "tables_expanded": getattr(sol.details, "expanded", ""),
+                "complete": getattr(sol.details, "complete", ""),
+                "steps": getattr(sol.details, "n_steps", ""),
                 "verified": check(problem, sol.codes), "verified_api": verify_api(problem, sol.codes),
             }
             rows.append(rec)

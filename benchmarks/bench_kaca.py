@@ -105,7 +105,7 @@ def run_once(algo: str, enc, k: int, scheme: str, seed: int, models: dict) -> di
         "cavg": M.cavg(n, ec.n_classes, k),
         "inconsistency": float(M.inconsistency(sol.codes, enc.hierarchies, enc.counts).max()),
         "classes": ec.n_classes,
-        "merges": sol.info["merges"],
+        "merges": sol.details.merges,
         "codes": sol.codes,
     }
 

@@ -85,7 +85,7 @@ def adult_comparison(block_size: int) -> dict | None:
     d_whole = M.distortion_ratio(p.table.codes, whole.codes, p.cost)
     d_part = M.distortion_ratio(p.table.codes, part.codes, p.cost)
     return {"adult_whole_ratio": round(d_whole, 5), "adult_partitioned_ratio": round(d_part, 5),
-            "adult_relative_increase": round(d_part / d_whole - 1, 4), "adult_blocks": part.info["blocks"],
+            "adult_relative_increase": round(d_part / d_whole - 1, 4), "adult_blocks": part.details.blocks,
             "adult_whole_seconds": round(t_whole, 3), "adult_partitioned_seconds": round(t_part, 3)}
 
 

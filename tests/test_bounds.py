@@ -92,7 +92,7 @@ def test_bound_is_below_the_optimum_and_every_output(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         opt = MinGen(mode="records", objective="distortion", time_limit=10).solve(prob)
-    if opt.info["optimal"]:
+    if opt.details.optimal:
         assert b.distortion <= metrics.distortion(enc.codes, opt.codes, prob.cost) + 1e-7
 
 

@@ -399,7 +399,7 @@ def test_count_column_rows_are_indivisible():
           "age": H.suppression("age", ["young", "middle", "old"])}
     problem = prepare(df, ["pc", "age"], hs, 3, count_column="n")
     sol = D.DBCA().solve(problem)
-    sizes = sol.info["cluster_sizes"]
+    sizes = sol.details.cluster_sizes
     assert all(s >= 3 for s in sizes) and sum(sizes) == 14
     enc = problem.table
     assert group(sol.codes, enc.counts).sizes.min() >= 3

@@ -19,7 +19,8 @@ from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
-from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain, apply_node
+from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain
+from hieranon.algorithms.lattice import apply_node
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
 
@@ -114,13 +115,13 @@ def test_seed000_other_objectives(seed000_table1a, paper_hierarchies):
     for obj in ("prec", "dm"):
         sol = FullDomain(objective=obj).solve(p)
         best, tied = brute_best(brute_force(p, objective=obj))
-        assert sol.info["node"] == tied[0]
-        assert sorted(sol.info["optimal_nodes"]) == sorted(tied)
+        assert sol.details.node == tied[0]
+        assert sorted(sol.details.optimal_nodes) == sorted(tied)
         if obj == "prec":  # cost = summed cell loss; brute force gives 1 - Prec
-            assert sol.info["cost"] == pytest.approx(best * p.table.n_records * 3)
-            assert sol.info["precision"] == pytest.approx(1 - best)
+            assert sol.details.cost == pytest.approx(best * p.table.n_records * 3)
+            assert sol.details.precision == pytest.approx(1 - best)
         else:
-            assert sol.info["cost"] == best
+            assert sol.details.cost == best
 
 
 # ------------------------------------------------ seed 003 worked example
@@ -146,9 +147,9 @@ def test_allmin_seed003_returns_100(seed003_table):
     df, hs = seed003_table
     p = make_problem(df, ["edu", "sex", "hrs"], hs, k=4, counts="count")
     sol = AllMin().solve(p)
-    assert sol.info["node"] == [1, 0, 0]
-    assert sol.info["nodes"] == [[1, 0, 0]]  # the only feasible node of height 1 (Figure 9)
-    assert sol.info["height"] == 1
+    assert sol.details.node == [1, 0, 0]
+    assert sol.details.nodes == [[1, 0, 0]]  # the only feasible node of height 1 (Figure 9)
+    assert sol.details.height == 1
     assert_satisfies(p, sol)
     labels = {tuple(p.table.hierarchies[j].labels[c] for j, c in enumerate(row)) for row in sol.codes}
     assert labels == {("High", "M", "40"), ("High", "M", "30"), ("High", "F", "30"), ("High", "F", "40")}
@@ -163,7 +164,7 @@ def test_allmin_seed003_returns_100(seed003_table):
 def test_fulldomain_seed003_and_datafly(seed003_table):
     df, hs = seed003_table
     p = make_problem(df, ["edu", "sex", "hrs"], hs, k=4, counts="count")
-    assert FullDomain(objective="prec").solve(p).info["node"] == [1, 0, 0]
+    assert FullDomain(objective="prec").solve(p).details.node == [1, 0, 0]
     sol = Datafly().solve(p)
     assert_satisfies(p, sol)
 
@@ -213,19 +214,19 @@ def test_fulldomain_matches_brute_force(case):
                  FullDomain(objective, suppression_limit=limit, all_minimal=False),
                  FullDomain(objective, suppression_limit=limit, exhaustive=True)):
         sol = algo.solve(p)
-        assert sol.info["node"] == tied[0], (algo, sol.info, tied)
+        assert sol.details.node == tied[0], (algo, sol.info, tied)
         assert_satisfies(p, sol)
         assert int(p.table.counts[sol.suppressed].sum()) <= limit * p.table.n_records + 1e-9
-        assert sorted(sol.info["optimal_nodes"]) == sorted(tied)
+        assert sorted(sol.details.optimal_nodes) == sorted(tied)
     feasible = {tuple(nd) for nd, f, _ in rows if f}
     minimal = sorted(list(nd) for nd in feasible
                      if not any(tuple(nd[:j] + (nd[j] - 1,) + nd[j + 1:]) in feasible for j in range(len(nd))))
     sol = FullDomain(objective, suppression_limit=limit, all_minimal=True).solve(p)
-    assert sorted(sol.info["minimal_nodes"]) == minimal
+    assert sorted(sol.details.minimal_nodes) == minimal
     # AllMin: every feasible node of the least height
     h = min(sum(nd) for nd in feasible)
     am = AllMin(suppression_limit=limit).solve(p)
-    assert sorted(am.info["nodes"]) == sorted(list(nd) for nd in feasible if sum(nd) == h)
+    assert sorted(am.details.nodes) == sorted(list(nd) for nd in feasible if sum(nd) == h)
     assert_satisfies(p, am)
     df = Datafly(suppression_limit=limit).solve(p)
     assert_satisfies(p, df)
@@ -239,12 +240,12 @@ def test_multiple_requirements_with_suppression_iterate():
     p = make_problem(df, ["a", "b"], hs, k=2, requirements=[(("a",), 3)])
     sol = FullDomain(suppression_limit=0.5).solve(p)
     # node [0,0] suppressing 3 rows costs 3 * 2 = 6, as much as [0,1]; the lower node wins
-    assert sol.info["node"] == [0, 0] and sol.info["cost"] == 6
+    assert sol.details.node == [0, 0] and sol.details.cost == 6
     assert sol.suppressed.tolist() == [True, True, True, False, False, False]
     assert_satisfies(p, sol)
     rows = brute_force(p, 0.5)
     assert brute_best(rows) == (6.0, [[0, 0], [0, 1]])
-    assert FullDomain().solve(p).info["node"] == [0, 1]
+    assert FullDomain().solve(p).details.node == [0, 1]
     ds = Datafly(suppression_limit=0.5).solve(p)
     assert_satisfies(p, ds)
 
@@ -316,20 +317,20 @@ def test_adult_optimum_equals_brute_force(adult_problem_factory):
         best = cost[feas].min()
         tied = [list(map(int, nodes[i])) for i in np.flatnonzero(feas & np.isclose(cost, best, rtol=1e-12))]
         tied.sort(key=lambda nd: (sum(nd), nd))
-        assert sol.info["node"] == tied[0], k
-        assert sorted(sol.info["optimal_nodes"]) == sorted(tied)
-        assert sol.info["cost"] == pytest.approx(best, rel=1e-12)
+        assert sol.details.node == tied[0], k
+        assert sorted(sol.details.optimal_nodes) == sorted(tied)
+        assert sol.details.cost == pytest.approx(best, rel=1e-12)
         assert not sol.suppressed.any()
         assert_satisfies(p, sol)
-        assert np.array_equal(sol.codes, apply_node(p.table, sol.info["node"]))
+        assert np.array_equal(sol.codes, apply_node(p.table, sol.details.node))
         assert M.distortion(p.table.codes, sol.codes, p.cost) == pytest.approx(best, rel=1e-9)
         # the search settles far fewer nodes than the brute force checks
-        assert sol.info["nodes_checked"] < len(nodes) // 4
+        assert sol.details.nodes_checked < len(nodes) // 4
         # AllMin's nodes are the feasible nodes of least height
         am = AllMin().solve(p)
         hmin = heights[feas].min()
         lowest = np.flatnonzero(feas & (heights == hmin))
-        assert sorted(am.info["nodes"]) == sorted(list(map(int, nodes[i])) for i in lowest)
+        assert sorted(am.details.nodes) == sorted(list(map(int, nodes[i])) for i in lowest)
 
 
 @pytest.mark.adult
@@ -337,16 +338,16 @@ def test_adult_fulldomain_and_datafly(adult_problem_factory):
     """The optimal node on Adult at k = 10 (its time is measured by benchmarks/, not asserted here)."""
     p = adult_problem_factory(10)
     sol = FullDomain().solve(p)
-    assert sol.info["node"] == [4, 2, 3, 1, 2, 0, 0, 2]
+    assert sol.details.node == [4, 2, 3, 1, 2, 0, 0, 2]
     assert_satisfies(p, sol)
     df = Datafly().solve(p)
     assert not df.suppressed.any()
     assert_satisfies(p, df)
     # Datafly is a heuristic: never better than the optimum
-    assert M.distortion(p.table.codes, df.codes, p.cost) >= sol.info["cost"] - 1e-6
+    assert M.distortion(p.table.codes, df.codes, p.cost) >= sol.details.cost - 1e-6
     ds = Datafly(suppression_limit=0.01).solve(p)
     assert_satisfies(p, ds)
-    assert 0 < ds.info["suppressed"] < 10
+    assert 0 < ds.details.suppressed < 10
 
 
 def test_through_api(seed000_table1a, paper_hierarchies):

@@ -48,10 +48,10 @@ def fig4_problem():
 def test_section_4_3_returns_T1_after_nine_tables(fig4_problem):
     sol = HeuristicMin().solve(fig4_problem)
     # Figure 5: T1..T9 as (violations, rows), in generation order
-    assert sol.info["trace"] == [(0, 4), (2, 6), (3, 7), (0, 4), (2, 6), (1, 4), (0, 2), (0, 2), (0, 3)]
-    assert sol.info["generated"] == 9
-    assert sol.info["result_index"] == 1          # T1, not the equally large T4
-    assert sol.info["rows"] == 4
+    assert sol.details.trace == [(0, 4), (2, 6), (3, 7), (0, 4), (2, 6), (1, 4), (0, 2), (0, 2), (0, 3)]
+    assert sol.details.generated == 9
+    assert sol.details.result_index == 1          # T1, not the equally large T4
+    assert sol.details.rows == 4
     # T1 (Figure 10(b) / 9(a)): education generalised to High, 4 rows, 0 violations
     assert table_rows(fig4_problem, sol.codes) == {
         ("High", "M", "40", 20), ("High", "M", "30", 6), ("High", "F", "30", 6), ("High", "F", "40", 8)}
@@ -69,10 +69,10 @@ def test_section_4_3_search_tree(fig4_problem):
     """Figure 5's tree: T1-T3 from T, T4-T6 from T3, T7 from T2 (its hours
     child is T5, a duplicate), T8-T9 from T5."""
     sol = HeuristicMin().solve(fig4_problem)
-    assert sol.info["tree"] == [(0, "edu"), (0, "sex"), (0, "hrs"), (3, "edu"), (3, "sex"), (3, "hrs"),
+    assert sol.details.tree == [(0, "edu"), (0, "sex"), (0, "hrs"), (3, "edu"), (3, "sex"), (3, "hrs"),
                                 (2, "edu"), (5, "edu"), (5, "hrs")]
-    assert sol.info["expanded"] == 4               # T, T3, T2, T5; T6 (1,4) pruned
-    assert sol.info["complete"] is True
+    assert sol.details.expanded == 4               # T, T3, T2, T5; T6 (1,4) pruned
+    assert sol.details.complete is True
 
 
 def test_section_4_3_through_the_api():
@@ -95,7 +95,7 @@ def test_case1_figure_11b():
     sol = HeuristicMin().solve(p)
     assert table_rows(p, sol.codes) == {
         ("High", "M", "40", 20), ("High", "M", "30", 6), ("High", "F", "30", 6), ("High", "F", "40", 8)}
-    assert sol.info["generated"] == 9
+    assert sol.details.generated == 9
 
 
 # ------------------------------------------------------ SPEC 5, item 8
@@ -118,7 +118,7 @@ def test_case2_figure_16a_with_the_papers_reading():
     p = case2_problem()
     sol = HeuristicMin(siblings="occurring", ties="steps").solve(p)
     assert table_rows(p, sol.codes) == FIGURE_16A
-    assert sol.info["rows"] == 5
+    assert sol.details.rows == 5
     contract.check_solution(p, sol)
 
 
@@ -127,7 +127,7 @@ def test_case2_default_reproduces_figure_16a():
     p = case2_problem()
     sol = HeuristicMin().solve(p)
     assert table_rows(p, sol.codes) == FIGURE_16A
-    assert sol.info["fallback"] is False
+    assert sol.details.fallback is False
 
 
 def test_case2_cut_reading_finds_a_larger_table_than_figure_16a():
@@ -142,8 +142,8 @@ def test_case2_cut_reading_finds_a_larger_table_than_figure_16a():
            ("Bachelors", "F", "[1-99)", 10), ("Grad", "M", "[1-99)", 4), ("Grad", "F", "[1-99)", 4)}
     assert table_rows(p, sol.codes) == six
     contract.check_solution(p, sol)
-    assert sol.info["rows"] == 6 > len(FIGURE_16A)
-    assert (0, 5) in sol.info["trace"]          # 5-row satisfying tables are generated too
+    assert sol.details.rows == 6 > len(FIGURE_16A)
+    assert (0, 5) in sol.details.trace          # 5-row satisfying tables are generated too
     # Figure 16(a) satisfies R: check it directly
     t = p.table
     fig = t.codes.copy()
@@ -215,7 +215,7 @@ def test_input_already_satisfying_is_returned(fig4_problem):
     p = fig4_problem
     p2 = Problem(p.table, [Requirement(("edu", "sex", "hrs"), 2)], p.cost)
     sol = HeuristicMin().solve(p2)
-    assert sol.info["generated"] == 0 and sol.info["result_index"] == 0
+    assert sol.details.generated == 0 and sol.details.result_index == 0
     assert (sol.codes == p.table.codes).all()
 
 
@@ -234,20 +234,20 @@ def test_wide_tables_fall_back_to_row_sorting(monkeypatch, fig4_problem):
 
     monkeypatch.setattr(hm._Space, "__init__", narrow)
     slow = HeuristicMin().solve(fig4_problem)
-    assert slow.info["trace"] == fast.info["trace"] and (slow.codes == fast.codes).all()
+    assert slow.details.trace == fast.details.trace and (slow.codes == fast.codes).all()
     p = case2_problem()
     monkeypatch.setattr(hm._Space, "__init__", init)
     a = HeuristicMin().solve(p)
     monkeypatch.setattr(hm._Space, "__init__", narrow)
     b = HeuristicMin().solve(p)
-    assert a.info["trace"] == b.info["trace"] and (a.codes == b.codes).all()
+    assert a.details.trace == b.details.trace and (a.codes == b.codes).all()
 
 
 def test_limit_warns_when_a_solution_exists(fig4_problem):
     with pytest.warns(SearchLimitWarning, match="max_tables=2"):
         sol = HeuristicMin(max_tables=2).solve(fig4_problem)
-    assert sol.info["complete"] is False
-    assert sol.info["rows"] == 4 and satisfies(fig4_problem, sol.codes)
+    assert sol.details.complete is False
+    assert sol.details.rows == 4 and satisfies(fig4_problem, sol.codes)
 
 
 def test_limit_raises_without_a_solution():
@@ -346,8 +346,8 @@ def test_pruned_search_is_optimal_and_satisfies(seed):
         algo = HeuristicMin(**kw)
         sol = algo.solve(p)
         contract.check_solution(p, sol)
-        assert sol.info["rows"] == group(sol.codes).n_classes
-        assert sol.info["rows"] == _exhaustive_best_rows(p, algo)
+        assert sol.details.rows == group(sol.codes).n_classes
+        assert sol.details.rows == _exhaustive_best_rows(p, algo)
         # output generalises the input, cut per attribute (one node per original value)
         t = p.table
         for j, h in enumerate(t.hierarchies):
@@ -388,7 +388,7 @@ def test_missing_and_inner_cells_search_is_optimal_and_satisfies(seed):
         algo = HeuristicMin(**kw)
         sol = algo.solve(p)
         contract.check_solution(p, sol)
-        assert sol.info["rows"] == _exhaustive_best_rows(p, algo)
+        assert sol.details.rows == _exhaustive_best_rows(p, algo)
         for j, h in enumerate(p.table.hierarchies):
             assert h.is_ancestor_or_self(sol.codes[:, j], p.table.codes[:, j]).all()
 

@@ -109,8 +109,8 @@ def test_seed000_table1b_every_seed(seed000_table1a, paper_hierarchies, fast):
         out = table.decode(sol.codes, enc.hierarchies, QIS).values.tolist()
         assert out == TABLE_1B, seed
         assert metrics.distortion(enc.codes, sol.codes, prob.cost) == pytest.approx(2.5)
-        assert sol.info["distance_sum"] == pytest.approx(2.5)
-        assert sol.info["merges"] == 1 and not sol.suppressed.any()
+        assert sol.details.distance_sum == pytest.approx(2.5)
+        assert sol.details.merges == 1 and not sol.suppressed.any()
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -122,7 +122,7 @@ def test_seed004_table1d_every_seed(seed004_table1a, paper_hierarchies, fast):
         # tuple 3 (the stub of {male, middle, 4350}) joins tuple 4 as {*, middle, 435*}
         assert out == TABLE_1D, seed
         assert metrics.distortion(enc.codes, sol.codes, prob.cost) == pytest.approx(2.5)
-        assert sol.info["distance_sum"] == pytest.approx(2.5)
+        assert sol.details.distance_sum == pytest.approx(2.5)
 
 
 def test_seed004_table1a_distance_is_def10_with_stub(seed004_table1a, paper_hierarchies):
@@ -142,7 +142,7 @@ def test_kaca2_paper_table_is_consistent(seed004_table1a, paper_hierarchies):
     sol = KACA2(max_inconsistency=0.1).solve(prob)
     check_output(enc, sol.codes, 2)
     assert (metrics.inconsistency(sol.codes, enc.hierarchies) < 0.1).all()
-    assert sol.info["distortion_total"] == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
+    assert sol.details.distortion_total == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
 
 
 # ------------------------------------------------------------------ properties
@@ -194,7 +194,7 @@ def test_record_counts_rows_are_indivisible(case):
     assert np.array_equal(fast.codes, plain.codes)
     check_output(enc, fast.codes, k)
     assert metrics.distortion(enc.codes, fast.codes, prob.cost, enc.counts) == pytest.approx(
-        fast.info["distance_sum"], abs=1e-9)
+        fast.details.distance_sum, abs=1e-9)
 
 
 @PROP
@@ -205,7 +205,7 @@ def test_kaca2_properties(case, max_inc):
     sol = KACA2(max_inconsistency=max_inc).solve(prob)
     check_output(enc, sol.codes, k)
     assert (metrics.inconsistency(sol.codes, enc.hierarchies, enc.counts) < max_inc).all()
-    assert sol.info["distortion_total"] == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
+    assert sol.details.distortion_total == pytest.approx(metrics.distortion(enc.codes, sol.codes, prob.cost))
     again = KACA2(max_inconsistency=max_inc, fast=False).solve(prob)
     assert np.array_equal(sol.codes, again.codes)
     # step 1 leaves every attribute with a Lemma 4 bound below max_inconsist
@@ -248,7 +248,7 @@ def test_priorities_steer_generalisation():
                        metrics.CostModel.build(enc.hierarchies, priorities={"Gender": 0, "Marriage": 1}), seed=seed)
         sol = KACA1().solve(prob)
         assert (sol.codes[:, 0] == 0).all() and np.array_equal(sol.codes[:, 1], enc.codes[:, 1])
-        assert sol.info["distance_sum"] == 0
+        assert sol.details.distance_sum == 0
 
 
 def test_unbalanced_and_large_hierarchies():
@@ -279,20 +279,21 @@ def test_unbalanced_and_large_hierarchies():
 def test_trie_growth_and_random_batches_keep_results(case):
     # start the trie with no spare node: the kernel must ask for room (status 2)
     import hieranon.algorithms.kaca as kaca_mod
+    import hieranon.algorithms.kaca_core as core_mod
 
     enc, k, seed = case
     prob = make_problem(enc, k, seed)
     ref = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed), record=True)
-    orig = kaca_mod._trie_capacity, kaca_mod._rand_batch
+    orig = core_mod._trie_capacity, kaca_mod._rand_batch
     # ... and draw one random number at a time: the interrupted iterations are
     # redone, so nothing depends on where the batches end
-    kaca_mod._trie_capacity = lambda used, m: used
+    core_mod._trie_capacity = lambda used, m: used
     kaca_mod._rand_batch = lambda n_small: 1
     try:
         got = kaca1_codes(enc.codes, enc.counts, enc.hierarchies, prob.cost, k, np.random.default_rng(seed),
                           record=True)
     finally:
-        kaca_mod._trie_capacity, kaca_mod._rand_batch = orig
+        core_mod._trie_capacity, kaca_mod._rand_batch = orig
     assert np.array_equal(got[0], ref[0])
     assert np.array_equal(got[2]["merge_log"][:, :5], ref[2]["merge_log"][:, :5])
 
@@ -317,23 +318,23 @@ def test_suppression_threshold_suppresses_outlier():
     sup = sol.suppressed.tolist()
     assert sup in ([True, True, False, False, True], [False, False, True, True, True])
     assert (sol.codes[sol.suppressed] == 0).all()
-    assert sol.info["suppressed_records"] == 3 and sol.info["suppressed_to_reach_k"] == 2
-    assert sol.info["merges"] == 0
+    assert sol.details.suppressed_records == 3 and sol.details.suppressed_to_reach_k == 2
+    assert sol.details.merges == 0
     assert np.array_equal(sol.codes[~sol.suppressed], enc.codes[~sol.suppressed])
     check_output(enc, sol.codes, 2)  # suppressed rows included
     # a threshold above the distance merges instead; without one nothing is suppressed
     for alg in (KACA1(suppression_threshold=6.75), KACA1()):
         sol = alg.solve(prob)
-        assert not sol.suppressed.any() and sol.info["suppressed_records"] == 0
-        assert sol.info["distance_sum"] == pytest.approx(6.75)
+        assert not sol.suppressed.any() and sol.details.suppressed_records == 0
+        assert sol.details.distance_sum == pytest.approx(6.75)
     # the plain path and KACA2 agree
     assert KACA1(fast=False, suppression_threshold=2.0).solve(prob).suppressed.tolist() == sup
     # KACA2's global step already hides this outlier (Age and Postcode go up
     # a level); a zero threshold suppresses every class that still needs a merge
     sol2 = KACA2(suppression_threshold=0.0).solve(prob)
-    assert sol2.info["global_levels"]["Age"] == 1
+    assert sol2.details.global_levels["Age"] == 1
     assert (sol2.codes[sol2.suppressed] == 0).all()
-    assert sol2.info["suppressed_records"] == int(sol2.suppressed.sum())
+    assert sol2.details.suppressed_records == int(sol2.suppressed.sum())
     check_output(enc, sol2.codes, 2)
 
 
@@ -348,9 +349,9 @@ def test_suppression_keeps_the_table_k_anonymous(case, thr):
     plain = KACA1(suppression_threshold=thr, fast=False).solve(prob)
     assert np.array_equal(sol.codes, plain.codes) and np.array_equal(sol.suppressed, plain.suppressed)
     assert (sol.codes[sol.suppressed] == 0).all()
-    assert sol.info["suppressed_records"] == int(enc.counts[sol.suppressed].sum())
+    assert sol.details.suppressed_records == int(enc.counts[sol.suppressed].sum())
     check_output(enc, sol.codes, k)
-    assert sol.info["suppressed_records"] == 0 or sol.info["suppressed_records"] >= k
+    assert sol.details.suppressed_records == 0 or sol.details.suppressed_records >= k
 
 
 # ------------------------------------------------------------------ validation
@@ -368,7 +369,7 @@ def test_parameters_and_problem_are_validated(seed000_table1a, paper_hierarchies
     # k = 1: nothing to do
     enc, prob = paper_problem(seed000_table1a, paper_hierarchies, 1, 0)
     sol = KACA1().solve(prob)
-    assert np.array_equal(sol.codes, enc.codes) and sol.info["merges"] == 0
+    assert np.array_equal(sol.codes, enc.codes) and sol.details.merges == 0
 
 
 # ------------------------------------------------------------------ Adult

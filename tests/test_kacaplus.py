@@ -44,7 +44,7 @@ def check_kacaplus(enc, prob, sol):
     assert not sol.suppressed.any()
     check_solution(prob, sol)
     d = metrics.distortion(enc.codes, out, prob.cost, enc.counts)
-    assert d == pytest.approx(sol.info["distortion"], abs=1e-9)
+    assert d == pytest.approx(sol.details.distortion, abs=1e-9)
     return d
 
 
@@ -128,13 +128,13 @@ def test_more_restarts_never_worse():
     enc = table.EncodedTable(codes, hs, ["a", "b", "c"], np.ones(200, np.int64))
     for k in (2, 5):
         prob = make_problem(enc, k, 7)
-        one = KACAPlus(restarts=1).solve(prob).info["distortion"]
+        one = KACAPlus(restarts=1).solve(prob).details.distortion
         four = KACAPlus(restarts=4).solve(prob)
-        assert four.info["distortion"] <= one + 1e-12
-        assert len(four.info["runs"]) == 4
-        assert [r["stub_weight"] is None for r in four.info["runs"]] == [False, True, False, True]
+        assert four.details.distortion <= one + 1e-12
+        assert len(four.details.runs) == 4
+        assert [r["stub_weight"] is None for r in four.details.runs] == [False, True, False, True]
         default = KACAPlus().solve(prob)  # 200 rows: 8 runs
-        assert len(default.info["runs"]) == 8 and default.info["distortion"] <= four.info["distortion"] + 1e-12
+        assert len(default.details.runs) == 8 and default.details.distortion <= four.details.distortion + 1e-12
 
 
 def test_zero_priority_attribute_is_free():
@@ -146,7 +146,7 @@ def test_zero_priority_attribute_is_free():
     prob = Problem(enc, [Requirement(("Gender", "Marriage"), 2)],
                    metrics.CostModel.build(enc.hierarchies, priorities={"Gender": 0, "Marriage": 1}), seed=1)
     sol = KACAPlus().solve(prob)
-    assert sol.info["distortion"] == 0
+    assert sol.details.distortion == 0
     assert np.array_equal(sol.codes[:, 1], enc.codes[:, 1])
 
 
@@ -185,7 +185,7 @@ def test_generalised_input_cells_and_k_equal_n():
         sol = KACAPlus().solve(prob)
         check_kacaplus(enc, prob, sol)
         if k == 1:
-            assert np.array_equal(sol.codes, codes) and sol.info["distortion"] == 0
+            assert np.array_equal(sol.codes, codes) and sol.details.distortion == 0
 
 
 def test_parameters_are_validated(seed000_table1a, paper_hierarchies):
@@ -231,7 +231,7 @@ def test_never_below_the_exact_optimum(adult_path):
         d_opt = metrics.distortion(prob.table.codes, opt.codes, prob.cost)
         sol = KACAPlus().solve(prob)
         d = check_kacaplus(prob.table, prob, sol)
-        if opt.info["optimal"]:
+        if opt.details.optimal:
             solved += 1
             assert d >= d_opt - 1e-9
     assert solved >= 15

@@ -145,13 +145,13 @@ def test_rows_as_units_fourteen_steps_and_T9():
     p = fig4()
     sol = MinGen().solve(p)
     t = p.table
-    assert sol.info["steps"] == 14
+    assert sol.details.steps == 14
     assert cell_steps(t.codes, sol.codes, t.hierarchies, t.counts) == 14
     assert table_rows(p, sol.codes) == T9
     prec = precision(t.codes, sol.codes, t.hierarchies, t.counts)
     assert round(prec, 2) == 0.95 and prec == pytest.approx(1 - 6 / 120)
     check_solution(p, sol)
-    assert sol.info["optimal"] and sol.info["mode"] == "rows"
+    assert sol.details.optimal and sol.details.mode == "rows"
 
 
 def test_T10_also_takes_fourteen_steps_but_is_less_precise():
@@ -186,13 +186,15 @@ def test_rows_brute_force_agrees():
 def test_records_twelve_steps_verified_by_brute_force():
     p = fig4()
     t = p.table
-    sol = MinGen(mode="records").solve(p)
-    assert sol.info["steps"] == 12 and sol.info["optimal"]
+    with pytest.raises(ValueError, match="may split a counted row"):
+        MinGen(mode="records").solve(p)
+    sol = MinGen(mode="records").solve_expanded(p)
+    assert sol.details.steps == 12 and sol.details.optimal
     # the optimum splits counted rows: output expanded to one row per record
-    assert sol.info["expanded"]
+    assert sol.details.expanded
     rec = expand_records(t)
     assert sol.codes.shape == (t.n_records, 3)
-    assert (np.repeat(np.arange(t.n_rows), t.counts) == sol.info["record_row"]).all()
+    assert (np.repeat(np.arange(t.n_rows), t.counts) == sol.details.record_row).all()
     assert cell_steps(rec.codes, sol.codes, t.hierarchies, rec.counts) == 12
     check_output(rec, sol.codes, p.requirements)
     # independent check: nothing below 12, and 12 is reached
@@ -210,7 +212,7 @@ def test_records_mode_one_row_per_record_keeps_rows():
     t = encode(flat, ["edu", "sex", "hrs"], hs)
     p = Problem(t, [Requirement(("edu", "sex", "hrs"), 4)], CostModel.build(t.hierarchies))
     sol = MinGen(mode="records").solve(p)
-    assert not sol.info["expanded"] and sol.codes.shape == t.codes.shape
+    assert not sol.details.expanded and sol.codes.shape == t.codes.shape
     assert cell_steps(t.codes, sol.codes, t.hierarchies, t.counts) == 12
     check_solution(p, sol)
     MinGen(mode="records").check_problem(p)   # accepted by the API
@@ -234,13 +236,13 @@ def test_distortion_objective():
     sol = MinGen(objective="distortion").solve(p)
     t = p.table
     # uniform WHD: a step costs 1/(h-1) of an attribute -- the same as Prec's loss here
-    assert sol.info["distortion"] == pytest.approx(6.0)
-    assert int_distortion(p, sol.codes) == sol.info["objective_value"]
+    assert sol.details.distortion == pytest.approx(6.0)
+    assert int_distortion(p, sol.codes) == sol.details.objective_value
     steps_sol = MinGen().solve(p)
     assert int_distortion(p, sol.codes) <= int_distortion(p, steps_sol.codes)
-    rec = MinGen(mode="records", objective="distortion").solve(p)
+    rec = MinGen(mode="records", objective="distortion").solve_expanded(p)
     r = expand_records(t)
-    assert int_distortion(p, rec.codes, r.counts, r.codes) <= sol.info["objective_value"]
+    assert int_distortion(p, rec.codes, r.counts, r.codes) <= sol.details.objective_value
 
 
 def test_candidates_are_products_of_chains():
@@ -313,10 +315,10 @@ def test_oracle_never_worse_than_any_heuristic(seed):
     rng = np.random.default_rng(seed)
     p = random_problem(rng)
     t = p.table
-    opt = {(mode, obj): MinGen(mode=mode, objective=obj).solve(p)
+    opt = {(mode, obj): MinGen(mode=mode, objective=obj).solve_expanded(p)
            for mode in ("rows", "records") for obj in ("steps", "distortion")}
     for (mode, obj), s in opt.items():
-        assert s.info["optimal"] and not s.info["expanded"], (mode, obj)
+        assert s.details.optimal and not s.details.expanded, (mode, obj)
         check_solution(p, s)
     steps = {m: cell_steps(t.codes, opt[(m, "steps")].codes, t.hierarchies, t.counts) for m in ("rows", "records")}
     dist = {m: int_distortion(p, opt[(m, "distortion")].codes) for m in ("rows", "records")}

@@ -64,8 +64,8 @@ def median_cuts(values: np.ndarray, w: np.ndarray):
 def assert_lca_of_partition(problem, sol):
     """Each partition's cells are the LCA of its members' values."""
     t = problem.table
-    part = sol.info["partition"]
-    for p in range(sol.info["partitions"]):
+    part = sol.details.partition
+    for p in range(sol.details.partitions):
         rows = np.flatnonzero(part == p)
         for j, h in enumerate(t.hierarchies):
             vals = np.unique(t.codes[rows, j])
@@ -108,12 +108,12 @@ def random_tables(draw):
 def test_partitions_at_least_k_and_generalise(p, categorical, strict):
     sol = Mondrian(strict=strict, categorical=categorical).solve(p)
     k = p.k
-    assert sol.info["partition_sizes"].min() >= k
-    assert sol.info["partition_sizes"].sum() == p.table.n_records
+    assert sol.details.partition_sizes.min() >= k
+    assert sol.details.partition_sizes.sum() == p.table.n_records
     assert not sol.suppressed.any()
     check_solution(p, sol)
     assert_lca_of_partition(p, sol)
-    assert 0 <= sol.info["ncp"] <= 1 and 0 <= sol.info["ncp_hierarchy"] <= 1
+    assert 0 <= sol.details.ncp <= 1 and 0 <= sol.details.ncp_hierarchy <= 1
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -124,12 +124,12 @@ def test_strict_leaves_no_allowable_cut(p):
     side with fewer than k records."""
     sol = Mondrian().solve(p)
     k = p.k
-    numeric = set(sol.info["numeric"])
-    part = sol.info["partition"]
+    numeric = set(sol.details.numeric)
+    part = sol.details.partition
     w = p.table.counts.astype(float)
     for j, name in enumerate(p.table.qi_names):
         vals = split_values(p, j, name in numeric)
-        for q in range(sol.info["partitions"]):
+        for q in range(sol.details.partitions):
             rows = part == q
             for left, right in median_cuts(vals[rows], w[rows]):
                 assert left < k or right < k, (name, q, left, right)
@@ -140,11 +140,11 @@ def test_strict_leaves_no_allowable_cut(p):
 def test_hierarchy_variant_leaves_no_allowable_cut(p):
     sol = Mondrian(categorical="hierarchy").solve(p)
     k = p.k
-    numeric = set(sol.info["numeric"])
-    part = sol.info["partition"]
+    numeric = set(sol.details.numeric)
+    part = sol.details.partition
     w = p.table.counts.astype(float)
     for j, (name, h) in enumerate(zip(p.table.qi_names, p.table.hierarchies)):
-        for q in range(sol.info["partitions"]):
+        for q in range(sol.details.partitions):
             rows = np.flatnonzero(part == q)
             if name in numeric:
                 for left, right in median_cuts(split_values(p, j, True)[rows], w[rows]):
@@ -165,14 +165,14 @@ def test_relaxed_refines_strict(p):
     row, a relaxed partition of >= 2k records has identical QI values."""
     strict = Mondrian().solve(p)
     relaxed = Mondrian(strict=False).solve(p)
-    assert relaxed.info["partitions"] >= strict.info["partitions"]
-    assert relaxed.info["ncp"] <= strict.info["ncp"] + 1e-12
+    assert relaxed.details.partitions >= strict.details.partitions
+    assert relaxed.details.ncp <= strict.details.ncp + 1e-12
     # every relaxed partition lies inside one strict partition
-    pairs = pd.DataFrame({"s": strict.info["partition"], "r": relaxed.info["partition"]})
+    pairs = pd.DataFrame({"s": strict.details.partition, "r": relaxed.details.partition})
     assert (pairs.groupby("r")["s"].nunique() == 1).all()
     if (p.table.counts == 1).all():
-        part = relaxed.info["partition"]
-        for q in range(relaxed.info["partitions"]):
+        part = relaxed.details.partition
+        for q in range(relaxed.details.partitions):
             rows = part == q
             if rows.sum() >= 2 * p.k:
                 assert (p.table.codes[rows] == p.table.codes[rows][0]).all()
@@ -204,9 +204,9 @@ def test_grouped_solve_matches_row_by_row(p, categorical, strict, dup):
     p = Problem(t, p.requirements, p.cost)
     sol = Mondrian(strict=strict, categorical=categorical).solve(p)
     part, lcas, cuts = row_by_row(p, Mondrian(strict=strict, categorical=categorical))
-    assert np.array_equal(sol.info["partition"], part)
+    assert np.array_equal(sol.details.partition, part)
     assert np.array_equal(sol.codes, lcas[part])
-    assert sol.info["cuts"] == cuts
+    assert sol.details.cuts == cuts
 
 
 # ---------------------------------------------- inner-node (root) inputs
@@ -245,7 +245,7 @@ def test_inner_node_inputs_get_the_lca_of_their_partition(p, categorical, strict
     check_solution(p, sol)
     assert_lca_of_partition(p, sol)
     part, lcas, cuts = row_by_row(p, Mondrian(strict=strict, categorical=categorical))
-    assert np.array_equal(sol.info["partition"], part)
+    assert np.array_equal(sol.details.partition, part)
     assert np.array_equal(sol.codes, lcas[part])
 
 
@@ -272,9 +272,9 @@ def test_seed000_table(seed000_table1a, paper_hierarchies):
     sol = Mondrian().solve(p)
     check_solution(p, sol)
     # Postcode (masking codes) is read as numeric unless told otherwise
-    assert sol.info["numeric"] == ["Postcode"]
+    assert sol.details.numeric == ["Postcode"]
     cat = Mondrian(numeric=[]).solve(p)
-    assert cat.info["numeric"] == []
+    assert cat.details.numeric == []
     check_solution(p, cat)
 
 
@@ -283,19 +283,19 @@ def test_numeric_ranges_and_ncp():
     hs = {"age": H.intervals("age", range(0, 100), [10, 20, 40]), "sex": H.suppression("sex", ["M", "F"])}
     p = make_problem(df, ["age", "sex"], hs, 2)
     sol = Mondrian(numeric_ranges=True).solve(p)
-    part = sol.info["partition"]
-    ranges = sol.info["ranges"]["age"]
-    assert len(ranges) == sol.info["partitions"]
+    part = sol.details.partition
+    ranges = sol.details.ranges["age"]
+    assert len(ranges) == sol.details.partitions
     ncp = 0.0
-    for q in range(sol.info["partitions"]):
+    for q in range(sol.details.partitions):
         ages = df["age"].to_numpy()[part == q]
         lo, hi = ages.min(), ages.max()
         assert ranges[q] == (str(lo) if lo == hi else f"[{lo}-{hi}]")
         sexes = set(df["sex"].to_numpy()[part == q])
         ncp += len(ages) * ((hi - lo) / (62 - 21) + (1.0 if len(sexes) > 1 else 0.0))
-    assert sol.info["ncp"] == pytest.approx(ncp / (len(df) * 2))
+    assert sol.details.ncp == pytest.approx(ncp / (len(df) * 2))
     # the first cut is on age (sex: normalised width 1 too, but age comes first)
-    assert sol.info["partitions"] >= 3
+    assert sol.details.partitions >= 3
 
 
 def test_parameters_and_requirements():
@@ -327,13 +327,13 @@ def test_adult_mondrian(adult_problem):
     times are measured by benchmarks/bench_baselines.py, not asserted here)."""
     p = adult_problem
     sol = Mondrian(numeric_ranges=True).solve(p)
-    assert sol.info["numeric"] == ["age"]
+    assert sol.details.numeric == ["age"]
     check_solution(p, sol)
     # published strict Mondrian NCP on Adult at k=10 is about 12 %
-    assert 0.08 < sol.info["ncp"] < 0.2
+    assert 0.08 < sol.details.ncp < 0.2
     relaxed = Mondrian(strict=False).solve(p)
     check_solution(p, relaxed)
-    assert relaxed.info["ncp"] <= sol.info["ncp"]
+    assert relaxed.details.ncp <= sol.details.ncp
     hier = Mondrian(categorical="hierarchy").solve(p)
     check_solution(p, hier)
 

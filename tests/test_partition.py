@@ -125,7 +125,7 @@ def test_partitioned_distortion_on_adult_within_10_percent_of_whole_table(adult_
     p = prepare(adult.frame, qis, adult.hierarchies, k=10)
     whole = KACA1().solve(p)
     part = Partitioned(block_size=20_000, executor="serial").solve(p)
-    assert part.info["blocks"] >= 2  # really partitioned (Adult has ~30k rows)
+    assert part.details.blocks >= 2  # really partitioned (Adult has ~30k rows)
     check_solution(p, part)
     assert np.all(adult.hierarchies["age"].is_ancestor_or_self(part.codes[:, 0], p.table.codes[:, 0]))
     r_whole = M.distortion_ratio(p.table.codes, whole.codes, p.cost)

@@ -51,7 +51,7 @@ def test_tds_case1_figure_11c():
     assert table_rows(p, sol.codes) == {
         ("Any", "M", "[40,99)", 20), ("Any", "M", "[1,40)", 6), ("Any", "F", "[1,40)", 6), ("Any", "F", "[40,99)", 8)}
     # sex, then hours; education gains nothing (one child per level), 30 and 40 split no class
-    assert [s[:2] for s in sol.info["specialisations"]] == [("sex", "Any"), ("hrs", "Any")]
+    assert [s[:2] for s in sol.details.specialisations] == [("sex", "Any"), ("hrs", "Any")]
     check_solution(p, sol)
 
 
@@ -61,7 +61,7 @@ def test_tds_case1_scores():
     hours splits 28 (20A 8B) / 12 (12B), anonymity 40 -> 12."""
     p = case1_problem()
     sol = TDS().solve(p)
-    _attr, _v, score, gain, loss = sol.info["specialisations"][0]
+    _attr, _v, score, gain, loss = sol.details.specialisations[0]
     h26 = float(entropy(np.array([20, 6]))[0])
     assert gain == pytest.approx(1 - 26 / 40 * h26)
     assert loss == 26 and score == pytest.approx(gain / 27)
@@ -73,7 +73,7 @@ def test_tds_case2_figure_14f_equals_16a():
     p = case2_problem()
     sol = TDS().solve(p)
     assert table_rows(p, sol.codes) == FIGURE_16A
-    specs = [s[:2] for s in sol.info["specialisations"]]
+    specs = [s[:2] for s in sol.details.specialisations]
     # Figure 14: WorkHrs first, then education, secondary; senior and university
     # (the paper lists senior before university; Score ranks university first,
     # AnonyLoss 0 against 3 for senior -- the final table is the same)
@@ -88,7 +88,7 @@ def test_tds_case2_no_further_specialisation_is_valid():
     a single class (no information gain)."""
     p = case2_problem()
     sol = TDS().solve(p)
-    more = TDS(max_steps=len(sol.info["specialisations"]) + 1).solve(p)
+    more = TDS(max_steps=len(sol.details.specialisations) + 1).solve(p)
     assert (more.codes == sol.codes).all()
 
 
@@ -116,8 +116,8 @@ def test_bug_case1():
     sol = BUG().solve(p)
     assert table_rows(p, sol.codes) == {
         ("High", "M", "40", 20), ("High", "M", "30", 6), ("High", "F", "30", 6), ("High", "F", "40", 8)}
-    assert [g[:2] for g in sol.info["generalisations"]] == [("edu", "High")]
-    assert sol.info["generalisations"][0][5] == "critical"
+    assert [g[:2] for g in sol.details.generalisations] == [("edu", "High")]
+    assert sol.details.generalisations[0][5] == "critical"
     check_solution(p, sol)
     assert is_cut(p, sol.codes)
 
@@ -164,7 +164,7 @@ def test_bug_with_a_missing_cell():
     p = Problem(t, [Requirement(("x",), 2)], CostModel.build(t.hierarchies), class_labels=df["c"].to_numpy())
     sol = BUG().solve(p)
     assert [h.labels[c] for c in sol.codes[:, 0]] == ["A"] * 3 + ["b1", "b1", "b2", "b2"]
-    assert [g[:2] for g in sol.info["generalisations"]] == [("x", "A")]
+    assert [g[:2] for g in sol.details.generalisations] == [("x", "A")]
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -183,10 +183,10 @@ def test_tds_stops_at_a_fixpoint_and_bug_as_soon_as_r_holds():
     for _ in range(10):
         p = _random_problem(rng)
         t = TDS().solve(p)
-        again = TDS(max_steps=t.info["n_steps"] + 1).solve(p)
+        again = TDS(max_steps=t.details.n_steps + 1).solve(p)
         assert (again.codes == t.codes).all()          # no valid, beneficial specialisation left
         b = BUG().solve(p)
-        n = b.info["n_steps"]
+        n = b.details.n_steps
         if n:
             with pytest.raises(RuntimeError, match="max_steps"):
                 BUG(max_steps=n - 1).solve(p)          # one step fewer still violates R

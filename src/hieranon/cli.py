@@ -796,7 +796,7 @@ def experiments(
     """Reproduce the seed papers' experiments on UCI Adult (issue 7): CSVs, figures and REPORT.md with a
     verdict on every claim."""
     _configure_logging(True, False)
-    from .experiments.core import ExperimentError, run_experiments
+    from .experiments import ExperimentError, run_experiments
     try:
         run_experiments(out, quick=quick, adult_dir=adult_dir, only=only, seeds=seeds, report_only=report_only)
     except (ExperimentError, OSError) as exc:

@@ -1,5 +1,5 @@
 """Anonymisation algorithms, one module per family, one interface (:mod:`.base`)."""
 
-from .base import Algorithm, Problem, Solution
+from .base import Algorithm, Details, Problem, Solution
 
-__all__ = ["Algorithm", "Problem", "Solution"]
+__all__ = ["Algorithm", "Details", "Problem", "Solution"]

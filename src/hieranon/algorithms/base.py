@@ -9,15 +9,21 @@ row per input row, in order, and which rows were suppressed). The API layer
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..metrics import CostModel
 from ..requirements import Requirement
 from ..table import EncodedTable
+from .params import validate_parameters
 
 log = logging.getLogger("hieranon.algorithms")
 
@@ -66,6 +72,19 @@ class Problem:
 
 
 @dataclass
+class Details:
+    """Algorithm-specific facts about one solution (base of one dataclass per family).
+
+    Each family documents its fields; :meth:`as_dict` is the plain-dict form
+    (:attr:`Solution.info`).
+    """
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (values not copied), leaving out those that do not apply (None)."""
+        return {f.name: v for f in fields(self) if (v := getattr(self, f.name)) is not None}
+
+
+@dataclass
 class Solution:
     """What an algorithm returns.
 
@@ -75,36 +94,82 @@ class Solution:
         Generalised node codes, row i generalising input row i.
     suppressed : ndarray (n_rows,) of bool
         Rows suppressed (their codes are all the root).
-    info : dict
-        Algorithm-specific details (lattice node, search trace, merges...).
+    details : Details or None
+        Algorithm-specific details, a dataclass of the method's family
+        (lattice node, merges, blocks...); see each method's documentation.
     """
 
     codes: np.ndarray
     suppressed: np.ndarray
-    info: dict = field(default_factory=dict)
+    details: Details | None = None
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        """The details in their plain-dict form (read-only; empty when there are none)."""
+        return MappingProxyType(self.details.as_dict() if self.details is not None else {})
 
 
 class Algorithm(ABC):
-    """Base class: parameters in the constructor (validated there), work in :meth:`solve`."""
+    """Base class: declared parameters (validated at construction), work in :meth:`_solve`.
+
+    A subclass declares its constructor's parameters in :attr:`parameters`
+    (name -> constraint, see :mod:`hieranon.algorithms.params`). The
+    constructor's arguments are checked against the declaration, normalised
+    (numpy scalars to Python numbers) and stored as attributes of the same
+    names before the subclass's ``__init__`` body runs; the body only
+    documents the signature or derives further state. :meth:`solve` checks the problem
+    (:meth:`check_problem`) once, then calls :meth:`_solve`.
+    """
 
     #: CLI/API name (``--method``)
     name: str = ""
     #: True when the algorithm handles several requirements over different attribute sets
     multi_requirement: bool = False
+    #: The constructor's parameters: name -> constraint (or a shorthand such as ``bool``)
+    parameters: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_validates_parameters", False):
+            return
+        signature = inspect.signature(init)
+
+        @functools.wraps(init)
+        def validated_init(self, *args, **kw):
+            bound = signature.bind(self, *args, **kw)
+            bound.apply_defaults()
+            declared = type(self).parameters
+            given = {n: v for n, v in bound.arguments.items() if n in declared}
+            valid = validate_parameters(type(self).name, declared, given)
+            for name, value in valid.items():
+                setattr(self, name, value)
+            bound.arguments.update(valid)
+            init(*bound.args, **bound.kwargs)
+
+        validated_init._validates_parameters = True
+        cls.__init__ = validated_init
+
+    def solve(self, problem: Problem) -> Solution:
+        """Anonymise ``problem``; the output satisfies every requirement."""
+        self.check_problem(problem)
+        return self._solve(problem)
 
     @abstractmethod
-    def solve(self, problem: Problem) -> Solution:
-        """Anonymise ``problem``; must satisfy every requirement."""
+    def _solve(self, problem: Problem) -> Solution:
+        """The method itself, on a problem :meth:`check_problem` accepted."""
 
     def check_problem(self, problem: Problem) -> None:
+        """Refuse a problem this method cannot solve (ValueError saying why)."""
         if not self.multi_requirement and not problem.single_full_requirement:
             raise ValueError(
                 f"method {self.name!r} supports one k over all quasi-identifiers; "
                 "use 'heuristicmin' for several requirements over different attribute sets"
             )
 
-    def get_params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+    def get_params(self) -> dict[str, Any]:
+        """The declared parameters and their values."""
+        return {name: getattr(self, name) for name in self.parameters}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

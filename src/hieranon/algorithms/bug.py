@@ -35,16 +35,20 @@ general, so BUG always ends with a table that satisfies every requirement.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 from .base import Algorithm, Problem, Solution, log
-from .tds import _EPS, ClassTable, info_gain
+from .details import BUGDetails
+from .params import Interval
+from .tds import EPS, ClassTable, info_gain
 
 
 class BUG(Algorithm):
     """Bottom-up generalisation (Wang, Yu, Chakraborty 2004) with several requirements.
 
-    ``info['generalisations']`` lists ``(attribute, parent label, IP,
+    ``details.generalisations`` lists ``(attribute, parent label, IP,
     info_loss, anony_gain, kind)`` in the order performed, ``kind`` being
     ``"critical"``, ``"deficit"`` (fallback gain) or ``"least-loss"``.
     """
@@ -52,10 +56,10 @@ class BUG(Algorithm):
     name = "bug"
     multi_requirement = True
 
+    parameters = {"max_steps": Interval(Integral, 0, None) | None}
+
     def __init__(self, max_steps: int | None = None):
-        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
-            raise ValueError(f"bug: max_steps must be a whole number >= 0, got {max_steps!r}")
-        self.max_steps = max_steps
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     @staticmethod
     def _deficit(cnt: np.ndarray, k: int) -> float:
@@ -79,8 +83,7 @@ class BUG(Algorithm):
             if below.any() and np.all(h.parent[col[below]] == p):
                 yield int(p), np.flatnonzero(under & (h.depth[col] >= h.depth[p]))
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         ct = ClassTable(problem, "bug")
         codes = ct.leaf.copy()
         steps: list = []
@@ -119,11 +122,11 @@ class BUG(Algorithm):
                     cands.append((j, p, new, loss, gain, vgain, touches))
             if not cands:
                 raise RuntimeError("bug: no generalisation left but the requirements are still violated")
-            crit = [c for c in cands if c[4] > _EPS]
+            crit = [c for c in cands if c[4] > EPS]
             if crit:
                 kind, pool, g_of = "critical", crit, (lambda c: c[4])
             else:
-                pool = [c for c in cands if c[5] > _EPS]
+                pool = [c for c in cands if c[5] > EPS]
                 kind, g_of = "deficit", (lambda c: c[5])
                 if not pool:
                     pool = [c for c in cands if c[6]] or cands
@@ -134,5 +137,5 @@ class BUG(Algorithm):
             steps.append((ct.qi_names[j], ct.hierarchies[j].labels[p], ip, loss,
                           gain if kind == "critical" else vgain, kind))
             log.debug("bug: generalise %s to %s (%s, IP %.6f)", ct.qi_names[j], ct.hierarchies[j].labels[p], kind, ip)
-        info = {"generalisations": steps, "n_steps": len(steps)}
+        info = BUGDetails(generalisations=steps, n_steps=len(steps))
         return ct.solution(codes, info, problem.table.n_rows)

@@ -20,7 +20,7 @@ The method (Sun, Wang, Li 2008, section 3; SPEC section 3):
   The next centre ``c'`` is the densest remaining record with
   ``Dist(c, c') > DistKNN(c) + DistKNN(c')`` (Def. 12, ``c`` the previous
   centre); when none qualifies, the densest remaining record (counted in
-  ``info['centre_fallbacks']``). This repeats while at least k records remain.
+  ``details.centre_fallbacks``). This repeats while at least k records remain.
 * **Leftovers.** Each of the (fewer than k) remaining records joins the
   cluster whose distortion grows least: ``|C| * (g(G') - g(G)) + g(G') - g(t)``
   where ``G`` is the cluster's closest common generalisation and
@@ -41,8 +41,8 @@ below 2k (a cap that cannot bind when every row is one record). With a
 count column an input row of ``c`` records is indivisible (it has one output
 row); a cluster then takes whole rows, may overshoot k, and the upper bound
 ``2k-1`` holds only when every row is one record. Every cluster always holds
-at least k records. ``info['cluster_sizes']`` lists the clusters' record
-counts and ``info['cluster_of_row']`` (an array) each row's cluster.
+at least k records. ``details.cluster_sizes`` lists the clusters' record
+counts and ``details.cluster_of_row`` (an array) each row's cluster.
 
 Implementation.
 
@@ -73,8 +73,8 @@ Implementation.
 
 from __future__ import annotations
 
-import math
 import time
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -82,6 +82,8 @@ from numba import njit, prange
 
 from ..table import row_keys
 from .base import Algorithm, Problem, Solution, log
+from .details import DBCADetails
+from .params import Interval
 
 __all__ = ["DBCA", "DBCACM", "DENSE_MAX_VALUES", "GROUP_MAX_COMBOS", "cluster_lca"]
 
@@ -443,12 +445,11 @@ class DBCA(Algorithm):
 
     name = "dbca"
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
-        return self._solve(problem, None)
+    def _solve(self, problem: Problem) -> Solution:
+        return self._cluster(problem, None)
 
     # ------------------------------------------------------------------
-    def _solve(self, problem: Problem, penalty: float | None) -> Solution:
+    def _cluster(self, problem: Problem, penalty: float | None) -> Solution:
         t_start = time.perf_counter()
         table = problem.table
         codes = table.codes
@@ -555,7 +556,7 @@ class DBCA(Algorithm):
             info["penalty"] = float(penalty)
         log.info("%s: %d records in %d clusters (%d points, %d centre fallbacks) in %.2fs", self.name,
                  int(counts.sum()), n_clusters, n_points, n_fallback, info["timings"]["total"])
-        return Solution(np.ascontiguousarray(out, dtype=np.int32), np.zeros(n_rows, dtype=bool), info)
+        return Solution(np.ascontiguousarray(out, dtype=np.int32), np.zeros(n_rows, dtype=bool), DBCADetails(**info))
 
 
 class DBCACM(DBCA):
@@ -577,14 +578,10 @@ class DBCACM(DBCA):
 
     name = "dbca-cm"
 
+    parameters = {"penalty": Interval(Real, 0, None)}
+
     def __init__(self, penalty: float = 1.0):
-        try:
-            penalty = float(penalty)
-        except (TypeError, ValueError):
-            raise ValueError(f"dbca-cm: penalty must be a number >= 0, got {penalty!r}") from None
-        if math.isnan(penalty) or penalty < 0:
-            raise ValueError(f"dbca-cm: penalty must be a number >= 0, got {penalty!r}")
-        self.penalty = penalty
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def check_problem(self, problem: Problem) -> None:
         super().check_problem(problem)
@@ -598,6 +595,5 @@ class DBCACM(DBCA):
                 f"method 'dbca-cm': {len(problem.class_labels)} class labels for {problem.table.n_rows} rows"
             )
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
-        return self._solve(problem, self.penalty)
+    def _solve(self, problem: Problem) -> Solution:
+        return self._cluster(problem, self.penalty)

@@ -8,7 +8,7 @@ that is "level h - s"; for an unbalanced tree depth is read as level (steps
 up from each leaf, capped at the root), so attribute ``j`` has
 ``height_j - 1`` steps and the lattice ``prod(height_j)`` nodes.
 
-Three methods share one vectorised checker (:class:`Lattice`):
+Three methods share one vectorised checker (:class:`~hieranon.algorithms.lattice.Lattice`):
 
 * :class:`FullDomain` (``fulldomain``) -- the optimal full-domain node, as
   Incognito / OLA / Flash find it: k-anonymity is monotone in the lattice (if
@@ -23,389 +23,25 @@ Three methods share one vectorised checker (:class:`Lattice`):
   height for all minimal-height k-anonymous nodes (seed 003, sec. 5.1.2).
 * :class:`Datafly` (``datafly``) -- Sweeney's greedy heuristic.
 
-Checking a node is a group-by on integer keys built per attribute from
-precomputed rank columns (mixed radix), with ``np.bincount`` when the key
-space is small and a hash factorisation otherwise: no Python loop over rows.
+The lattice, its node checks and the predictive tagging are in
+:mod:`hieranon.algorithms.lattice`.
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
-import pandas as pd
 
-from ..hierarchy import Hierarchy
-from ..requirements import Requirement
-from ..table import EncodedTable, group
 from .base import Algorithm, Problem, Solution, log
+from .details import AllMinDetails, DataflyDetails, FullDomainDetails
+from .lattice import FEASIBLE, UNKNOWN, Classifier, Lattice
+from .params import Interval, NoneValue, Options
 
 OBJECTIVES = ("distortion", "prec", "dm")
-
-#: largest lattice the full-domain methods enumerate
-MAX_LATTICE_NODES = 2_000_000
-#: key spaces up to this size are grouped with a dense bincount
-_DENSE_MAX = 1 << 15
-
-
-def generalise_steps(h: Hierarchy, codes: np.ndarray, steps: int) -> np.ndarray:
-    """Generalise node codes ``steps`` steps up (capped at the root)."""
-    codes = np.asarray(codes)
-    return h.ancestors[codes, np.maximum(h.depth[codes] - int(steps), 0)]
-
-
-def apply_node(table: EncodedTable, node) -> np.ndarray:
-    """The code matrix of ``table`` generalised to lattice ``node``."""
-    out = np.empty_like(table.codes)
-    for j, (h, s) in enumerate(zip(table.hierarchies, node)):
-        out[:, j] = generalise_steps(h, table.codes[:, j], s)
-    return out
-
-
-@dataclass
-class NodeCheck:
-    """Result of checking one lattice node."""
-
-    feasible: bool
-    n_suppressed: int
-    n_classes: int
-    dm: int
-    suppression_extra: int  # additive-objective cost of suppressing (see Lattice.check)
-
-
-class Lattice:
-    """The generalisation lattice of an encoded table and a fast node checker.
-
-    Parameters
-    ----------
-    table : EncodedTable
-    requirements : list[Requirement]
-    suppression_limit : float
-        Fraction of the records that may be suppressed (rows of classes that
-        still violate a requirement become all-root).
-    node_costs : list of int64 arrays, optional
-        Additive per-node costs ``g_j[v]`` (scaled integers) of the
-        objective; when given, :attr:`base_cost` holds every node's cost and
-        :meth:`check` reports the extra cost of its suppressed rows.
-    cache_elements : int
-        Budget (class representatives) of the roll-up cache.
-    """
-
-    def __init__(self, table: EncodedTable, requirements: list[Requirement], suppression_limit: float = 0.0,
-                 node_costs: list[np.ndarray] | None = None, cache_elements: int = 6_000_000):
-        self.table = table
-        self.hierarchies = table.hierarchies
-        m = len(self.hierarchies)
-        self.m = m
-        self.max_steps = np.array([h.height - 1 for h in self.hierarchies], dtype=np.int64)
-        dims = tuple(int(s) + 1 for s in self.max_steps)
-        self.dims = dims
-        size = math.prod(dims)
-        if size > MAX_LATTICE_NODES:
-            raise ValueError(
-                f"the generalisation lattice of {m} quasi-identifiers has {size:,} nodes (heights "
-                f"{[h.height for h in self.hierarchies]}), more than the {MAX_LATTICE_NODES:,} full-domain "
-                "methods handle; use fewer quasi-identifiers or levels, or 'mondrian' / a local-recoding method"
-            )
-        self.nodes = np.indices(dims).reshape(m, -1).T.astype(np.int64)  # lexicographic order
-        self.n_nodes = len(self.nodes)
-        self.heights = self.nodes.sum(axis=1)
-        self.strides = np.array([int(np.prod(dims[j + 1:])) for j in range(m)], dtype=np.int64)
-        # distinct leaf rows (the roll-up base)
-        ec = group(table.codes, table.counts)
-        self.base = ec.keys
-        self.base_counts = ec.sizes.astype(np.int64)
-        self.row_base = ec.row_class
-        self.n_records = int(self.base_counts.sum())
-        # gen[j][s]: node -> node generalised s more steps; R[j][s]: rank column on the base rows
-        self.gen: list[list[np.ndarray]] = []
-        self.rank: list[list[np.ndarray]] = []
-        self.radix: list[list[int]] = []
-        for j, h in enumerate(self.hierarchies):
-            allv = np.arange(h.n_nodes)
-            ucol, inv = np.unique(self.base[:, j], return_inverse=True)
-            g_j, r_j, x_j = [], [], []
-            for s in range(dims[j]):
-                g = h.ancestors[allv, np.maximum(h.depth - s, 0)].astype(np.int32)
-                uu, rk = np.unique(g[ucol], return_inverse=True)
-                g_j.append(g)
-                r_j.append(rk.ravel().astype(np.int64)[inv.ravel()])
-                x_j.append(len(uu))
-            self.gen.append(g_j)
-            self.rank.append(r_j)
-            self.radix.append(x_j)
-        self.requirements = list(requirements)
-        names = table.qi_names
-        self.req_cols = [sorted(r.indices(names)) for r in self.requirements]
-        self.req_k = [r.k for r in self.requirements]
-        self.req_full = [len(c) == m for c in self.req_cols]
-        if not 0 <= suppression_limit <= 1:
-            raise ValueError(f"suppression_limit must be a fraction in [0, 1], got {suppression_limit}")
-        self.suppression_limit = float(suppression_limit)
-        self.max_suppressed = int(math.floor(self.suppression_limit * self.n_records + 1e-9))
-        # additive objective
-        self.node_costs = node_costs
-        if node_costs is not None:
-            per_step = []
-            for j, h in enumerate(self.hierarchies):
-                g = np.asarray(node_costs[j], dtype=np.int64)
-                leaf = self.base[:, j]
-                per_step.append(np.array([int(((g[self.gen[j][s][leaf]] - g[leaf]) * self.base_counts).sum())
-                                          for s in range(dims[j])], dtype=np.int64))
-            self.step_costs = per_step
-            self.base_cost = sum(per_step[j][self.nodes[:, j]] for j in range(m)).astype(np.int64)
-        else:
-            self.step_costs = None
-            self.base_cost = None
-        # roll-up cache: node index -> (representative base rows, class sizes)
-        self._cache: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._cache_elements = 0
-        self._cache_budget = int(cache_elements)
-        self._cached = np.zeros(self.n_nodes, dtype=bool)
-        self._cached_len = np.zeros(self.n_nodes, dtype=np.int64)
-        self.n_checked = 0
-        self.n_rolled_up = 0
-        self.results: dict[int, NodeCheck] = {}
-
-    # ------------------------------------------------------------ utilities
-    def index(self, node) -> int:
-        return int(np.dot(np.asarray(node, dtype=np.int64), self.strides))
-
-    def node(self, idx: int) -> list[int]:
-        return [int(x) for x in self.nodes[idx]]
-
-    def successors_mask(self, idx: int) -> np.ndarray:
-        """Nodes >= node ``idx`` (componentwise), itself included."""
-        return (self.nodes >= self.nodes[idx]).all(axis=1)
-
-    def predecessors_mask(self, idx: int) -> np.ndarray:
-        """Nodes <= node ``idx`` (componentwise), itself included."""
-        return (self.nodes <= self.nodes[idx]).all(axis=1)
-
-    def apply(self, node) -> np.ndarray:
-        return apply_node(self.table, node)
-
-    # -------------------------------------------------------------- group-by
-    def _keys(self, node: np.ndarray, reps: np.ndarray, cols) -> tuple[np.ndarray, int]:
-        key = None
-        radix = 1
-        for j in cols:
-            s = int(node[j])
-            col = self.rank[j][s][reps]
-            r = self.radix[j][s]
-            if key is None:
-                key, radix = col.copy(), r
-                continue
-            if radix * r >= 2 ** 62:  # re-rank the partial key to keep it small
-                codes, uniq = pd.factorize(key)
-                key, radix = codes.astype(np.int64), len(uniq)
-            key = key * r + col
-            radix *= r
-        if key is None:
-            return np.zeros(len(reps), dtype=np.int64), 1
-        return key, radix
-
-    @staticmethod
-    def _group(key: np.ndarray, radix: int, weights: np.ndarray, reps: np.ndarray | None):
-        """Group ``key``: (class index per element, class sizes, one rep per class)."""
-        if radix <= max(_DENSE_MAX, 2 * len(key)):
-            sizes = np.bincount(key, weights=weights, minlength=radix)
-            occupied = np.zeros(radix, dtype=bool)
-            occupied[key] = True
-            present = np.flatnonzero(occupied)
-            pos = np.empty(radix, dtype=np.int64)
-            pos[present] = np.arange(len(present))
-            cls = pos[key]
-            sizes = sizes[present]
-        else:
-            cls, uniq = pd.factorize(key)
-            cls = cls.astype(np.int64)
-            sizes = np.bincount(cls, weights=weights, minlength=len(uniq))
-        rep = None
-        if reps is not None:
-            rep = np.empty(len(sizes), dtype=np.int64)
-            rep[cls] = reps
-        return cls, np.rint(sizes).astype(np.int64), rep
-
-    def _source(self, idx: int) -> tuple[np.ndarray, np.ndarray]:
-        """Smallest cached class table of a node <= ``idx`` (else the base rows)."""
-        if self._cache:
-            cand = np.flatnonzero(self._cached)
-            ok = (self.nodes[cand] <= self.nodes[idx]).all(axis=1)
-            if ok.any():
-                cand = cand[ok]
-                best = int(cand[int(np.argmin(self._cached_len[cand]))])
-                self.n_rolled_up += 1
-                return self._cache[best]
-        return np.arange(len(self.base), dtype=np.int64), self.base_counts
-
-    def classes(self, idx: int) -> tuple[np.ndarray, np.ndarray]:
-        """Equivalence classes of node ``idx``: (representative base row, size) per class."""
-        hit = self._cache.get(idx)
-        if hit is not None:
-            return hit
-        reps, sizes = self._source(idx)
-        node = self.nodes[idx]
-        key, radix = self._keys(node, reps, range(self.m))
-        _, new_sizes, new_reps = self._group(key, radix, sizes, reps)
-        self._cache[idx] = (new_reps, new_sizes)
-        self._cached[idx] = True
-        self._cached_len[idx] = len(new_reps)
-        self._cache_elements += len(new_reps)
-        while self._cache_elements > self._cache_budget and len(self._cache) > 1:
-            old, (r, _) = self._cache.popitem(last=False)
-            self._cached[old] = False
-            self._cache_elements -= len(r)
-        return new_reps, new_sizes
-
-    # ----------------------------------------------------------------- check
-    def violating(self, idx: int, reps: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """Classes suppressed at node ``idx``: those violating a requirement,
-        repeated until the rest satisfies all (several requirements may
-        interact once rows are removed)."""
-        node = self.nodes[idx]
-        alive = np.ones(len(sizes), dtype=bool)
-        while True:
-            viol = np.zeros(len(sizes), dtype=bool)
-            for cols, k, full in zip(self.req_cols, self.req_k, self.req_full):
-                if full:
-                    viol |= alive & (sizes < k)
-                else:
-                    key, radix = self._keys(node, reps, cols)
-                    cls, sub, _ = self._group(key, radix, (sizes * alive).astype(np.float64), None)
-                    viol |= alive & (sub[cls] < k)
-            if not viol.any():
-                return ~alive
-            alive &= ~viol
-            if self.max_suppressed == 0 or len(self.requirements) == 1:
-                return ~alive
-
-    def check(self, idx: int) -> NodeCheck:
-        """Check node ``idx`` against every requirement (memoised)."""
-        done = self.results.get(idx)
-        if done is not None:
-            return done
-        reps, sizes = self.classes(idx)
-        self.n_checked += 1
-        sup = self.violating(idx, reps, sizes)
-        n_sup = int(sizes[sup].sum())
-        feasible = n_sup <= self.max_suppressed
-        kept = sizes[~sup]
-        dm = int((kept ** 2).sum()) + n_sup * self.n_records
-        extra = 0
-        if n_sup and self.node_costs is not None:
-            node = self.nodes[idx]
-            extra = 0
-            for j in range(self.m):
-                g = np.asarray(self.node_costs[j], dtype=np.int64)
-                gen = self.gen[j][int(node[j])][self.base[reps[sup], j]]
-                extra += int(((g[0] - g[gen]) * sizes[sup]).sum())
-        res = NodeCheck(bool(feasible), n_sup, int((~sup).sum()), dm, int(extra))
-        self.results[idx] = res
-        return res
-
-    def solution_codes(self, idx: int) -> tuple[np.ndarray, np.ndarray]:
-        """Generalised codes of every input row at node ``idx`` and the suppressed mask."""
-        codes = self.apply(self.nodes[idx])
-        reps, sizes = self.classes(idx)
-        sup_cls = self.violating(idx, reps, sizes)
-        suppressed = np.zeros(self.table.n_rows, dtype=bool)
-        if sup_cls.any():
-            node = self.nodes[idx]
-            key, radix = self._keys(node, np.arange(len(self.base)), range(self.m))
-            rep_key, _ = self._keys(node, reps, range(self.m))
-            bad_keys = rep_key[sup_cls]
-            sup_base = np.isin(key, bad_keys)
-            suppressed = sup_base[self.row_base]
-            codes[suppressed] = 0
-        return codes, suppressed
-
-
-# ====================================================================== search
-UNKNOWN, FEASIBLE, INFEASIBLE = 0, 1, -1
-
-
-class _Classifier:
-    """Feasibility of lattice nodes with predictive tagging (monotonicity).
-
-    ``status[v]`` is FEASIBLE / INFEASIBLE once known, checked or tagged:
-    a feasible node makes every successor feasible, an infeasible node every
-    predecessor infeasible. :meth:`resolve` settles a node by a binary search
-    on a chain of unknown nodes from it towards the top (the greedy path
-    raises the attribute least generalised relative to its height, so the
-    chain climbs the lattice diagonally and each check tags a large cone), as
-    OLA and Flash do.
-    """
-
-    def __init__(self, lattice: Lattice):
-        self.L = lattice
-        self.status = np.zeros(lattice.n_nodes, dtype=np.int8)
-        self._rel = lattice.max_steps.astype(float)
-        self._rel[self._rel == 0] = 1.0
-
-    def check(self, idx: int) -> bool:
-        res = self.L.check(idx)
-        if res.feasible:
-            mask = self.L.successors_mask(idx)
-            self.status[mask & (self.status == UNKNOWN)] = FEASIBLE
-        else:
-            mask = self.L.predecessors_mask(idx)
-            self.status[mask & (self.status == UNKNOWN)] = INFEASIBLE
-        self.status[idx] = FEASIBLE if res.feasible else INFEASIBLE
-        return res.feasible
-
-    def _chain(self, idx: int) -> list[int]:
-        L = self.L
-        chain = [idx]
-        cur = L.nodes[idx].copy()
-        while True:
-            open_ = np.flatnonzero(cur < L.max_steps)
-            if len(open_) == 0:
-                break
-            rel = cur[open_] / self._rel[open_]
-            j = int(open_[int(np.argmin(rel))])
-            cur[j] += 1
-            nxt = int(np.dot(cur, L.strides))
-            if self.status[nxt] != UNKNOWN:
-                break
-            chain.append(nxt)
-        return chain
-
-    def resolve(self, idx: int) -> int:
-        """Settle node ``idx`` (and tag what the checks imply); returns its status."""
-        while self.status[idx] == UNKNOWN:
-            chain = self._chain(idx)
-            lo, hi = 0, len(chain) - 1
-            while lo <= hi and self.status[idx] == UNKNOWN:
-                mid = (lo + hi) // 2
-                if self.status[chain[mid]] == UNKNOWN:
-                    self.check(chain[mid])
-                if self.status[chain[mid]] == FEASIBLE:
-                    hi = mid - 1
-                else:
-                    lo = mid + 1
-        return int(self.status[idx])
-
-    def classify_all(self, candidates: np.ndarray | None = None) -> None:
-        """Settle every node (or every node of ``candidates``), cheapest first."""
-        order = np.arange(self.L.n_nodes) if candidates is None else candidates
-        for v in order:
-            if self.status[v] == UNKNOWN:
-                self.resolve(int(v))
-
-    def minimal_feasible(self) -> np.ndarray:
-        """Feasible nodes whose direct predecessors are all known infeasible
-        (exactly the minimal feasible nodes once the lattice is classified)."""
-        L = self.L
-        infeas = self.status == INFEASIBLE
-        minimal = self.status == FEASIBLE
-        for j in range(L.m):
-            has_pred = L.nodes[:, j] > 0
-            pred = np.where(has_pred, np.arange(L.n_nodes) - L.strides[j], 0)
-            minimal &= ~has_pred | infeas[pred]
-        return np.flatnonzero(minimal)
+#: A fraction of the records that may be suppressed (Samarati 2001, MaxSup)
+SUPPRESSION_LIMIT = Interval(Real, 0, 1)
 
 
 def _prec_costs(hierarchies) -> list[np.ndarray]:
@@ -433,12 +69,6 @@ def _objective_costs(problem: Problem, objective: str):
     return None, 1
 
 
-def _check_limit(limit) -> float:
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit <= 1:
-        raise ValueError(f"suppression_limit must be a fraction of the records in [0, 1], got {limit!r}")
-    return float(limit)
-
-
 class FullDomain(Algorithm):
     """Optimal full-domain generalisation (Incognito / OLA / Flash style).
 
@@ -456,7 +86,7 @@ class FullDomain(Algorithm):
         all-root and are flagged; a node is feasible when at most
         ``floor(limit * n)`` records are suppressed.
     all_minimal : bool or None
-        Classify the whole lattice so that ``info['minimal_nodes']`` lists
+        Classify the whole lattice so that ``details.minimal_nodes`` lists
         *every* minimal feasible node (the k-minimal generalisations).
         ``None`` (default) does so when the lattice has at most 2,048 nodes;
         otherwise only the part of the lattice the search needs is settled.
@@ -472,20 +102,17 @@ class FullDomain(Algorithm):
     name = "fulldomain"
     multi_requirement = True
 
+    parameters = {"objective": Options(*OBJECTIVES), "suppression_limit": SUPPRESSION_LIMIT,
+                  "all_minimal": bool | NoneValue(), "exhaustive": bool}
+
     def __init__(self, objective: str = "distortion", suppression_limit: float = 0.0,
                  all_minimal: bool | None = None, exhaustive: bool = False):
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-        self.objective = objective
-        self.suppression_limit = _check_limit(suppression_limit)
-        self.all_minimal = all_minimal
-        self.exhaustive = bool(exhaustive)
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         costs, scale = _objective_costs(problem, self.objective)
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, costs)
-        C = _Classifier(L)
+        C = Classifier(L)
         ties_order = np.lexsort((np.arange(L.n_nodes), L.heights))  # height, then lexicographic
         rank = np.empty(L.n_nodes, dtype=np.int64)
         rank[ties_order] = np.arange(L.n_nodes)
@@ -554,7 +181,7 @@ class FullDomain(Algorithm):
             info["precision"] = 1 - info["cost"] / cells if cells else 1.0
         log.info("fulldomain: node %s (%s %.6g), %d of %d nodes checked", info["node"], self.objective,
                  info["cost"], L.n_checked, L.n_nodes)
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, FullDomainDetails(**info))
 
     @staticmethod
     def _dm_ties(L: Lattice, optimal: list[int], best: int) -> list[int]:
@@ -572,7 +199,7 @@ class FullDomain(Algorithm):
                         stack.append(w)
         return list(seen)
 
-    def _values(self, L: Lattice, C: _Classifier, cand: np.ndarray) -> dict[int, int]:
+    def _values(self, L: Lattice, C: Classifier, cand: np.ndarray) -> dict[int, int]:
         """Exact objective value of each candidate feasible node (checked if needed)."""
         values: dict[int, int] = {}
         for v in cand:
@@ -594,10 +221,10 @@ class AllMin(Algorithm):
     ``h + 1`` does too (any successor), so the least height with a feasible
     node is found by binary search between 0 and the top; at each probed
     height every node is settled (with predictive tagging from the other
-    probes). ``info['nodes']`` lists *all* feasible nodes of the least height
+    probes). ``details.nodes`` lists *all* feasible nodes of the least height
     (Samarati's k-minimal generalisations of minimal height), ordered by the
     problem's distortion (:class:`~hieranon.metrics.CostModel`), then
-    lexicographically; the first of them is applied (``info['node']``).
+    lexicographically; the first of them is applied (``details.node``).
 
     ``suppression_limit`` is Samarati's MaxSup as a fraction of the records
     (0 by default).
@@ -606,13 +233,14 @@ class AllMin(Algorithm):
     name = "allmin"
     multi_requirement = True
 
-    def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = _check_limit(suppression_limit)
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def __init__(self, suppression_limit: float = 0.0):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
+
+    def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs)
-        C = _Classifier(L)
+        C = Classifier(L)
         probed: dict[int, np.ndarray] = {}
 
         def feasible_at(h: int) -> np.ndarray:
@@ -645,7 +273,7 @@ class AllMin(Algorithm):
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
         }
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, AllMinDetails(**info))
 
 
 class Datafly(Algorithm):
@@ -665,11 +293,12 @@ class Datafly(Algorithm):
     name = "datafly"
     multi_requirement = True
 
-    def __init__(self, suppression_limit: float = 0.0):
-        self.suppression_limit = _check_limit(suppression_limit)
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def __init__(self, suppression_limit: float = 0.0):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
+
+    def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit)
         node = np.zeros(L.m, dtype=np.int64)
         steps: list[str] = []
@@ -701,4 +330,4 @@ class Datafly(Algorithm):
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
         }
-        return Solution(codes, suppressed, info)
+        return Solution(codes, suppressed, DataflyDetails(**info))

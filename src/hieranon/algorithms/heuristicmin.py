@@ -71,12 +71,15 @@ import hashlib
 import heapq
 import warnings
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
 from ..table import group
 from .base import Algorithm, Problem, Solution, log
+from .details import HeuristicMinDetails
+from .params import Interval, Options
 
 VIOLATION_MODES = ("relevant", "any")
 SIBLING_MODES = ("paper", "subtree", "occurring")
@@ -247,7 +250,7 @@ class HeuristicMin(Algorithm):
     max_tables : int
         Stop after generating this many tables. If a satisfying table was
         found, it is returned with a :class:`SearchLimitWarning` and
-        ``info['complete'] = False`` (optimality not proven); otherwise
+        ``details.complete = False`` (optimality not proven); otherwise
         :class:`SearchLimitError` is raised.
     violations : ``"relevant"`` or ``"any"``
         Which violating rows drive the generalisation of an attribute (module
@@ -257,7 +260,7 @@ class HeuristicMin(Algorithm):
         docstring). ``"paper"`` searches with ``"occurring"`` -- the reading
         under which seed 003's Case 2 gives Figure 16(a) -- and, only when that
         search dead-ends without a satisfying table, searches again with
-        ``"subtree"``, which always ends (``info['fallback']`` says so).
+        ``"subtree"``, which always ends (``details.fallback`` says so).
     ties : ``"steps"`` (default) or ``"first"``
         Among satisfying tables with the most rows, return the first generated
         (SPEC's wording) or the one with the fewest cell generalisation steps
@@ -265,7 +268,7 @@ class HeuristicMin(Algorithm):
         seed 003's stated rationale for "first found" ("it represents the
         table that has the least number of generalised steps").
     keep_trace : bool
-        Record ``(violations, rows)`` of every generated table in ``info['trace']``.
+        Record ``(violations, rows)`` of every generated table in ``details.trace``.
 
     ``info`` holds ``generated`` (tables generated, duplicates not counted),
     ``expanded``, ``trace`` (list of ``(violations, rows)`` in generation
@@ -279,21 +282,12 @@ class HeuristicMin(Algorithm):
     name = "heuristicmin"
     multi_requirement = True
 
+    parameters = {"max_tables": Interval(Integral, 1, None), "violations": Options(*VIOLATION_MODES),
+                  "siblings": Options(*SIBLING_MODES), "ties": Options(*TIE_MODES), "keep_trace": bool}
+
     def __init__(self, max_tables: int = 200_000, violations: str = "relevant", siblings: str = "paper",
                  ties: str = "steps", keep_trace: bool = True):
-        if isinstance(max_tables, bool) or not isinstance(max_tables, int) or max_tables < 1:
-            raise ValueError(f"heuristicmin: max_tables must be a whole number >= 1, got {max_tables!r}")
-        if violations not in VIOLATION_MODES:
-            raise ValueError(f"heuristicmin: violations must be one of {VIOLATION_MODES}, got {violations!r}")
-        if siblings not in SIBLING_MODES:
-            raise ValueError(f"heuristicmin: siblings must be one of {SIBLING_MODES}, got {siblings!r}")
-        if ties not in TIE_MODES:
-            raise ValueError(f"heuristicmin: ties must be one of {TIE_MODES}, got {ties!r}")
-        self.ties = ties
-        self.max_tables = max_tables
-        self.violations = violations
-        self.siblings = siblings
-        self.keep_trace = bool(keep_trace)
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     # ------------------------------------------------------------ operator
     def _generalise(self, space: _Space, state, codes, viol, any_viol, j: int):
@@ -358,7 +352,7 @@ class HeuristicMin(Algorithm):
         return False
 
     # -------------------------------------------------------------- search
-    def solve(self, problem: Problem) -> Solution:
+    def _solve(self, problem: Problem) -> Solution:
         """Search (seed 003, Figure 2); with ``siblings="paper"`` the literal
         reading first, the cut-preserving one if the literal search dead-ends.
         The defaults reproduce SPEC 5 items 7 (T1 after 9 tables) and 8
@@ -368,16 +362,15 @@ class HeuristicMin(Algorithm):
         literal = HeuristicMin(self.max_tables, self.violations, "occurring", self.ties, self.keep_trace)
         try:
             sol = literal._search(problem)
-            sol.info["fallback"] = False
+            sol.details.fallback = False
             return sol
         except RuntimeError:
             log.info("heuristicmin: the literal sibling reading dead-ended; searching with whole subtrees")
         sol = HeuristicMin(self.max_tables, self.violations, "subtree", self.ties, self.keep_trace)._search(problem)
-        sol.info["fallback"] = True
+        sol.details.fallback = True
         return sol
 
     def _search(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
         space = _Space(problem)
         state0 = [v.astype(np.int64) for v in space.values]
         codes0 = space.codes(state0)
@@ -391,7 +384,7 @@ class HeuristicMin(Algorithm):
         if viol0 == 0:
             info.update(result_index=0, rows=rows0)
             return Solution(space.codes(state0)[space.row_class].astype(np.int32),
-                            np.zeros(problem.table.n_rows, dtype=bool), info)
+                            np.zeros(problem.table.n_rows, dtype=bool), HeuristicMinDetails(**info))
 
         seen = {digest0}
         heap: list[tuple[int, int, int]] = [(-rows0, viol0, 0)]
@@ -461,4 +454,4 @@ class HeuristicMin(Algorithm):
         log.info("heuristicmin: %d tables generated, %d expanded, result T%d with %d rows",
                  generated, info["expanded"], best.index, best.rows)
         out = space.codes(best.state)[space.row_class].astype(np.int32)
-        return Solution(out, np.zeros(problem.table.n_rows, dtype=bool), info)
+        return Solution(out, np.zeros(problem.table.n_rows, dtype=bool), HeuristicMinDetails(**info))

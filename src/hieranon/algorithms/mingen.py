@@ -47,19 +47,21 @@ normal case of :func:`hieranon.anonymize`), one code row per input row, equal
 tuples possibly generalised differently. When input rows carry counts and the
 optimum must split one, the solution is **expanded to one row per record**:
 ``Solution.codes`` then has ``n_records`` rows, input row ``i`` repeated
-``counts[i]`` times in order, and ``info['record_row']`` gives each record's
-input row (``info['expanded'] = True``); :func:`expand_records` builds the
+``counts[i]`` times in order, and ``details.record_row`` gives each record's
+input row (``details.expanded = True``); :func:`expand_records` builds the
 matching one-record-per-row :class:`~hieranon.table.EncodedTable` for
-verification. ``info['parts']`` always lists, per unit, its generalisations
+verification. ``details.parts`` always lists, per unit, its generalisations
 with their record counts. The API (which needs one output row per input row)
-refuses ``mode="records"`` on counted rows with a clear message
-(:meth:`MinGen.check_problem`).
+and :meth:`MinGen.solve` refuse ``mode="records"`` on counted rows with a
+clear message (:meth:`MinGen.check_problem`); :meth:`MinGen.solve_expanded`
+allows the expansion.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
@@ -67,6 +69,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ..table import EncodedTable, group
 from .base import Algorithm, Problem, Solution, log
+from .details import MinGenDetails
+from .params import Interval, Options
 
 MODES = ("rows", "records")
 OBJECTIVES = ("steps", "distortion")
@@ -141,28 +145,19 @@ class MinGen(Algorithm):
         Refuse programs with more variables than this.
     time_limit : float or None
         Seconds per MILP phase; if hit, the best solution found is returned
-        with a warning and ``info['optimal'] = False``.
+        with a warning and ``details.optimal = False``.
     """
 
     name = "mingen"
     multi_requirement = True
 
+    parameters = {"mode": Options(*MODES), "objective": Options(*OBJECTIVES),
+                  "max_records": Interval(Integral, 1, None), "max_variables": Interval(Integral, 1, None),
+                  "time_limit": Interval(Real, 0, None, closed="neither") | None}
+
     def __init__(self, mode: str = "rows", objective: str = "steps", max_records: int = 400,
                  max_variables: int = 60_000, time_limit: float | None = None):
-        if mode not in MODES:
-            raise ValueError(f"mingen: mode must be one of {MODES}, got {mode!r}")
-        if objective not in OBJECTIVES:
-            raise ValueError(f"mingen: objective must be one of {OBJECTIVES}, got {objective!r}")
-        for nm, v in (("max_records", max_records), ("max_variables", max_variables)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"mingen: {nm} must be a whole number >= 1, got {v!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"mingen: time_limit must be > 0 seconds, got {time_limit!r}")
-        self.mode = mode
-        self.objective = objective
-        self.max_records = max_records
-        self.max_variables = max_variables
-        self.time_limit = time_limit
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def check_problem(self, problem: Problem) -> None:
         super().check_problem(problem)
@@ -203,8 +198,14 @@ class MinGen(Algorithm):
             primary //= max(g, 1)
         return primary, prec, steps, L
 
-    def solve(self, problem: Problem) -> Solution:
-        Algorithm.check_problem(self, problem)  # multi-requirement check only; counts handled below
+    def solve_expanded(self, problem: Problem) -> Solution:
+        """Solve, letting ``mode="records"`` split counted rows: the output may
+        then hold one row per record (module docstring), which :meth:`solve`
+        refuses (:meth:`check_problem`)."""
+        Algorithm.check_problem(self, problem)
+        return self._solve(problem)
+
+    def _solve(self, problem: Problem) -> Solution:
         table = problem.table
         n_records = table.n_records
         if n_records > self.max_records:
@@ -347,7 +348,7 @@ class MinGen(Algorithm):
                 unit_code[u] = ps[0][0]
             codes = unit_code[row_unit]
             info["expanded"] = False
-            return Solution(codes.astype(np.int32), np.zeros(table.n_rows, dtype=bool), info)
+            return Solution(codes.astype(np.int32), np.zeros(table.n_rows, dtype=bool), MinGenDetails(**info))
         return self._records_solution(table, row_unit, parts, info)
 
     @staticmethod
@@ -383,7 +384,7 @@ class MinGen(Algorithm):
         if not split:
             codes = np.array([assign[i][0][0] for i in range(n)], dtype=np.int32).reshape(n, m)
             info["expanded"] = False
-            return Solution(codes, np.zeros(n, dtype=bool), info)
+            return Solution(codes, np.zeros(n, dtype=bool), MinGenDetails(**info))
         rec_codes, rec_row = [], []
         for i in range(n):
             for code, cnt in assign[i]:
@@ -393,4 +394,4 @@ class MinGen(Algorithm):
         info["record_row"] = np.array(rec_row, dtype=np.int64)
         log.info("mingen(records): counted rows were split; output expanded to %d records", len(rec_row))
         codes = np.array(rec_codes, dtype=np.int32).reshape(len(rec_row), m)
-        return Solution(codes, np.zeros(len(rec_row), dtype=bool), info)
+        return Solution(codes, np.zeros(len(rec_row), dtype=bool), MinGenDetails(**info))

@@ -65,6 +65,8 @@ from numba import njit
 
 from ..hierarchy import Hierarchy
 from .base import Algorithm, Problem, Solution, log
+from .details import MondrianDetails
+from .params import NoneValue, Options
 
 CATEGORICAL_SPLITS = ("median", "hierarchy")
 
@@ -429,8 +431,8 @@ class Mondrian(Algorithm):
         Attributes cut by numeric value; default: those whose leaf labels
         all parse as numbers (``[]`` for none).
     numeric_ranges : bool
-        Also report ``info['ranges']``: for each numeric attribute the
-        ``"min-max"`` range of every partition (``info['partition']`` maps
+        Also report ``details.ranges``: for each numeric attribute the
+        ``"min-max"`` range of every partition (``details.partition`` maps
         rows to partitions).
 
     ``info``: ``partitions`` (count), ``partition`` (row -> partition index),
@@ -444,14 +446,12 @@ class Mondrian(Algorithm):
     name = "mondrian"
     multi_requirement = False
 
+    parameters = {"strict": bool, "categorical": Options(*CATEGORICAL_SPLITS), "numeric": list | NoneValue(),
+                  "numeric_ranges": bool}
+
     def __init__(self, strict: bool = True, categorical: str = "median", numeric: list[str] | None = None,
                  numeric_ranges: bool = False):
-        if categorical not in CATEGORICAL_SPLITS:
-            raise ValueError(f"categorical must be one of {CATEGORICAL_SPLITS}, got {categorical!r}")
-        self.strict = bool(strict)
-        self.categorical = categorical
-        self.numeric = None if numeric is None else list(numeric)
-        self.numeric_ranges = bool(numeric_ranges)
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
         self._privacy: list = []
 
     # --------------------------------------------------------------- setup
@@ -529,8 +529,7 @@ class Mondrian(Algorithm):
         return [rows[order[:cut]], rows[order[cut:]]]
 
     # ---------------------------------------------------------------- solve
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         t = problem.table
         k = problem.k
         attrs = self._attributes(problem)
@@ -602,7 +601,7 @@ class Mondrian(Algorithm):
         }
         info.update(self._ncp(attrs, partition, lcas, counts, t.qi_names))
         log.info("mondrian: %d partitions, NCP %.4f", n_parts, info["ncp"])
-        return Solution(out, np.zeros(t.n_rows, dtype=bool), info)
+        return Solution(out, np.zeros(t.n_rows, dtype=bool), MondrianDetails(**info))
 
     @staticmethod
     def _ancestors(hs: list[Hierarchy]) -> np.ndarray:

@@ -23,12 +23,15 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..table import EncodedTable
 from .base import Algorithm, Problem, Solution
+from .details import PartitionedDetails
+from .params import Interval, NoneValue, Options
 
 log = logging.getLogger("hieranon.partition")
 
@@ -142,6 +145,11 @@ class Partitioned(Algorithm):
 
     name = "partitioned"
 
+    parameters = {"inner_method": str | NoneValue(), "block_size": Interval(Integral, 2, None),
+                  "executor": Options(*EXECUTORS), "scheduler": str | NoneValue(),
+                  "n_workers": Interval(Integral, 1, None) | None, "max_in_flight": Interval(Integral, 1, None),
+                  "method_params": dict | NoneValue()}
+
     def __init__(self, inner_method: str | None = None, block_size: int = 20_000, executor: str = "auto",
                  scheduler: str | None = None, n_workers: int | None = None, max_in_flight: int = 2,
                  method_params: dict | None = None, *, method: str | None = None):
@@ -149,12 +157,6 @@ class Partitioned(Algorithm):
             raise ValueError(f"partitioned: inner_method={inner_method!r} and method={method!r} disagree; "
                              "give the inner method once, as inner_method")
         inner_method = inner_method if inner_method is not None else (method if method is not None else "kaca1")
-        if not isinstance(inner_method, str):
-            raise ValueError(f"partitioned: inner_method must be a method name, got {inner_method!r}")
-        if executor not in EXECUTORS:
-            raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-        if block_size < 2:
-            raise ValueError(f"block_size must be >= 2, got {block_size}")
         if inner_method == "partitioned":
             raise ValueError("the inner method of 'partitioned' cannot be 'partitioned'")
         from .registry import METHODS
@@ -162,11 +164,6 @@ class Partitioned(Algorithm):
             raise ValueError(f"partitioned: unknown inner method {inner_method!r}; "
                              f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
         self.inner_method = inner_method
-        self.block_size = int(block_size)
-        self.executor = executor
-        self.scheduler = scheduler
-        self.n_workers = n_workers
-        self.max_in_flight = int(max_in_flight)
         self.method_params = dict(method_params or {})
 
     @property
@@ -174,8 +171,7 @@ class Partitioned(Algorithm):
         """The inner method (former name of :attr:`inner_method`)."""
         return self.inner_method
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def _solve(self, problem: Problem) -> Solution:
         k = problem.k
         blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k)
         log.info("partitioned %d rows into %d blocks (target %d records)", problem.table.n_rows, len(blocks),
@@ -187,8 +183,8 @@ class Partitioned(Algorithm):
             codes[rows] = bcodes
             suppressed[rows] = bsup
         sizes = [int(problem.table.counts[b].sum()) for b in blocks]
-        return Solution(codes, suppressed, {"blocks": len(blocks), "block_sizes": sizes, "executor": executor,
-                                            "inner_method": self.inner_method})
+        return Solution(codes, suppressed, PartitionedDetails(blocks=len(blocks), block_sizes=sizes, executor=executor,
+                                                              inner_method=self.inner_method))
 
     def _resolve_executor(self) -> str:
         if self.executor != "auto":

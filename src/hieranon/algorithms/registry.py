@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Mapping
-
-import numpy as np
 
 from .base import Algorithm
+from .params import validate_parameters
 
 #: ``--method`` name -> "module:Class" (imported on first use)
 METHODS: dict[str, str] = {
@@ -61,45 +59,24 @@ def _method_class(method: str):
 
 
 def method_parameters(method: str) -> dict[str, inspect.Parameter]:
-    """The parameters a method's constructor takes, by name."""
-    sig = inspect.signature(_method_class(method).__init__)
-    return {n: p for n, p in sig.parameters.items()
-            if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    """The parameters a method declares (:attr:`Algorithm.parameters`), by name, as
+    its constructor's signature gives them (defaults, annotations)."""
+    klass = _method_class(method)
+    sig = inspect.signature(klass.__init__)
+    return {n: sig.parameters[n] for n in klass.parameters}
 
 
 def methods_accepting(parameter: str) -> list[str]:
-    """The available methods whose constructor takes ``parameter``."""
+    """The available methods that declare ``parameter``."""
     return [m for m in available_methods() if parameter in method_parameters(m)]
 
 
-def _check_param_types(method: str, params: Mapping, accepted: dict[str, inspect.Parameter]) -> None:
-    """Reject a value whose type cannot be the parameter's (e.g. a string for a
-    number), naming the parameter and the type expected; the constructor checks ranges."""
-    for name, value in params.items():
-        p = accepted[name]
-        default = p.default
-        annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
-        numeric = (isinstance(default, (int, float)) and not isinstance(default, bool)) or (
-            default in (None, inspect.Parameter.empty) and annotation.split("|")[0].strip() in ("int", "float"))
-        if numeric and "str" not in annotation and (isinstance(value, (str, bool)) or not isinstance(
-                value, (int, float, np.integer, np.floating))) and not (value is None and default is None):
-            raise ValueError(f"method {method!r}: invalid parameter {name}: expected a number, got {value!r}")
-        if isinstance(default, bool) and not isinstance(value, (bool, np.bool_)) and value not in (0, 1):
-            raise ValueError(f"method {method!r}: invalid parameter {name}: expected true or false, got {value!r}")
-
-
 def make_algorithm(method: str, **params) -> Algorithm:
-    """Instantiate a method by name with its parameters (validated by its constructor)."""
+    """Instantiate a method by name with its parameters.
+
+    Parameters the method does not declare are refused, naming them; the
+    values are validated against the declaration (ValueError naming the
+    method, the parameter, the value and what is allowed).
+    """
     klass = _method_class(method)
-    accepted = method_parameters(method)
-    takes_any = klass.__init__ is not object.__init__ and any(
-        p.kind == p.VAR_KEYWORD for p in inspect.signature(klass.__init__).parameters.values())
-    unknown = sorted(set(params) - set(accepted))
-    if unknown and not takes_any:
-        raise ValueError(f"method {method!r}: invalid parameter(s) {', '.join(unknown)}: it takes "
-                         f"{', '.join(accepted) or 'none'}")
-    _check_param_types(method, {n: v for n, v in params.items() if n in accepted}, accepted)
-    try:
-        return klass(**params)
-    except TypeError as exc:
-        raise ValueError(f"method {method!r}: invalid parameter(s): {exc}") from None
+    return klass(**validate_parameters(method, klass.parameters, params))

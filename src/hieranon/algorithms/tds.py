@@ -30,12 +30,17 @@ The class column comes from :attr:`Problem.class_labels`. The helpers here
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 
-from .base import Algorithm, Problem, Solution, log
+from .base import Algorithm, Details, Problem, Solution, log
+from .details import TDSDetails
+from .params import Interval
 
-_EPS = 1e-12
+#: Scores at or below this are taken as zero (no gain)
+EPS = 1e-12
 
 
 def entropy(class_counts: np.ndarray) -> np.ndarray:
@@ -123,7 +128,7 @@ class ClassTable:
     def reqs_with(self, j: int) -> list[int]:
         return [i for i, (idx, _k) in enumerate(self.reqs) if j in idx]
 
-    def solution(self, codes: np.ndarray, info: dict, n_rows: int) -> Solution:
+    def solution(self, codes: np.ndarray, info: Details, n_rows: int) -> Solution:
         return Solution(codes[self.row_of_input].astype(np.int32), np.zeros(n_rows, dtype=bool), info)
 
 
@@ -136,20 +141,19 @@ class TDS(Algorithm):
         Stop after this many specialisations (default: until none is valid and
         beneficial).
 
-    ``info['specialisations']`` lists ``(attribute, node label, score,
+    ``details.specialisations`` lists ``(attribute, node label, score,
     info_gain, anony_loss)`` in the order performed.
     """
 
     name = "tds"
     multi_requirement = True
 
-    def __init__(self, max_steps: int | None = None):
-        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
-            raise ValueError(f"tds: max_steps must be a whole number >= 0, got {max_steps!r}")
-        self.max_steps = max_steps
+    parameters = {"max_steps": Interval(Integral, 0, None) | None}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
+    def __init__(self, max_steps: int | None = None):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
+
+    def _solve(self, problem: Problem) -> Solution:
         ct = ClassTable(problem, "tds")
         codes = np.zeros_like(ct.leaf)              # the most general table
         if not ct.satisfied(codes):
@@ -167,7 +171,7 @@ class TDS(Algorithm):
                     rows = np.flatnonzero(col == v)
                     child = h.ancestors[ct.leaf[rows, j], h.depth[v] + 1]
                     gain = info_gain(ct.label[rows], child, ct.weights[rows], ct.n_classes)
-                    if gain <= _EPS:
+                    if gain <= EPS:
                         continue
                     new = codes.copy()
                     new[rows, j] = child
@@ -193,7 +197,7 @@ class TDS(Algorithm):
             key, j, v, codes, anon, gain, loss = best
             steps.append((ct.qi_names[j], ct.hierarchies[j].labels[v], key[0], gain, loss))
             log.debug("tds: specialise %s=%s (score %.6f)", ct.qi_names[j], ct.hierarchies[j].labels[v], key[0])
-        info = {"specialisations": steps, "n_steps": len(steps)}
+        info = TDSDetails(specialisations=steps, n_steps=len(steps))
         return ct.solution(codes, info, problem.table.n_rows)
 
 
@@ -201,9 +205,9 @@ def _better(a: tuple, b: tuple) -> bool:
     """Lexicographic 'greater' with a tolerance on the float score and gain."""
     for x, y in zip(a, b):
         if isinstance(x, float) or isinstance(y, float):
-            if x > y + _EPS:
+            if x > y + EPS:
                 return True
-            if x < y - _EPS:
+            if x < y - EPS:
                 return False
         else:
             if x != y:

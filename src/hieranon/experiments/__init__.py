@@ -1,4 +1,4 @@
-"""Reproduction of the seed papers' experiments (issue 7): ``hieranon experiments``.
+"""Reproduction of the seed papers' experiments: ``hieranon experiments``.
 
 Four experiments, each writing its raw numbers (CSV, one row per run) and a
 summary CSV, a figure (PNG), and together a ``REPORT.md`` that embeds every
@@ -23,6 +23,7 @@ Usage from Python::
 
 from __future__ import annotations
 
-from .core import FULL, QUICK, Grid, run_experiments
+from .core import FULL, QUICK, ExperimentError, Grid
+from .runner import run_experiments
 
-__all__ = ["FULL", "QUICK", "Grid", "run_experiments"]
+__all__ = ["FULL", "QUICK", "ExperimentError", "Grid", "run_experiments"]

@@ -1,0 +1,77 @@
+"""KACA+: lower-distortion local recoding in KACA's terms.
+
+KACA1 (seed 004, Algorithm 1) grows one random small class at a time by its
+nearest class; on Adult (8 QIs, k = 10) that leaves a distortion ratio of
+about 0.147. KACA+ keeps KACA's cost model -- the closest common
+generalisation (Def. 8), the class distance of Def. 10 and the stub/trunk
+split of Def. 14, in the exact integer costs of
+:class:`~hieranon.metrics.CostModel` -- and searches better, in four steps:
+
+1. **Sweep of common generalisations, cheapest first.** Every record's class
+   will print a common generalisation (a node of the product of the
+   hierarchies). The sweep visits the *depth vectors* of that product (one
+   depth per attribute) in increasing cost of their nodes -- the records'
+   cost of being printed there -- and, at each, groups the records not yet
+   in a class by their generalisation at that depth vector; every group of
+   ``>= k`` records becomes a class. So each record gets the cheapest node
+   that still gathers ``k`` unplaced records, and the dense regions settle
+   first, at low cost (the agglomerative "cheapest merge first" order, done
+   on nodes instead of pairs of classes).
+2. **Stubs for the groups that fall short** (second sweep). A group of
+   ``t < k`` records at node ``w`` may take a *stub* of ``k - t`` records
+   lying under ``w`` from classes already formed whose *trunk* keeps ``>= k``
+   records (Def. 14), when the estimated saving for its ``t`` records (their
+   cost in the first sweep minus the cost at ``w``) exceeds ``stub_weight``
+   times the extra cost of the stub records. With ``stub_rows`` (default) the
+   stub may be any records under ``w`` of any class with a surplus (the
+   donor's node need not lie under ``w``; its trunk can only get cheaper);
+   without, only records of classes whose node lies under ``w``. Donor
+   classes are tried from the most expensive down, and only while their
+   node's cost leaves the group's saving above ``stub_weight`` times the
+   stub's mean extra cost. Besides lowering distortion it trims oversized
+   classes (lower DM, CAVG).
+3. **KACA finishing.** Records left when the sweep stops (fewer than ``k``
+   under the root, or the ``max_vectors`` budget reached) are merged as KACA
+   does -- nearest class by the Def. 10 distance with the stub rule -- growing
+   each small class until it reaches ``k``, the cheapest-to-complete classes
+   first.
+4. **Refinement** (local search, ``refine``): for each class and each of its
+   distinct tuples (a *unit*), the class where the unit fits best (least
+   Def. 10 distance of the unit to the whole class, by KACA's exact
+   branch-and-bound over the class trie); the unit moves there, or is
+   swapped with a unit of that class, when total distortion falls (or stays
+   and DM falls) and both classes keep ``>= k`` records. Moves repeat until
+   none improves (or the ``refine_budget`` of searches is spent). On tables
+   of up to 1,000 rows every other class is tried as a partner.
+
+``restarts`` runs steps 1-4 with different tie orders of equal-cost depth
+vectors (derived from the seed), every other run without stubs, and keeps
+the least distortion: 8 runs by default on tables of up to 2,000 rows, one
+above. The output is deterministic for a seed; no step depends on timing.
+Measurements: ``benchmarks/results/kacaplus_trials.md`` (Adult) and
+``benchmarks/results/gap_summary.csv`` (gap to the exact optimum).
+
+Limits: the sweep enumerates depth vectors lazily, in a heap, and stops after
+``max_vectors`` of them (50,000 when the product of the hierarchy heights
+exceeds ``2**22``); step 3 finishes what is left. When that product exceeds
+``2**62`` the sweep is skipped (step 3 does everything). With unbalanced
+hierarchies depth stands for level (SPEC section 1), as in the cost model;
+the order key of a depth is then the largest cost of a node at that depth.
+
+Modules: :mod:`.sweep` (steps 1-2), :mod:`.finishing` (step 3),
+:mod:`.refinement` (step 4) and :mod:`.driver` (runs, :class:`KACAPlus`);
+the kernels shared with KACA are in :mod:`hieranon.algorithms.kaca_core`.
+"""
+
+from .driver import (
+                     AUTO_RESTARTS,
+                     AUTO_RESTARTS_ROWS,
+                     CONSTRUCTIONS,
+                     KACAPlus,
+                     auto_row_stub_weight,
+                     auto_stub_weight,
+                     kacaplus_codes,
+)
+
+__all__ = ["AUTO_RESTARTS", "AUTO_RESTARTS_ROWS", "CONSTRUCTIONS", "KACAPlus", "auto_row_stub_weight",
+           "auto_stub_weight", "kacaplus_codes"]
