@@ -693,6 +693,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     from . import metrics as M
     from .requirements import RequirementError
     from .result import AnonymizationResult
+    from .privacy import sensitive_columns
     from .spec import AnonymizationSpec, build_problem
     from .table import encode_generalised
     from .verify import verify
@@ -714,7 +715,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         raise RequirementError("no anonymity requirement: give k or at least one requirement")
     timings["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc)
+    report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc,
+                    privacy=problem.privacy)
     timings["verify"] = time.perf_counter() - t
     codes = metrics = None
     suppressed = np.zeros(enc.n_rows, dtype=bool)
@@ -731,7 +733,9 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                 suppressed = M.suppressed_mask(codes)
         timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(anonymised, metrics, report, method, dict(params or spec.params), reqs, suppressed,
-                                 timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts)
+                                 timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts,
+                                 privacy_models=list(problem.privacy),
+                                 sensitive=sensitive_columns(orig, spec.sensitive, enc.counts))
     if lower_bound and metrics is not None:
         from .bounds import problem_lower_bound
 

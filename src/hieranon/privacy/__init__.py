@@ -38,10 +38,12 @@ from ._base import BoundModel, PrivacyError, PrivacyModel
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .parse import L_DIVERSITY_FORM, T_CLOSENESS_FORM, parse_l_diversity, parse_privacy_config, parse_t_closeness
 from .t_closeness import DISTANCES, TCloseness
+from .assess import PrivacyAssessment, assess_privacy, sensitive_columns  # noqa: E402 - needs the models above
 
 __all__ = ["PrivacyError", "PrivacyModel", "BoundModel", "DistinctLDiversity", "EntropyLDiversity",
            "RecursiveCLDiversity", "TCloseness", "DISTANCES", "parse_l_diversity", "parse_t_closeness",
-           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible"]
+           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible",
+           "PrivacyAssessment", "assess_privacy", "sensitive_columns"]
 
 
 def bind_all(models, df, counts=None) -> list[BoundModel]:
