@@ -75,7 +75,13 @@ class ModelAssessment:
         return self.latest is None or self.latest.ok
 
     def as_dict(self) -> dict:
+        """Plain values; a non-finite worst value (recursive (c, l) on a class
+        with fewer than l values: no c suffices) is ``None``, as JSON has no
+        infinity."""
         d = asdict(self)
+        for when in ("before", "after"):
+            if d[when] is not None and not np.isfinite(d[when]["achieved"]):
+                d[when]["achieved"] = None
         d["ok"] = self.ok
         return d
 
