@@ -6,13 +6,16 @@ Commands::
                        [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
                        [--encoding ENC] [--risk-threshold T]
     hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...] [--risk-threshold T]
+                       [--l-diversity ATTR=L|ATTR=entropy:L|ATTR=recursive:C,L]...
+                       [--t-closeness ATTR=T[:equal|ordered|hierarchical]]... [--sensitive-hierarchy ATTR=FILE]...
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
---weights --beta --encoding --risk-threshold``, declared once below): each
+--weights --beta --encoding --risk-threshold --l-diversity --t-closeness
+--sensitive-hierarchy``, declared once below): each
 builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
 with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
@@ -26,13 +29,14 @@ Exit codes:
   the report was written for a pair that verifies, every data value is in
   its hierarchy;
 * 1 -- a failed check or verification: a table fails its anonymity
-  requirements (``check``/``evaluate``/``report``), an algorithm's output
+  requirements or a privacy model (``check``/``evaluate``/``report``), an algorithm's output
   failed verification (nothing written), data values are missing from a
   hierarchy (``hierarchy check``);
 * 2 -- bad input or usage: one line on stderr says what is wrong, and
   nothing is written (a missing or unreadable file, an invalid
   configuration key or value, a QI column absent from the table, a value
-  missing from its hierarchy, an impossible k, an existing output without
+  missing from its hierarchy, an impossible k, a privacy model the whole
+  table cannot satisfy, an existing output without
   ``--force``, an output path equal to the input...);
 * 3 -- an internal error (a bug: one line on stderr; set ``HIERANON_DEBUG=1``
   for the traceback, and please report it).

@@ -446,7 +446,8 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
     names = [str(column.labels[v]) for v in top] + (["other"] if len(rest) else [])
     from matplotlib import colormaps
     cmap = colormaps["tab10"]
-    colours = [cmap(i % 10) for i in range(len(top))] + ([(0.75, 0.75, 0.75, 1)] if len(rest) else [])
+    palette = [cmap(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)]  # tab10 without its grey, kept for "other"
+    colours = [palette[i % len(palette)] for i in range(len(top))] + ([(0.75, 0.75, 0.75, 1)] if len(rest) else [])
     fig = Figure(figsize=(10, 3.4))
     ax = fig.add_subplot(1, 1, 1)
     x = np.arange(data.shape[0])
@@ -483,8 +484,8 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
     if after and before_codes is not None:
         b_class, b_sizes = classes_of(before_codes, counts)
         b_hom = np.count_nonzero(column.histogram(b_class, len(b_sizes)) > 0, axis=1) <= 1
-        note += (f" Before anonymisation: {int(b_hom.sum()):,} of {len(b_sizes):,} classes "
-                 f"({_fmt(int(b_sizes[b_hom].sum()))} records).")
+        note += (f" Before anonymisation, {int(b_hom.sum()):,} of the original's {len(b_sizes):,} classes "
+                 f"({_fmt(int(b_sizes[b_hom].sum()))} records) were homogeneous.")
     if len(sizes) > len(shown):
         note += f" Only the {len(shown)} largest classes are drawn; 'all' is the whole table."
     return _png(fig) + f'<p class="note">{_e(note)}</p>'
@@ -823,9 +824,9 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     when the metrics exist). ``built``: the spec's hierarchies, already built.
     """
     from . import metrics as M
+    from .privacy import sensitive_columns
     from .requirements import RequirementError
     from .result import AnonymizationResult
-    from .privacy import sensitive_columns
     from .spec import AnonymizationSpec, build_problem
     from .table import encode_generalised
     from .verify import verify
