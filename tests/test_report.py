@@ -255,7 +255,7 @@ def test_sensitive_section_without_models_plots_the_declared_columns():
     n, hom, rec = _homogeneous(result.data, qis, "diagnosis")
     assert f"{n:,} output classes; {hom:,} of them ({rec:,} records) are homogeneous" in sec
     n0, hom0, _ = _homogeneous(df, qis, "diagnosis")
-    assert f"Before anonymisation, {hom0:,} of the original's {n0:,} classes" in sec
+    assert f"Before anonymisation, {hom0:,} of the original&#x27;s {n0:,} classes" in sec
 
 
 def test_sensitive_section_when_nothing_is_sensitive(example):

@@ -185,4 +185,5 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,
                                spec=spec, counts=table.counts, privacy_models=list(problem.privacy),
                                sensitive=sensitive_columns(df, spec.sensitive if spec is not None else
-                                                           [b.attribute for b in problem.privacy], table.counts))
+                                                           [getattr(b, "attribute", None) for b in problem.privacy],
+                                                           table.counts))

@@ -130,11 +130,12 @@ def _privacy_models(models, hierarchies, identifiers) -> tuple:
         models = (models,)
     out = tuple(models or ())
     for m in out:
-        if not isinstance(m, PrivacyModel):
+        if not callable(getattr(m, "bind", None)):  # a PrivacyModel, or anything that binds like one
             raise ValueError(f"privacy: expected privacy models (hieranon.privacy.DistinctLDiversity, "
                              f"TCloseness, ...), got {m!r}")
+        attribute = getattr(m, "attribute", None)
         for what, cols in (("a quasi-identifier", hierarchies), ("an identifier", identifiers)):
-            if m.attribute in cols:
+            if attribute is not None and attribute in cols:
                 raise ValueError(f"{m.describe()}: {m.attribute!r} is {what}; a privacy model protects a "
                                  "sensitive attribute, which is published unchanged (neither generalised nor "
                                  "dropped)")
@@ -230,7 +231,8 @@ class AnonymizationSpec:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
         set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
         set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
-        extra = [m.attribute for m in self.privacy if m.attribute not in self.sensitive]
+        extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
+                 if a is not None and a not in self.sensitive]
         set_("sensitive", (*self.sensitive, *dict.fromkeys(extra)))
         set_("source", None if self.source is None else Path(self.source))
 
