@@ -6,13 +6,16 @@ Commands::
                        [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
                        [--encoding ENC] [--risk-threshold T]
     hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...] [--risk-threshold T]
+                       [--l-diversity ATTR=L|ATTR=entropy:L|ATTR=recursive:C,L]...
+                       [--t-closeness ATTR=T[:equal|ordered|hierarchical]]... [--sensitive-hierarchy ATTR=FILE]...
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
---weights --beta --encoding --risk-threshold``, declared once below): each
+--weights --beta --encoding --risk-threshold --l-diversity --t-closeness
+--sensitive-hierarchy``, declared once below): each
 builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
 with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
@@ -26,13 +29,14 @@ Exit codes:
   the report was written for a pair that verifies, every data value is in
   its hierarchy;
 * 1 -- a failed check or verification: a table fails its anonymity
-  requirements (``check``/``evaluate``/``report``), an algorithm's output
+  requirements or a privacy model (``check``/``evaluate``/``report``), an algorithm's output
   failed verification (nothing written), data values are missing from a
   hierarchy (``hierarchy check``);
 * 2 -- bad input or usage: one line on stderr says what is wrong, and
   nothing is written (a missing or unreadable file, an invalid
   configuration key or value, a QI column absent from the table, a value
-  missing from its hierarchy, an impossible k, an existing output without
+  missing from its hierarchy, an impossible k, a privacy model the whole
+  table cannot satisfy, an existing output without
   ``--force``, an output path equal to the input...);
 * 3 -- an internal error (a bug: one line on stderr; set ``HIERANON_DEBUG=1``
   for the traceback, and please report it).
@@ -136,6 +140,15 @@ WeightsOption = Annotated[Optional[str], typer.Option("--weights", help="uniform
 BetaOption = Annotated[Optional[float], typer.Option("--beta", help="Height-weight exponent (>= 1).")]
 EncodingOption = Annotated[str, typer.Option("--encoding", help="Text encoding of CSV input.")]
 RiskThresholdOption = Annotated[Optional[float], typer.Option("--risk-threshold", help=RISK_THRESHOLD_HELP)]
+LDiversityOption = Annotated[list[str], typer.Option(
+    "--l-diversity", help="Sensitive attribute's l-diversity: ATTR=L (distinct), ATTR=entropy:L or "
+    "ATTR=recursive:C,L; repeatable.")]
+TClosenessOption = Annotated[list[str], typer.Option(
+    "--t-closeness", help="Sensitive attribute's EMD t-closeness: ATTR=T or ATTR=T:equal|ordered|hierarchical "
+    "(default: hierarchical with --sensitive-hierarchy, ordered if numeric, else equal); repeatable.")]
+SensitiveHierarchyOption = Annotated[list[str], typer.Option(
+    "--sensitive-hierarchy", help="ATTR=FILE: a sensitive attribute's own hierarchy (hierarchical EMD of "
+    "--t-closeness); repeatable.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -159,9 +172,35 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
             raise UsageError(str(exc)) from None
 
 
+def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
+    """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
+    from .hierarchy import from_file
+
+    out = {}
+    for item in items:
+        attr, eq, path = (x.strip() for x in item.partition("="))
+        if not eq or not attr or not path:
+            raise UsageError(f"--sensitive-hierarchy {item!r}: expected ATTR=FILE (a hierarchy file of the "
+                             "sensitive attribute ATTR)")
+        out[attr] = from_file(Path(path), attr)
+    return out
+
+
+def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
+                     sensitive_hierarchy: Sequence[str]) -> list:
+    """The privacy models of ``--l-diversity`` and ``--t-closeness`` (bad forms:
+    a PrivacyError naming the option, the text and the expected form)."""
+    from .privacy import parse_l_diversity, parse_t_closeness
+
+    hierarchies = _parse_sensitive_hierarchies(sensitive_hierarchy)
+    return ([parse_l_diversity(t) for t in l_diversity]
+            + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
+
+
 def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
           seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
-          risk_threshold: Optional[float] = None, **options):
+          risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
+          sensitive_hierarchy: Sequence[str] = (), **options):
     """The job: the configuration file (if any) with the command-line options
     laid over it (:meth:`AnonymizationSpec.with_overrides`; options not given
     are None and change nothing)."""
@@ -169,9 +208,10 @@ def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, requir
     from .spec import AnonymizationSpec
 
     _checked_options(k, seed, missing, beta, risk_threshold)
+    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
     spec = AnonymizationSpec.from_config(load(config)) if config else AnonymizationSpec()
     spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
-                               beta=beta, risk_threshold=risk_threshold, **options)
+                               beta=beta, risk_threshold=risk_threshold, privacy=privacy, **options)
     if not spec.hierarchies:
         raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
     return spec
@@ -298,6 +338,9 @@ def anonymize(
     missing: MissingOption = None,
     report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -336,6 +379,7 @@ def anonymize(
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                          count_column=count_column, class_column=class_column)
             if distributed:
                 _quiet_dask(verbose)
@@ -359,7 +403,7 @@ def anonymize(
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
                        _metric_rows(result.metrics) + _bound_rows(result)
-                       + _risk_rows(risk_before, risk_after, threshold), quiet)
+                       + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
@@ -490,6 +534,9 @@ def check(
     weights: WeightsOption = None,
     beta: BetaOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
@@ -498,25 +545,30 @@ def check(
     distribution and the classes below each requirement."""
     _configure_logging(True, False)
     try:
+        from .privacy import assess_privacy
         from .risk import assess
         from .spec import build_problem
         data = _read(input, encoding, None)
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
-                     weights=weights, count_column=count_column, class_column=class_column)
+                     weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         # a published (already generalised) table can be checked too
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
         result = assess(prepared.table, reqs, threshold=spec.risk_threshold)
+        privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
+                                 sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
+    ok = result.ok and privacy.ok
     if as_json:
-        typer.echo(json.dumps({**result.as_dict(), "class_size_distribution": result.size_distribution(k_max)},
-                              default=_json_default, indent=2))
+        typer.echo(json.dumps({**result.as_dict(), "ok": ok, "class_size_distribution": result.size_distribution(k_max),
+                               "privacy": privacy.as_dict()}, default=_json_default, indent=2))
     elif not quiet:
-        _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True), False)
-    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
+        _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
@@ -549,6 +601,9 @@ def evaluate(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
@@ -560,18 +615,19 @@ def evaluate(
     try:
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), None, bound)
+            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
-                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary()},
-                              default=_json_default, indent=2))
+                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
+                               "privacy": pair.privacy().as_dict()}, default=_json_default, indent=2))
     elif not quiet:
         if metrics is not None:
-            _print_metrics(f"{anonymised.name} against {original.name}", _metric_rows(metrics) + _bound_rows(pair),
-                           False)
+            _print_metrics(f"{anonymised.name} against {original.name}",
+                           _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
         typer.echo(("VERIFIED: " if report.ok else "VERIFICATION FAILED: ") + report.summary())
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
 
@@ -592,6 +648,9 @@ def report_command(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -616,7 +675,8 @@ def report_command(
         with _status(quiet or as_json, doing + "..."):
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), method, bound)
+                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
@@ -628,7 +688,7 @@ def report_command(
         typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": _risk_summary(risk_before, risk_after, threshold),
-                               **result.bound_summary(),
+                               **result.bound_summary(), "privacy": result.privacy().as_dict(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
         typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)

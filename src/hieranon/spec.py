@@ -121,6 +121,27 @@ def _requirement(r, i: int):
     return Requirement(attrs, int(kk))
 
 
+def _privacy_models(models, hierarchies, identifiers) -> tuple:
+    """The privacy models as a tuple; each is a :class:`~hieranon.privacy.PrivacyModel`
+    on a column that is neither a quasi-identifier nor an identifier."""
+    from .privacy import PrivacyModel
+
+    if isinstance(models, PrivacyModel):
+        models = (models,)
+    out = tuple(models or ())
+    for m in out:
+        if not callable(getattr(m, "bind", None)):  # a PrivacyModel, or anything that binds like one
+            raise ValueError(f"privacy: expected privacy models (hieranon.privacy.DistinctLDiversity, "
+                             f"TCloseness, ...), got {m!r}")
+        attribute = getattr(m, "attribute", None)
+        for what, cols in (("a quasi-identifier", hierarchies), ("an identifier", identifiers)):
+            if attribute is not None and attribute in cols:
+                raise ValueError(f"{m.describe()}: {m.attribute!r} is {what}; a privacy model protects a "
+                                 "sensitive attribute, which is published unchanged (neither generalised nor "
+                                 "dropped)")
+    return out
+
+
 # --------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class AnonymizationSpec:
@@ -209,7 +230,10 @@ class AnonymizationSpec:
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
         set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
-        set_("privacy", tuple(self.privacy or ()))
+        set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
+        extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
+                 if a is not None and a not in self.sensitive]
+        set_("sensitive", (*self.sensitive, *dict.fromkeys(extra)))
         set_("source", None if self.source is None else Path(self.source))
 
     @staticmethod
@@ -242,7 +266,7 @@ class AnonymizationSpec:
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
                    count_column=cfg.count_column, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
-                   source=cfg.source)
+                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source)
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -276,7 +300,8 @@ class AnonymizationSpec:
         """This spec with command-line options applied; an option that is
         ``None`` changes nothing. ``qi`` adds (or replaces) hierarchy files,
         ``require`` adds requirements, ``params`` are laid over the method's
-        parameters; every other option replaces the field of its name."""
+        parameters, ``privacy`` models are added to the spec's; every other
+        option replaces the field of its name."""
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             raise TypeError(f"with_overrides: unknown option(s) {unknown}")
@@ -288,6 +313,9 @@ class AnonymizationSpec:
             changes["requirements"] = (*self.requirements, *require)
         if params:
             changes["params"] = {**self.params, **params}
+        changes.pop("privacy", None)
+        if options.get("privacy"):
+            changes["privacy"] = (*self.privacy, *options["privacy"])
         return dataclasses.replace(self, **changes) if changes else self
 
     # ------------------------------------------------------------- queries
@@ -391,6 +419,8 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
     cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
                              max_rows=max(table.n_records, 1))
     problem = Problem(table, reqs, cost, spec.seed, labels)
+    if spec.privacy and data is None:
+        raise ValueError("the privacy models need the table's sensitive columns (data=...)")
     problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
     return problem
 
