@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,8 +79,7 @@ def _known_errors():
     from .io import InputError
     from .requirements import RequirementError
     from .table import DataError
-    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError,
-            FileNotFoundError, PermissionError, IsADirectoryError)
+    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
 def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
@@ -447,10 +447,11 @@ def _check_dataset_output(input: Path, output: Path, force: bool) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An error as one readable line (an OS error names its file and cause)."""
+    from .files import os_error_message, shorten
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
+        return os_error_message(exc)
+    return shorten(exc, 400) or type(exc).__name__
 
 
 def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
@@ -649,6 +650,10 @@ def _split_numbers(text: str, option: str) -> list[float]:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20") from None
     if not values:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20")
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise UsageError(f"{option} {text!r}: {bad[0]:g} is not a positive finite width; expected comma-separated "
+                         "numbers like 5,10,20")
     return [int(v) if v.is_integer() else v for v in values]
 
 
@@ -683,6 +688,8 @@ def hierarchy_build(
             raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
         if len(sep) != 1:
             raise UsageError(f"--sep {sep!r}: expected one character")
+        if not math.isfinite(origin):
+            raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
             _check_output(input, output, force)
         data = _read(input, encoding, None)
@@ -853,10 +860,16 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("hieranon: interrupted; nothing was written", err=True)
         sys.exit(130)
+    except OSError as exc:  # the environment's (disk full, file-size limit, permissions): the user's to fix
+        if os.environ.get("HIERANON_DEBUG"):
+            raise
+        typer.echo(f"hieranon: error: {_one_line(exc)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
         if os.environ.get("HIERANON_DEBUG"):
             raise
-        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {exc} "
+        from .files import shorten
+        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)

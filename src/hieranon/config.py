@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from . import hierarchy as H
+from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
 
 TOP_KEYS = {
@@ -327,12 +328,11 @@ def load(path) -> Config:
     import yaml
 
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"configuration file {path} does not exist")
+    text = read_text_file(path, what="configuration file", max_bytes=MAX_CONFIG_BYTES, error=ConfigError)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise ConfigError(f"configuration file {path} is not valid YAML: {shorten(exc)}") from None
     return parse(raw, base=path.parent, source=path)
 
 
