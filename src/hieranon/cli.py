@@ -337,6 +337,7 @@ def anonymize(
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          count_column=count_column, class_column=class_column)
+            _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if distributed:
                 _quiet_dask(verbose)
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
@@ -451,7 +452,22 @@ def _one_line(exc: BaseException) -> str:
     from .files import os_error_message, shorten
     if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
         return os_error_message(exc)
-    return shorten(exc, 400) or type(exc).__name__
+    return shorten(exc, 1000) or type(exc).__name__
+
+
+def _refuse_overwriting_read_files(spec, config: Optional[Path], **outputs: Optional[Path]) -> None:
+    """Refuse an output path that is a file this run reads (the configuration
+    or a hierarchy file), even with --force: naming both."""
+    read = {"configuration": config} if config is not None else {}
+    for name, h in spec.hierarchies.items():
+        if getattr(h, "file", None) is not None:
+            read[f"hierarchy file of {name!r}"] = h.file
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        for what, path in read.items():
+            if Path(path).resolve() == Path(out).resolve():
+                raise UsageError(f"{option} {out} is the {what} this run reads; choose another {option} path")
 
 
 def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
@@ -615,6 +631,7 @@ def report_command(
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
+            _refuse_overwriting_read_files(_spec(config, qi), config, **{"-o": output})
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), method, bound)
@@ -641,6 +658,9 @@ def report_command(
 
 hierarchy_app = typer.Typer(no_args_is_help=True, help="Build hierarchies from data and check data against them.")
 app.add_typer(hierarchy_app, name="hierarchy")
+
+
+HIERARCHY_SEPARATORS = (";", ",", "|", "\t")
 
 
 def _split_numbers(text: str, option: str) -> list[float]:
@@ -686,8 +706,9 @@ def hierarchy_build(
             raise UsageError(f"--mask {mask}: the code length must be >= 1")
         if dates is not None and dates not in ("dmy", "mdy", "ymd"):
             raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
-        if len(sep) != 1:
-            raise UsageError(f"--sep {sep!r}: expected one character")
+        if sep not in HIERARCHY_SEPARATORS:
+            raise UsageError(f"--sep {sep!r}: expected one of ; , | or a tab (the separators a hierarchy file is "
+                             "read with)")
         if not math.isfinite(origin):
             raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
@@ -708,6 +729,11 @@ def hierarchy_build(
             h = spec.build(data)
         except ConfigError as exc:
             raise UsageError(str(exc).replace(f"quasi_identifiers.{column}:", f"column {column!r}:", 1)) from None
+        clash = next((label for label in h.labels if sep in label), None)
+        if clash is not None:
+            from .files import excerpt
+            raise UsageError(f"--sep {sep!r} occurs in the label {excerpt(clash)}; choose a separator no value "
+                             "contains (; , | or a tab)")
         text = h.to_arx_csv(sep)
         if output is None:
             typer.echo(text, nl=False)

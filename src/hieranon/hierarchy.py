@@ -470,9 +470,9 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
         )
     roots = {r[-1] for r in rows}
     if len(roots) > 1:
-        shown = ", ".join(excerpt(x, 30) for x in sorted(roots)[:5])
+        shown = ", ".join(excerpt(x, 20) for x in sorted(roots)[:2])
         raise HierarchyError(
-            f"hierarchy of attribute {name!r}{where} has several roots ({shown}{', ...' if len(roots) > 5 else ''}); "
+            f"hierarchy of attribute {name!r}{where} has {len(roots)} roots ({shown}{', ...' if len(roots) > 2 else ''}); "
             "the last column must be the same value (normally '*') on every row"
         )
     b = _Builder(name, roots.pop())

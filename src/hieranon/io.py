@@ -105,6 +105,8 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""], encoding=encoding)
         header = _header(path, kind, sep, encoding, sheet)
         _check_header(path, header)
+        if len(header) == df.shape[1] and "" in header:  # pandas names an empty header cell 'Unnamed: i'
+            df.columns = ["" if h == "" else c for c, h in zip(df.columns, header)]
         if df.shape[1] and df.iloc[:, -1].isna().any():  # only a short row (or an empty last cell) leaves NaN there
             _check_field_counts(path, sep, encoding, len(header))
     except InputError:

@@ -174,10 +174,12 @@ class AnonymizationSpec:
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
+        hs = {name: HierarchySpec(name, file=Path(h)) if isinstance(h, (str, Path)) else h  # a hierarchy file
+              for name, h in hs.items()}
         for name, h in hs.items():  # column names are usually text; pandas allows any label
             if not isinstance(h, (Hierarchy, HierarchySpec)):
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
-                                 "Hierarchy (or a configuration's HierarchySpec)")
+                                 "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
         set_("hierarchies", dict(hs))
         if self.k is not None and (not is_integer(self.k) or self.k < 1):
             raise RequirementError(f"k must be a whole number >= 1, got {self.k!r}")
@@ -410,6 +412,10 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
         raise DataError("the table has no rows")
     if not spec.hierarchies:
         raise DataError("no quasi-identifiers given")
+    repeated = df.columns[df.columns.duplicated()].unique()
+    if len(repeated):
+        raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "
+                        "give each column a name of its own")
     hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
     qis = spec.quasi_identifiers
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
