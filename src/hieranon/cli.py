@@ -898,6 +898,8 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
+    if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent exit status 130
+        typer.echo("hieranon: interrupted; nothing was written", err=True)
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
