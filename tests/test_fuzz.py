@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import hieranon
@@ -186,6 +186,8 @@ def test_fuzz_hierarchies(text, command):
 
 @FUZZ
 @given(text=configs(), command=st.sampled_from(["anonymize", "check", "evaluate"]))
+@example(text="method: []\nquasi_identifiers: {}\n", command="anonymize")  # was exit 3 (unhashable list)
+@example(text="quasi_identifiers: {sex: h.csv}\nk: 2\nweights: {a: 1}\n", command="check")
 def test_fuzz_configs(text, command):
     with workdir() as d:
         table, hier, cfg, out = d / "t.csv", d / "h.csv", d / "c.yaml", d / "o.csv"

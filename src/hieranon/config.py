@@ -247,7 +247,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raise ConfigError(f"requirements: entry {r!r} must be 'A,B:K' or a mapping")
     if raw.get("method") is not None:
         from .algorithms.registry import METHODS
-        if raw["method"] not in METHODS:
+        if not isinstance(raw["method"], str) or raw["method"] not in METHODS:
             raise ConfigError(f"method: {raw['method']!r} is not one of {sorted(METHODS)}")
         cfg.method = raw["method"]
     params = raw.get("params") or {}
