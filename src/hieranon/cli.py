@@ -537,7 +537,7 @@ def check(
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool):
+                   bound: bool, suppressed: str = "class"):
     """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
     from .report import evaluate_pair
 
@@ -549,7 +549,8 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
+                         suppressed_records=suppressed)
 
 
 @app.command()
@@ -571,13 +572,18 @@ def evaluate(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), None, bound)
+            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), None, bound, suppressed)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
