@@ -391,3 +391,23 @@ def test_the_warning_names_mondrian_when_it_keeps_much_more(caplog):
     caplog.clear()
     kept = Solution(problem.table.codes.copy(), np.zeros(len(df), dtype=bool))
     assert warn_if_useless(problem, kept, "bug") is None and not caplog.records
+
+
+def test_evaluate_gives_one_answer_for_suppressed_records(monkeypatch, capsys, tmp_path):
+    import json
+    orig, anon, hier = tmp_path / "o.csv", tmp_path / "a.csv", tmp_path / "h.csv"
+    orig.write_text("q\n" + "A\n" * 100 + "".join(f"B{i}\n" for i in range(17)))
+    anon.write_text("q\n" + "A\n" * 100 + "*\n" * 17)
+    hier.write_text("A;*\n" + "".join(f"B{i};*\n" for i in range(17)))
+    answers = {}
+    for convention in ("class", "removed"):
+        code, out, _ = run_main(monkeypatch, capsys, "evaluate", orig, anon, "--qi", f"q={hier}", "-k", "25",
+                                "--json", "--suppressed", convention)
+        res = json.loads(out)
+        k_verified = res["verification"].split("k=")[1].split(";")[0]
+        assert int(k_verified) == res["metrics"]["achieved_k"]  # the verdict and the metrics agree
+        answers[convention] = (code, res["verified"], res["metrics"]["achieved_k"])
+    assert answers == {"class": (1, False, 17), "removed": (0, True, 100)}
+    code, _, err = run_main(monkeypatch, capsys, "evaluate", orig, anon, "--qi", f"q={hier}", "-k", "25",
+                            "--suppressed", "gone")
+    assert code == 2 and "--suppressed" in err

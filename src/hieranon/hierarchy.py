@@ -472,7 +472,7 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
     if len(roots) > 1:
         shown = ", ".join(excerpt(x, 20) for x in sorted(roots)[:2])
         raise HierarchyError(
-            f"hierarchy of attribute {name!r}{where} has {len(roots)} roots ({shown}{', ...' if len(roots) > 2 else ''}); "
+            f"hierarchy of attribute {name!r}{where} has several roots ({len(roots)}: {shown}{', ...' if len(roots) > 2 else ''}); "
             "the last column must be the same value (normally '*') on every row"
         )
     b = _Builder(name, roots.pop())
