@@ -470,9 +470,9 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
         )
     roots = {r[-1] for r in rows}
     if len(roots) > 1:
-        shown = ", ".join(excerpt(x, 20) for x in sorted(roots)[:2])
+        shown = ", ".join(excerpt(x, 20) for x in sorted(roots)[:2]) + (", ..." if len(roots) > 2 else "")
         raise HierarchyError(
-            f"hierarchy of attribute {name!r}{where} has several roots ({len(roots)}: {shown}{', ...' if len(roots) > 2 else ''}); "
+            f"hierarchy of attribute {name!r}{where} has several roots ({len(roots)}: {shown}); "
             "the last column must be the same value (normally '*') on every row"
         )
     b = _Builder(name, roots.pop())
@@ -663,7 +663,8 @@ def masking(name: str, values: Iterable, length: int | None = None, *, mask_char
         length = lengths.pop()
     bad = [v for v in vals if len(v) != length]
     if bad:
-        raise HierarchyError(f"attribute {name!r}: code(s) {', '.join(excerpt(x) for x in bad[:5])} are not {length} characters long")
+        shown = ", ".join(excerpt(x) for x in bad[:5])
+        raise HierarchyError(f"attribute {name!r}: code(s) {shown} are not {length} characters long")
     rows = [[v[: length - i] + mask_char * i for i in range(length)] + [ROOT_LABEL] for v in vals]
     return from_paths(name, rows)
 

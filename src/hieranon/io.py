@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .files import (check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten,
-                    temporary_path)
+from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xls": "excel"}
