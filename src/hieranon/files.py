@@ -38,9 +38,6 @@ MAX_CONFIG_BYTES = 16 * 1024**2
 #: Characters of a data value quoted in a message.
 EXCERPT_CHARS = 60
 
-#: When this process started: a temporary file older than that and whose
-#: process is gone is a leftover of an earlier run.
-_STARTED = time.time()
 
 
 def raise_csv_field_limit() -> None:
@@ -171,8 +168,10 @@ def _pid_alive(pid: int) -> bool:
 
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Delete the temporary files of earlier writes to ``path`` that were
-    interrupted (killed): named by :func:`temporary_path`, older than this
-    run, and whose process is gone. Each removal is logged as a warning."""
+    interrupted (killed): named by :func:`temporary_path`, last modified
+    before this write began, and whose process (the pid in the name) is gone.
+    Each removal is logged as a warning."""
+    began = time.time()
     pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.[0-9a-f]{{8}}\.tmp$")
     removed = []
     try:
@@ -184,7 +183,7 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
         if not m:
             continue
         try:
-            if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime >= _STARTED:
+            if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime >= began:
                 continue
             if _pid_alive(int(m.group(1))):
                 continue

@@ -494,7 +494,7 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
         h = b.build()
     except AmbiguousLabelError as exc:
         lines = dict(numbered)
-        first, second = (b.origin[v] for v in exc.nodes)
+        first, second = sorted(b.origin[v] for v in exc.nodes)
         raise AmbiguousLabelError(
             f"hierarchy of attribute {name!r}{where}: label {excerpt(exc.label)} names two different nodes, "
             f"on line {first} ({_row_text(lines.get(first, []))}) and on line {second} "

@@ -167,7 +167,7 @@ def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
             value = df[counts].iloc[i]
             value = value.item() if isinstance(value, np.generic) else value  # not np.int64(0)
             raise DataError(f"count column {counts!r}: record {i + 1} (data row index {i}) has {excerpt(value)}; "
-                            f"counts must be whole numbers from 1 to {MAX_COUNT}")
+                            f"counts must be whole numbers >= 1 (and at most {MAX_COUNT})")
         if col.sum() > MAX_COUNT:
             raise DataError(f"count column {counts!r}: the counts add up to {col.sum():.3g} records, more than "
                             f"the {MAX_COUNT} a table may stand for")
