@@ -141,6 +141,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     timings["solve"] = time.perf_counter() - t
     result = finish(df, problem, solution, spec.method, algo.get_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
+    warn_if_useless(problem, solution, spec.method)
     if lower_bound:
         from .bounds import BoundTooLarge, problem_lower_bound
 
@@ -151,6 +152,43 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
             warnings.warn(f"no lower bound: {exc}", stacklevel=2)
         timings["lower_bound"] = time.perf_counter() - t
     return result
+
+
+#: Distortion ratio above which an output has lost nearly everything.
+USELESS_RATIO = 0.9
+
+
+def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float | None:
+    """Log a warning when ``solution`` has generalised nearly everything
+    (distortion ratio above :data:`USELESS_RATIO`): the output is k-anonymous
+    but of little use. Mondrian (fast) is tried on the same problem; when its
+    verified output keeps much more, the warning names it. Returns the
+    alternative's ratio, if one was computed."""
+    from .algorithms.registry import make_algorithm
+    from .verify import verify_codes
+
+    table = problem.table
+    ratio = M.distortion_ratio(table.codes, solution.codes, problem.cost, table.counts)
+    if not ratio > USELESS_RATIO:
+        return None
+    better = None
+    if method != "mondrian":
+        try:
+            alt = make_algorithm("mondrian")
+            alt.check_problem(problem)
+            alt_solution = alt.solve(problem)
+            if verify_codes(table, alt_solution.codes, problem.requirements, alt_solution.suppressed).ok:
+                better = M.distortion_ratio(table.codes, alt_solution.codes, problem.cost, table.counts)
+        except (ValueError, RuntimeError, NotImplementedError) as exc:  # mondrian cannot take this problem
+            log.debug("no comparison with mondrian: %s", exc)
+    if better is not None and better < ratio - 0.2:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f); mondrian keeps much more "
+                    "on this table (ratio %.2f): try --method mondrian (or fulldomain)", method, ratio, better)
+    else:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f): the requirements may be too "
+                    "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
+                    method, ratio)
+    return better
 
 
 def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, params: dict,

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,8 +83,7 @@ def _known_errors():
     from .io import InputError
     from .requirements import RequirementError
     from .table import DataError
-    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError,
-            FileNotFoundError, PermissionError, IsADirectoryError)
+    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
 def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
@@ -381,6 +381,7 @@ def anonymize(
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                          count_column=count_column, class_column=class_column)
+            _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if distributed:
                 _quiet_dask(verbose)
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
@@ -491,10 +492,26 @@ def _check_dataset_output(input: Path, output: Path, force: bool) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An error as one readable line (an OS error names its file and cause)."""
+    from .files import os_error_message, shorten
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
+        return os_error_message(exc)
+    return shorten(exc, 1000) or type(exc).__name__
+
+
+def _refuse_overwriting_read_files(spec, config: Optional[Path], **outputs: Optional[Path]) -> None:
+    """Refuse an output path that is a file this run reads (the configuration
+    or a hierarchy file), even with --force: naming both."""
+    read = {"configuration": config} if config is not None else {}
+    for name, h in spec.hierarchies.items():
+        if getattr(h, "file", None) is not None:
+            read[f"hierarchy file of {name!r}"] = h.file
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        for what, path in read.items():
+            if Path(path).resolve() == Path(out).resolve():
+                raise UsageError(f"{option} {out} is the {what} this run reads; choose another {option} path")
 
 
 def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
@@ -572,7 +589,7 @@ def check(
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool):
+                   bound: bool, suppressed: str = "class"):
     """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
     from .report import evaluate_pair
 
@@ -584,7 +601,8 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
+                         suppressed_records=suppressed)
 
 
 @app.command()
@@ -609,14 +627,19 @@ def evaluate(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
             weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -673,10 +696,11 @@ def report_command(
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
+            _refuse_overwriting_read_files(_spec(config, qi), config, **{"-o": output})
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
@@ -702,6 +726,9 @@ hierarchy_app = typer.Typer(no_args_is_help=True, help="Build hierarchies from d
 app.add_typer(hierarchy_app, name="hierarchy")
 
 
+HIERARCHY_SEPARATORS = (";", ",", "|", "\t")
+
+
 def _split_numbers(text: str, option: str) -> list[float]:
     try:
         values = [float(x) for x in text.replace(" ", "").split(",") if x]
@@ -709,6 +736,10 @@ def _split_numbers(text: str, option: str) -> list[float]:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20") from None
     if not values:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20")
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise UsageError(f"{option} {text!r}: {bad[0]:g} is not a positive finite width; expected comma-separated "
+                         "numbers like 5,10,20")
     return [int(v) if v.is_integer() else v for v in values]
 
 
@@ -741,8 +772,11 @@ def hierarchy_build(
             raise UsageError(f"--mask {mask}: the code length must be >= 1")
         if dates is not None and dates not in ("dmy", "mdy", "ymd"):
             raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
-        if len(sep) != 1:
-            raise UsageError(f"--sep {sep!r}: expected one character")
+        if sep not in HIERARCHY_SEPARATORS:
+            raise UsageError(f"--sep {sep!r}: expected one of ; , | or a tab (the separators a hierarchy file is "
+                             "read with)")
+        if not math.isfinite(origin):
+            raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
             _check_output(input, output, force)
         data = _read(input, encoding, None)
@@ -761,6 +795,11 @@ def hierarchy_build(
             h = spec.build(data)
         except ConfigError as exc:
             raise UsageError(str(exc).replace(f"quasi_identifiers.{column}:", f"column {column!r}:", 1)) from None
+        clash = next((label for label in h.labels if sep in label), None)
+        if clash is not None:
+            from .files import excerpt
+            raise UsageError(f"--sep {sep!r} occurs in the label {excerpt(clash)}; choose a separator no value "
+                             "contains (; , | or a tab)")
         text = h.to_arx_csv(sep)
         if output is None:
             typer.echo(text, nl=False)
@@ -913,12 +952,20 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("hieranon: interrupted; nothing was written", err=True)
         sys.exit(130)
+    except OSError as exc:  # the environment's (disk full, file-size limit, permissions): the user's to fix
+        if os.environ.get("HIERANON_DEBUG"):
+            raise
+        typer.echo(f"hieranon: error: {_one_line(exc)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
         if os.environ.get("HIERANON_DEBUG"):
             raise
-        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {exc} "
+        from .files import shorten
+        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
+    if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent exit status 130
+        typer.echo("hieranon: interrupted; nothing was written", err=True)
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from . import hierarchy as H
+from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
 
 TOP_KEYS = {
@@ -254,7 +255,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raise ConfigError(f"requirements: entry {r!r} must be 'A,B:K' or a mapping")
     if raw.get("method") is not None:
         from .algorithms.registry import METHODS
-        if raw["method"] not in METHODS:
+        if not isinstance(raw["method"], str) or raw["method"] not in METHODS:
             raise ConfigError(f"method: {raw['method']!r} is not one of {sorted(METHODS)}")
         cfg.method = raw["method"]
     params = raw.get("params") or {}
@@ -362,12 +363,11 @@ def load(path) -> Config:
     import yaml
 
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"configuration file {path} does not exist")
+    text = read_text_file(path, what="configuration file", max_bytes=MAX_CONFIG_BYTES, error=ConfigError)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise ConfigError(f"configuration file {path} is not valid YAML: {shorten(exc)}") from None
     return parse(raw, base=path.parent, source=path)
 
 

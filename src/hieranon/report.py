@@ -23,6 +23,7 @@ module is cheap.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import time
@@ -806,7 +807,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                   weights: str = "uniform", beta: float = 1.0, priorities=None, class_column: str | None = None,
                   missing: str = "error", identifiers: Sequence[str] = (), method: str = "existing table",
                   params: Mapping | None = None, lower_bound: bool = False,
-                  built: Mapping | None = None):
+                  built: Mapping | None = None, suppressed_records: str = "class"):
     """An :class:`~hieranon.result.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
@@ -822,13 +823,16 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     are taken as dropped. ``lower_bound`` also bounds every local recoding's
     distortion from below (:mod:`hieranon.bounds`; ``result.lower_bound``,
     when the metrics exist). ``built``: the spec's hierarchies, already built.
+    ``suppressed_records``: rows of ``*`` are a class of their own
+    (``"class"``, the library's convention) or left out as ARX publishes them
+    (``"removed"``); the verdict and the metrics' achieved k follow it alike.
     """
     from . import metrics as M
     from .privacy import sensitive_columns
     from .requirements import RequirementError
     from .result import AnonymizationResult
     from .spec import AnonymizationSpec, build_problem
-    from .table import encode_generalised
+    from .table import encode_generalised, group
     from .verify import verify
 
     if spec is None:
@@ -849,7 +853,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     timings["encode"] = time.perf_counter() - t
     t = time.perf_counter()
     report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc,
-                    privacy=problem.privacy)
+                    privacy=problem.privacy, suppressed_records=suppressed_records)
     timings["verify"] = time.perf_counter() - t
     codes = metrics = None
     suppressed = np.zeros(enc.n_rows, dtype=bool)
@@ -860,10 +864,14 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         if (codes < 0).any():
             codes = None
         else:
+            all_root = M.suppressed_mask(codes)
             metrics = M.compute(enc.codes, codes, enc.hierarchies, problem.k, enc.counts, problem.cost, qis,
-                                problem.class_labels, treat_all_root_as_suppressed=True, requirements=reqs)
-            if metrics.suppressed_records:
-                suppressed = M.suppressed_mask(codes)
+                                problem.class_labels, suppressed=all_root, requirements=reqs)
+            if suppressed_records == "class" and all_root.any():  # the rows of '*' are a class: k counts it
+                metrics = dataclasses.replace(
+                    metrics, achieved_k=int(group(codes, enc.counts).sizes.min()),
+                    achieved_k_per_requirement={**metrics.achieved_k_per_requirement, **report.achieved_k})
+            suppressed = all_root
         timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(anonymised, metrics, report, method, dict(params or spec.params), reqs, suppressed,
                                  timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts,

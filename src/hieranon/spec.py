@@ -195,29 +195,31 @@ class AnonymizationSpec:
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
+        hs = {name: HierarchySpec(name, file=Path(h)) if isinstance(h, (str, Path)) else h  # a hierarchy file
+              for name, h in hs.items()}
         for name, h in hs.items():  # column names are usually text; pandas allows any label
             if not isinstance(h, (Hierarchy, HierarchySpec)):
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
-                                 "Hierarchy (or a configuration's HierarchySpec)")
+                                 "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
         set_("hierarchies", dict(hs))
         if self.k is not None and (not is_integer(self.k) or self.k < 1):
             raise RequirementError(f"k must be a whole number >= 1, got {self.k!r}")
         set_("k", None if self.k is None else int(self.k))
         reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
         set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
-        if self.method not in METHODS:
+        if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; choose one of {sorted(METHODS)}")
         if not isinstance(self.params, Mapping) or not all(isinstance(p, str) for p in self.params):
             raise ValueError(f"params: expected a mapping of method parameters, got {self.params!r}")
         set_("params", plain(dict(self.params)))
-        if self.weights not in WEIGHT_SCHEMES:
+        if not isinstance(self.weights, str) or self.weights not in WEIGHT_SCHEMES:
             raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {self.weights!r}")
         set_("beta", real(self.beta, "beta", 1.0))
         set_("priorities", self._checked_priorities(self.priorities))
         set_("seed", whole(self.seed, "seed", 0, optional=True))
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
-        if self.identifier_action not in IDENTIFIER_ACTIONS:
+        if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
             raise ValueError(f"identifier_action must be 'drop' or 'mask', got {self.identifier_action!r}")
         overlap = sorted(set(self.identifiers) & set(self.hierarchies))
         if overlap:
@@ -225,7 +227,7 @@ class AnonymizationSpec:
         set_("class_column", _column(self.class_column, "class_column"))
         set_("count_column", _column(self.count_column, "count_column"))
         check_special_columns(list(self.hierarchies), self.count_column, self.class_column)
-        if self.missing not in MISSING_MODES:
+        if not isinstance(self.missing, str) or self.missing not in MISSING_MODES:
             raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
@@ -440,6 +442,10 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
         raise DataError("the table has no rows")
     if not spec.hierarchies:
         raise DataError("no quasi-identifiers given")
+    repeated = df.columns[df.columns.duplicated()].unique()
+    if len(repeated):
+        raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "
+                        "give each column a name of its own")
     hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
     qis = spec.quasi_identifiers
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
