@@ -209,14 +209,14 @@ def wide(*args):
 def test_check_risk_threshold_and_class_size_rows(tmp_path):
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json")
     default = json.loads(r.stdout)
-    assert default["threshold"] == 0.2
+    assert default["threshold"] == pytest.approx(1 / 3)  # 1/k of the configuration's k = 3
     hist = {int(s): c for s, c in default["class_size_histogram"].items()}
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json", "--risk-threshold", 0.5)
     got = json.loads(r.stdout)
     assert got["threshold"] == 0.5
-    # records at risk above 0.5 are those in classes of size 1 (risk 1); above 0.2 also sizes 2-4
+    # records at risk above 0.5 are those in classes of size 1 (risk 1); above 1/3 also size 2
     assert got["records_at_risk"] == hist.get(1, 0)
-    assert default["records_at_risk"] == sum(s * c for s, c in hist.items() if 1 / s > 0.2)
+    assert default["records_at_risk"] == sum(s * c for s, c in hist.items() if s < 3)
     assert got["records_at_risk"] < default["records_at_risk"]
     # the class-size distribution in JSON: every record in exactly one bin
     dist = got["class_size_distribution"]
@@ -287,8 +287,25 @@ def test_anonymize_and_report_pass_the_risk_threshold(tmp_path):
     assert json.loads(r.stdout)["risk"]["after"]["records_at_risk"] == after["records_at_risk"]
     assert "risk &gt; 0.3" in rep.read_text(encoding="utf-8")
     r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--force")
-    assert r.exit_code == 0 and "records at risk (risk above 0.2)" in r.stdout
-    assert "risk &gt; 0.2" in rep.read_text(encoding="utf-8")
+    assert r.exit_code == 0 and "records at risk (risk above 0.333333) before / after" in r.stdout
+    assert "risk &gt; 0.333333" in rep.read_text(encoding="utf-8")
+    assert "before / after: " in r.stdout and r.stdout.split("before / after: ")[1].split()[2] == "0"
+
+
+def test_default_risk_threshold_is_one_over_k(tmp_path):
+    """A k-anonymous release never reads as "all records at risk": the default
+    threshold is 1/k of the largest k required; an explicit one still wins."""
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--json")
+    risk = json.loads(r.stdout)["risk"]
+    assert risk["threshold"] == pytest.approx(1 / 3) and risk["after"]["records_at_risk"] == 0
+    assert risk["before"]["records_at_risk"] > 0
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 4,
+            "--require", "gender,age:6", "--method", "heuristicmin", "--json", "--force")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["risk"]["threshold"] == pytest.approx(1 / 6)
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--json", "--force", "--risk-threshold", 0.2)
+    assert json.loads(r.stdout)["risk"]["threshold"] == 0.2
 
 
 def test_report_command_on_existing_pair(tmp_path):

@@ -149,7 +149,7 @@ def test_defaults_and_valid_values():
     })
     assert cfg.risk_threshold == 0.5
     assert C.parse(with_(risk_threshold=1)).risk_threshold == 1.0  # the upper bound is allowed
-    assert C.parse(BASE).risk_threshold == 0.2  # default
+    assert C.parse(BASE).risk_threshold is None  # default: 1/k of the largest k, decided by the spec
     assert cfg.k == 3 and cfg.requirements == ["gender:4", "gender:5"]
     assert cfg.method == "kaca2" and cfg.params == {"max_inconsistency": 0.2}
     assert cfg.weights == "height" and cfg.beta == 2.0 and cfg.seed == 7
@@ -259,8 +259,8 @@ def test_template_from_cli_is_the_template():
     r = CliRunner().invoke(cli.app, ["config-template"])
     assert r.exit_code == 0 and r.stdout == C.TEMPLATE
     assert C.parse(yaml.safe_load(r.stdout)).k == 5
-    assert C.parse(yaml.safe_load(r.stdout)).risk_threshold == 0.2
-    line = next(x for x in r.stdout.splitlines() if x.startswith("risk_threshold:"))
+    assert C.parse(yaml.safe_load(r.stdout)).risk_threshold is None  # commented out: 1/k
+    line = next(x for x in r.stdout.splitlines() if x.startswith("# risk_threshold:"))
     assert "#" in line and "0 < risk_threshold <= 1" in r.stdout  # annotated with its allowed range
 
 

@@ -128,7 +128,7 @@ MISSING_MODES = ("error", "root")
 # ------------------------------------------------------------------ shared options
 # Declared once: anonymize, check, evaluate and report take them alike.
 RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
-                      "the config's risk_threshold, else 0.2)."
+                      "the config's risk_threshold, else 1/k of the largest k required)."
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
 QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable.")]
 KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
@@ -556,7 +556,7 @@ def check(
         # a published (already generalised) table can be checked too
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        result = assess(prepared.table, reqs, threshold=spec.risk_threshold)
+        result = assess(prepared.table, reqs, threshold=spec.threshold_for(reqs))
         privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
                                  sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it

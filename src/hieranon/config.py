@@ -22,7 +22,7 @@ Example (``hieranon config-template`` prints an annotated one)::
     class_column: diagnosis
     count_column: null
     missing: error                        # or root
-    risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk"
+    risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk" (default 1/k)
     privacy:                              # l-diversity / t-closeness of sensitive attributes
       diagnosis: [{l_diversity: 2}, {t_closeness: 0.3, distance: equal}]
     sensitive_hierarchies: {diagnosis: hierarchies/diagnosis.csv}   # for the hierarchical EMD
@@ -134,7 +134,7 @@ class Config:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
-    risk_threshold: float = 0.2
+    risk_threshold: float | None = None
     input: Path | None = None
     source: Path | None = None
     #: unbound privacy models (:mod:`hieranon.privacy`), attribute by attribute
@@ -403,8 +403,9 @@ count_column: null            # rows stand for this many records
 missing: error                # error | root (treat empty QI cells as '*')
 # suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
                               # costs more than this (distortion units)
-risk_threshold: 0.2           # a record is "at risk" when its prosecutor risk 1/|class| is above this;
-                              # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records)
+# risk_threshold: 0.2         # a record is "at risk" when its prosecutor risk 1/|class| is above this;
+                              # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records);
+                              # default 1/k of the largest k required
 
 # privacy:                    # sensitive attribute -> privacy models every equivalence class must meet
 #   diagnosis:                # (a privacy attribute is sensitive: never a QI or an identifier)

@@ -108,8 +108,11 @@ class AnonymizationResult:
 
     @property
     def risk_threshold(self) -> float:
-        from .risk import DEFAULT_THRESHOLD
-        return getattr(self.spec, "risk_threshold", DEFAULT_THRESHOLD)
+        """The spec's risk threshold, else 1/k of the largest k required."""
+        from .risk import default_threshold
+        given = getattr(self.spec, "risk_threshold", None)
+        return given if given is not None else default_threshold(max((r.k for r in self.requirements),
+                                                                     default=None))
 
     def risk(self, threshold: float | None = None):
         """``(before, after, suppressed_records)`` risk figures

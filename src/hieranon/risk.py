@@ -14,9 +14,19 @@ import numpy as np
 from .requirements import Requirement
 from .table import EncodedTable, group
 
-#: Prosecutor risk above which a record counts as "at risk" unless the
-#: configuration (``risk_threshold``) or ``--risk-threshold`` says otherwise.
+#: Prosecutor risk above which a record counts as "at risk" when there is no
+#: requirement to derive it from (see :func:`default_threshold`).
 DEFAULT_THRESHOLD = 0.2
+
+
+def default_threshold(k_max: int | None) -> float:
+    """The risk threshold used unless one is given: ``1/k`` for the largest
+    ``k`` of the requirements, so that a class of exactly ``k`` records (risk
+    ``1/k``) is not "at risk" and a k-anonymous release shows none;
+    :data:`DEFAULT_THRESHOLD` without requirements."""
+    if k_max is None or k_max < 1:
+        return DEFAULT_THRESHOLD
+    return 1.0 / int(k_max)
 
 
 def check_threshold(value, what: str = "risk_threshold") -> float:

@@ -184,7 +184,7 @@ class AnonymizationSpec:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
-    risk_threshold: float = 0.2
+    risk_threshold: float | None = None
     privacy: tuple = ()
     source: Path | None = None
 
@@ -229,7 +229,8 @@ class AnonymizationSpec:
             raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
-        set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
+        if self.risk_threshold is not None:
+            set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
         set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
         extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
                  if a is not None and a not in self.sensitive]
@@ -326,6 +327,14 @@ class AnonymizationSpec:
     @property
     def has_requirements(self) -> bool:
         return self.k is not None or bool(self.requirements)
+
+    def threshold_for(self, requirements: Sequence[Requirement] = ()) -> float:
+        """The risk threshold: ``risk_threshold`` when given, else ``1/k`` of
+        the largest k among ``requirements`` (:func:`hieranon.risk.default_threshold`)."""
+        from .risk import default_threshold
+        if self.risk_threshold is not None:
+            return self.risk_threshold
+        return default_threshold(max((r.k for r in requirements), default=self.k))
 
     def priority_weights(self) -> dict | None:
         """The priorities as a mapping attribute -> weight: as given, or a
