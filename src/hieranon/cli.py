@@ -149,6 +149,12 @@ TClosenessOption = Annotated[list[str], typer.Option(
 SensitiveHierarchyOption = Annotated[list[str], typer.Option(
     "--sensitive-hierarchy", help="ATTR=FILE: a sensitive attribute's own hierarchy (hierarchical EMD of "
     "--t-closeness); repeatable.")]
+OrderMapOption = Annotated[Optional[Path], typer.Option(
+    "--order-map", help="The CSV input_row,output_row of anonymize --keep-order-map: ANONYMISED was shuffled; "
+    "its rows are compared with ORIGINAL's through it.")]
+StrictOption = Annotated[Optional[bool], typer.Option(
+    "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
+    "is an error, not a warning (default: the config's strict).", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -355,6 +361,12 @@ def anonymize(
     workers: Optional[int] = typer.Option(None, "--workers", help="Local workers with --distributed."),
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far the output is from it (minutes on large tables)."),
+    strict: StrictOption = None,
+    shuffle: Optional[bool] = typer.Option(None, "--shuffle/--no-shuffle", show_default=False,
+                                           help="Release the rows in a random order seeded by --seed (default: "
+                                           "the config's shuffle)."),
+    keep_order_map: Optional[Path] = typer.Option(None, "--keep-order-map", help="With --shuffle: also write the "
+                                                  "permutation as a CSV input_row,output_row (keep it private)."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -375,12 +387,18 @@ def anonymize(
                 if report.resolve() == output.resolve():
                     raise UsageError(f"the report and the output are the same file {output}; choose another "
                                      "--report")
+            if keep_order_map is not None:
+                _check_output(input, keep_order_map, force, what="order map")
             cli_params = _parse_params(param)
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column)
+                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
+            if keep_order_map is not None and not spec.shuffle:
+                raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
+            if distributed and spec.shuffle:
+                raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
             if distributed:
                 _quiet_dask(verbose)
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
@@ -389,7 +407,7 @@ def anonymize(
                 result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json)
             else:
                 result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                quiet or as_json)
+                                                quiet or as_json, keep_order_map)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -404,22 +422,42 @@ def anonymize(
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
                        _metric_rows(result.metrics) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
+        if not quiet and result.roles is not None:
+            for line in result.roles.linkage_lines():
+                _warn(line)
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
 
 
-def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
-                     encoding: str, bound: bool, quiet: bool):
-    """One table in memory: anonymise, render the report, write both."""
+def _warn(line: str) -> None:
+    typer.echo(f"hieranon: warning: {line}", err=True)
+
+
+def _run_with_warnings(data, spec, **kwargs):
+    """:func:`hieranon.api.run`, its warnings (columns without a role...)
+    printed as one line each on stderr."""
+    import warnings
+
     from .api import run
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(data, spec, **kwargs)
+    for w in caught:
+        _warn(" ".join(str(w.message).split()))
+    return result
+
+
+def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
+                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None):
+    """One table in memory: anonymise, render the report, write both."""
     from .io import write_table
 
     _require_rows(data, input)
     hierarchies = _hierarchies(spec, data)
     doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
     with _status(quiet, doing + "..."):
-        result = run(data, spec, hierarchies=hierarchies, lower_bound=bound)
+        result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from .report import render_report
@@ -430,6 +468,8 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
                 source=input, source_encoding=encoding)
     if html is not None:
         _write_report_or_undo(html, report, output)
+    if order_map is not None:
+        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, output)
     return result, html
 
 
@@ -540,9 +580,12 @@ def check(
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
+    strict: StrictOption = None,
 ):
     """Report the k a table achieves as it is, its risk, its class-size
-    distribution and the classes below each requirement."""
+    distribution, the classes below each requirement, and the columns without
+    a role or at risk of linkage (near-unique, or nearly a copy of a
+    quasi-identifier)."""
     _configure_logging(True, False)
     try:
         from .privacy import assess_privacy
@@ -552,7 +595,11 @@ def check(
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                      weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
-                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict)
+        from .roles import assess_roles
+        roles = assess_roles(data, spec)
+        if spec.strict and roles.unclassified:
+            raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
@@ -565,26 +612,60 @@ def check(
     ok = result.ok and privacy.ok
     if as_json:
         typer.echo(json.dumps({**result.as_dict(), "ok": ok, "class_size_distribution": result.size_distribution(k_max),
-                               "privacy": privacy.as_dict()}, default=_json_default, indent=2))
+                               "privacy": privacy.as_dict(), **roles.as_dict()}, default=_json_default, indent=2))
     elif not quiet:
         _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
+        for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
+            _warn(line)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
+def _unshuffle(anon, order_map: Path):
+    """ANONYMISED's rows put back in the input's order through an order map
+    (input_row,output_row)."""
+    import numpy as np
+
+    table = _read(order_map, "utf-8", None)
+    if list(table.columns) != ["input_row", "output_row"]:
+        raise UsageError(f"--order-map {order_map}: expected the two columns input_row,output_row "
+                         f"(got {list(table.columns)})")
+    try:
+        table = table.astype(np.int64)
+    except (ValueError, TypeError):
+        raise UsageError(f"--order-map {order_map}: expected whole row numbers in input_row,output_row") from None
+    out_rows = table.sort_values("input_row")["output_row"].to_numpy()
+    if len(out_rows) != len(anon) or not np.array_equal(np.sort(out_rows), np.arange(len(anon))) \
+            or not np.array_equal(np.sort(table["input_row"].to_numpy()), np.arange(len(anon))):
+        raise UsageError(f"--order-map {order_map}: not a permutation of the {len(anon)} rows of the anonymised "
+                         "table")
+    return anon.iloc[out_rows].reset_index(drop=True)
+
+
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool):
-    """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
+                   bound: bool, order_map: Optional[Path] = None):
+    """Read an (original, anonymised) pair and evaluate it under the job the
+    options describe; warn when a verified pair keeps the input's row order."""
     from .report import evaluate_pair
 
     orig = _read(original, encoding, None)
     _require_rows(orig, original, "the original table")
     anon = _read(anonymised, encoding, None)
+    if order_map is not None:
+        anon = _unshuffle(anon, order_map)
     spec = _spec(**spec_options)
     if method is None:  # the method the configuration names, if it names one
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+    result = evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+    result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
+    return result
+
+
+def _order_warning(result, quiet: bool) -> None:
+    if result.info.get("keeps_input_order") and not quiet:
+        _warn("the anonymised table keeps the original's row order: whoever knows that order links every row "
+              "back; release it with anonymize --shuffle")
 
 
 @app.command()
@@ -609,6 +690,7 @@ def evaluate(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
+    order_map: OrderMapOption = None,
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
@@ -616,7 +698,7 @@ def evaluate(
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
             weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, order_map)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -628,8 +710,18 @@ def evaluate(
         if metrics is not None:
             _print_metrics(f"{anonymised.name} against {original.name}",
                            _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
-        typer.echo(("VERIFIED: " if report.ok else "VERIFICATION FAILED: ") + report.summary())
+        typer.echo(_verdict_line(report))
+        _order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+def _verdict_line(report) -> str:
+    """VERIFIED / VERIFICATION FAILED and the summary, the verdict said once."""
+    summary = report.summary()
+    if report.ok:
+        return "VERIFIED: " + summary.removeprefix("verified: ")
+    return "VERIFICATION FAILED" + (summary[len("verification FAILED"):] if summary.startswith("verification FAILED")
+                                    else ": " + summary)
 
 
 @app.command("report")
@@ -657,6 +749,9 @@ def report_command(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also show a lower bound of every local recoding's "
                                "distortion and how far ANONYMISED is from it (minutes on large tables)."),
+    order_map: OrderMapOption = None,
+    public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
+                                "uniques, input class sizes, before-figures), for sharing outside."),
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -676,8 +771,9 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
-            html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map)
+            html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
+                                 **({"public": True} if public else {}))
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
     except _known_errors() as exc:
@@ -691,7 +787,8 @@ def report_command(
                                **result.bound_summary(), "privacy": result.privacy().as_dict(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
-        typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
+        typer.echo(_verdict_line(result.verification), err=not ok)
+        _order_warning(result, quiet)
         for name, value in _bound_rows(result) + _risk_rows(risk_before, risk_after, threshold):
             typer.echo(f"{name}: {value}")
         typer.echo(f"report written to {output}", err=True)

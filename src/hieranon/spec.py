@@ -43,7 +43,7 @@ __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table
 
 MISSING_MODES = ("error", "root")
 WEIGHT_SCHEMES = ("uniform", "height", "mage")
-IDENTIFIER_ACTIONS = ("drop", "mask")
+IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
 
 
 # ------------------------------------------------------------ number checks
@@ -187,6 +187,8 @@ class AnonymizationSpec:
     risk_threshold: float | None = None
     privacy: tuple = ()
     source: Path | None = None
+    strict: bool = False
+    shuffle: bool = False
 
     def __post_init__(self):
         def set_(name, value):  # a frozen dataclass normalises its own fields here
@@ -218,7 +220,12 @@ class AnonymizationSpec:
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
         if self.identifier_action not in IDENTIFIER_ACTIONS:
-            raise ValueError(f"identifier_action must be 'drop' or 'mask', got {self.identifier_action!r}")
+            raise ValueError(f"identifier_action must be one of {', '.join(IDENTIFIER_ACTIONS)}, "
+                             f"got {self.identifier_action!r}")
+        for name in ("strict", "shuffle"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+            set_(name, bool(getattr(self, name)))
         overlap = sorted(set(self.identifiers) & set(self.hierarchies))
         if overlap:
             raise ValueError(f"identifiers and quasi-identifiers overlap: {overlap}")
@@ -267,7 +274,8 @@ class AnonymizationSpec:
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
                    count_column=cfg.count_column, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
-                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source)
+                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
+                   strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False))
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -391,6 +399,7 @@ class AnonymizationSpec:
                 "sensitive": list(self.sensitive), "class_column": self.class_column,
                 "count_column": self.count_column, "missing": self.missing,
                 "suppression_threshold": self.suppression_threshold, "source": self.source,
+                "shuffle": self.shuffle, "strict": self.strict,
                 "quasi_identifiers": dict(self.hierarchies)}
 
 
