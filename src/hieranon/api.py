@@ -34,7 +34,7 @@ log = logging.getLogger("hieranon")
 
 def resolve_priorities(priorities, qi_names: Sequence[str]):
     """Priorities as given (mapping attribute -> weight) or a ranking turned
-    into equally scaled priorities (seed 002; SPEC section 2); see
+    into equally scaled priorities (Sun et al. 2008); see
     :meth:`AnonymizationSpec.priority_weights`, which this calls."""
     if priorities is None:
         return None
@@ -82,14 +82,14 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     hierarchies : mapping column -> Hierarchy, or list in QI order
     k : int
         One requirement over all QIs; ``requirements`` adds ``(attributes, k)``
-        pairs or ``"A,B:K"`` strings (seed 003).
+        pairs or ``"A,B:K"`` strings (Arca & Hewett).
     method : str
         ``kaca1``, ``kaca2``, ``fulldomain``, ``allmin``, ``datafly``,
         ``mondrian``... (default: :data:`DEFAULT_METHOD`).
     weights, beta, priorities
         Distortion measure the method minimises: WHD ``uniform`` or ``height``
-        (``beta``) weights (seed 000, Def. 5), MAGE; priorities per attribute
-        (mapping) or a ranking (seed 002).
+        (``beta``) weights (Li et al. 2006, Def. 5), MAGE; priorities per attribute
+        (mapping) or a ranking (Sun et al. 2008).
     seed : int
         Seed of every random choice.
     identifiers, identifier_action

@@ -437,14 +437,18 @@ def _warn(line: str) -> None:
 def _run_with_warnings(data, spec, **kwargs):
     """:func:`hieranon.api.run`, its warnings (columns without a role...)
     printed as one line each on stderr."""
+    import os
     import warnings
 
     from .api import run
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = run(data, spec, **kwargs)
-    for w in caught:
-        _warn(" ".join(str(w.message).split()))
+    for w in caught:  # hieranon's own warnings; a library's (dask's sockets, ports) only with -v
+        if f"hieranon{os.sep}" in str(w.filename) and issubclass(w.category, UserWarning):
+            _warn(" ".join(str(w.message).split()))
+        elif logging.getLogger("hieranon").isEnabledFor(logging.DEBUG):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return result
 
 
@@ -950,8 +954,8 @@ def experiments(
     report_only: bool = typer.Option(False, "--report-only", help="Only redraw the figures and rewrite REPORT.md "
                                      "from the CSVs already in --out."),
 ):
-    """Reproduce the seed papers' experiments on UCI Adult (issue 7): CSVs, figures and REPORT.md with a
-    verdict on every claim."""
+    """Reproduce the papers' experiments on UCI Adult (Li et al. 2006, 2008; Sun et al. 2008;
+    Arca & Hewett): CSVs, figures and REPORT.md with a verdict on every claim."""
     _configure_logging(True, False)
     from .experiments import ExperimentError, run_experiments
     try:

@@ -393,7 +393,7 @@ quasi_identifiers:            # column -> hierarchy
   # country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
 
 k: 5                          # every QI combination occurs >= k times
-# requirements:               # extra <attributes, k> requirements (seed 003)
+# requirements:               # extra <attributes, k> requirements (Arca & Hewett)
 #   - "gender,postcode:10"
 #   - {attributes: [age, gender], k: 4}   # attributes: a list of column names
 

@@ -56,26 +56,26 @@ METRIC_TEXT = {
     "k": ("k required", "largest k over the requirements"),
     "achieved_k": ("k achieved", "size of the smallest equivalence class (suppressed records excluded)"),
     "n_classes": ("equivalence classes", "distinct QI combinations of the output (suppressed excluded)"),
-    "distortion": ("distortion (objective)", "the distortion the method minimised (seed 000, Def. 7)"),
+    "distortion": ("distortion (objective)", "the distortion the method minimised (Li et al. 2006, Def. 7)"),
     "distortion_ratio": ("distortion ratio (objective)", "distortion / that of the fully generalised table"),
     "distortion_uniform": ("distortion, uniform WHD", "sum over cells of WHD with unit weights"),
     "distortion_ratio_uniform": ("distortion ratio, uniform WHD", "0 = unchanged, 1 = every cell '*'"),
     "distortion_height": ("distortion, height WHD", "WHD with weights 1/(j-1) (beta = 1)"),
     "distortion_ratio_height": ("distortion ratio, height WHD", "0 = unchanged, 1 = every cell '*'"),
-    "mage_distortion": ("MAGE distortion", "sum of level-from-leaf / tree height (seed 001, Def. 5)"),
+    "mage_distortion": ("MAGE distortion", "sum of level-from-leaf / tree height (Han et al. 2014, Def. 5)"),
     "discernibility": ("discernibility DM", "sum of squared class sizes; lower is better"),
     "cavg": ("CAVG", "(records / classes) / k; 1 is ideal"),
-    "inconsistency": ("inconsistency", "max over attributes of 1 - largest level share (seed 004, Def. 12)"),
+    "inconsistency": ("inconsistency", "max over attributes of 1 - largest level share (Li et al. 2008, Def. 12)"),
     "modification_rate": ("modification rate", "fraction of QI cells changed"),
-    "precision": ("precision Prec", "1 - mean generalisation height of QI cells (seed 003); 1 = unchanged"),
+    "precision": ("precision Prec", "1 - mean generalisation height of QI cells (Arca & Hewett); 1 = unchanged"),
     "distinct_rows_input": ("distinct rows, input", "distinct QI combinations before"),
-    "distinct_rows_output": ("distinct rows, output", "distinct QI combinations after (seed 003 maximises this)"),
+    "distinct_rows_output": ("distinct rows, output", "distinct QI combinations after (Arca & Hewett maximises this)"),
     "row_ratio": ("distinct rows out / in", "share of distinct QI combinations kept"),
     "suppressed_records": ("suppressed records", "records whose every QI cell is '*'"),
     "risk_max": ("prosecutor risk, highest", "max over records of 1/|class|"),
     "risk_mean": ("prosecutor risk, average", "mean over records of 1/|class|"),
     "classification_metric": ("classification metric CM", "share of records suppressed or outside their "
-                              "class's majority label (seed 002)"),
+                              "class's majority label (Sun et al. 2008)"),
 }
 _SKIP_METRICS = {"qi_names", "inconsistency_per_attribute", "generalisation_portion_per_attribute", "extra",
                  "achieved_k_per_requirement"}  # per requirement: shown in the verification section
@@ -644,7 +644,7 @@ def _generalisation(result, counts: np.ndarray) -> str:
     tbl = _table(["attribute", "levels", "original values", "at * (root)", "share per level (leaves → root)",
                   "cells changed", "inconsistency", "generalisation portion"], body, num_cols=(1, 2, 3, 5, 6, 7))
     return _png(fig) + tbl + ('<p class="note">L<i>n</i> is hierarchy level <i>n</i> (level 1 = <code>*</code>). '
-                              "Inconsistency and generalisation portion as in seed 004, Defs. 12-13.</p>")
+                              "Inconsistency and generalisation portion as in Li et al. 2008, Defs. 12-13.</p>")
 
 
 def _metrics(result) -> str:

@@ -38,6 +38,11 @@ def check_threshold(value, what: str = "risk_threshold") -> float:
     return float(value)
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``1 class``, ``2 classes``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def size_bins(k: int | None = None) -> list[tuple[int, int | None]]:
     """Class-size bins ``[(low, high or None), ...]``: 1, 2, 3-4, 5-9, 10-19,
     20+ (roughly doubling), with ``k`` and ``2k`` as extra bin boundaries so
@@ -125,7 +130,7 @@ class RiskReport:
         if distribution:
             for b in self.size_distribution(k):
                 out.append((f"classes of size {b['sizes']}" + (" (below k)" if b["below_k"] else ""),
-                            f"{b['classes']} classes / {b['records']} records"))
+                            f"{_count(b['classes'], 'class', 'classes')} / {_count(b['records'], 'record')}"))
         return out
 
 

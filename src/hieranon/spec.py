@@ -153,13 +153,13 @@ class AnonymizationSpec:
         The quasi-identifiers, in order, with a ready hierarchy or how to
         build it (a file, an inline tree, a builder over the data).
     k, requirements
-        One requirement over all QIs and/or ``<B, k>`` requirements (seed 003).
+        One requirement over all QIs and/or ``<B, k>`` requirements (Arca & Hewett).
     method, params
         The algorithm (default :data:`~hieranon.algorithms.registry.DEFAULT_METHOD`)
         and its parameters; ``suppression_threshold`` is folded into them by
         :meth:`algorithm_params` when the method takes it.
     weights, beta, priorities
-        The distortion measure (seed 000, Def. 5); ``priorities`` as given, a
+        The distortion measure (Li et al. 2006, Def. 5); ``priorities`` as given, a
         ranking (tuple) or a mapping attribute -> weight, resolved by
         :meth:`priority_weights`.
     privacy : tuple
@@ -346,7 +346,7 @@ class AnonymizationSpec:
 
     def priority_weights(self) -> dict | None:
         """The priorities as a mapping attribute -> weight: as given, or a
-        ranking turned into equally scaled priorities (seed 002; SPEC section 2),
+        ranking turned into equally scaled priorities (Sun et al. 2008),
         attributes left out of a ranking weighing 0."""
         pri, qis = self.priorities, self.quasi_identifiers
         if pri is None or isinstance(pri, Mapping):

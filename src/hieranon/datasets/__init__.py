@@ -54,7 +54,7 @@ ADULT_COLUMNS = (
     "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
     "native-country", "salary-class",
 )
-#: The papers' QI order; "QI size q" means the first q names (seed 000 uses all nine).
+#: The papers' QI order; "QI size q" means the first q names (Li et al. 2006 uses all nine).
 ADULT_QI_ORDER = (
     "age", "workclass", "education", "marital-status", "occupation", "race", "sex",
     "native-country", "salary-class",
