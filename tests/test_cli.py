@@ -701,10 +701,16 @@ def test_count_or_class_column_must_not_be_a_qi_or_each_other(tmp_path, args, fr
 
 
 def test_config_class_naming_a_qi_is_bad_input(tmp_path):
-    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, **{"class": "age"}),
+    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, class_column="age"),
+                   fragments=["class_column", "'age'", "quasi-identifier"])
+    # the alias 'class' (ARX's name) is read the same way
+    cfg = yaml.safe_load(_cfg_with(tmp_path).read_text())
+    cfg["class"] = cfg.pop("class_column")
+    cfg["class"] = "age"
+    _bad_anonymize(tmp_path, config=_write(tmp_path / "alias.yaml", yaml.safe_dump(cfg)),
                    fragments=["class_column", "'age'", "quasi-identifier"])
     # a QI added with --qi after the config was read is caught by the API
-    cfg = _cfg_with(tmp_path, **{"class": "diagnosis"})
+    cfg = _cfg_with(tmp_path, class_column="diagnosis")
     _bad_anonymize(tmp_path, "--qi", f"diagnosis={DATA / 'patients_hierarchy_gender.csv'}", config=cfg,
                    fragments=["class column", "'diagnosis'", "quasi-identifier"])
 

@@ -67,6 +67,19 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from . import __version__
+        typer.echo(f"hieranon {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """k-anonymise tables by generalisation in attribute hierarchies."""
+
+
 class UsageError(Exception):
     """Bad input: reported as one line on stderr, exit status 2."""
 
@@ -86,19 +99,49 @@ def _known_errors():
             FileNotFoundError, PermissionError, IsADirectoryError)
 
 
-def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
+QI_FORMS = "NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N or NAME=dates:dmy|mdy|ymd"
+
+
+def _qi_builder(name: str, text: str, item: str):
+    """``suppress``, ``intervals:W1,W2``, ``mask:N``, ``dates:ORDER`` as the
+    configuration's builder of that name; None when ``text`` names none."""
+    from .config import ConfigError, _hier_spec
+
+    kind, _, arg = text.partition(":")
+    if kind not in ("suppress", "intervals", "mask", "dates") or (kind == "suppress" and arg):
+        return None
+    if kind != "suppress" and not arg:
+        example = {"intervals": "intervals:5,10,20", "mask": "mask:5", "dates": "dates:dmy"}[kind]
+        raise UsageError(f"--qi {item!r}: {kind} needs a value, e.g. {name}={example}")
+    value = {"suppress": True, "intervals": None, "mask": None, "dates": arg}[kind]
+    if kind == "intervals":
+        value = _split_numbers(arg, f"--qi {name}=intervals:")
+    elif kind == "mask":
+        if not arg.isdigit():
+            raise UsageError(f"--qi {item!r}: mask needs the code length, a whole number >= 1 (e.g. {name}=mask:5)")
+        value = int(arg)
+    try:
+        return _hier_spec(name, {kind: value}, Path("."))
+    except ConfigError as exc:
+        raise UsageError(f"--qi {item!r}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def _parse_qi_options(qi: list[str]) -> dict:
+    """``--qi`` options -> column -> hierarchy file (a Path) or builder
+    (a HierarchySpec); an existing file of the builder's name stays a file."""
     out = {}
     for item in qi:
         if "=" not in item:
-            raise UsageError(f"--qi {item!r}: expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: expected {QI_FORMS}")
         name, path = (x.strip() for x in item.split("=", 1))
         if not name:
-            raise UsageError(f"--qi {item!r}: the column name is empty; expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: the column name is empty; expected {QI_FORMS}")
         if not path:
-            raise UsageError(f"--qi {item!r}: the hierarchy path is empty; expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: the hierarchy is empty; expected {QI_FORMS}")
         if name in out:
             raise UsageError(f"--qi {name}=... is given more than once (column {name!r}); give each column once")
-        out[name] = Path(path)
+        builder = None if Path(path).exists() else _qi_builder(name, path, item)
+        out[name] = builder if builder is not None else Path(path)
     return out
 
 
@@ -130,7 +173,9 @@ MISSING_MODES = ("error", "root")
 RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
                       "the config's risk_threshold, else 1/k of the largest k required)."
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
-QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable.")]
+QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format) or a hierarchy "
+                                             "built from the data: NAME=suppress, NAME=intervals:5,10,20, "
+                                             "NAME=mask:N, NAME=dates:dmy|mdy|ymd; repeatable.")]
 KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
 RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
 CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
@@ -933,11 +978,31 @@ def config_template():
 
 
 @app.command()
-def methods():
-    """List the anonymisation methods available."""
-    from .api import DEFAULT_METHOD, available_methods
-    for name in available_methods():
-        typer.echo(name + ("  (default)" if name == DEFAULT_METHOD else ""))
+def methods(as_json: JsonOption = False):
+    """List the anonymisation methods: family, paper, what each needs and
+    supports (several requirements, suppression, privacy models)."""
+    from .algorithms.registry import available_methods, method_info
+
+    infos = [method_info(m) for m in available_methods()]
+    if as_json:
+        typer.echo(json.dumps(infos, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    def yes(v) -> str:
+        return "unknown" if v is None else ("yes" if v else "no")
+
+    table = Table(title="hieranon methods (--method NAME)", show_lines=True)
+    for col in ("method", "family", "paper", "needs / notes", "several requirements", "suppression",
+                "privacy models"):
+        table.add_column(col)
+    for i in infos:
+        name = i["method"] + (" (default)" if i["default"] else "")
+        needs = "; ".join(x for x in (i["needs"], i["notes"]) if x)
+        table.add_row(name, i["family"], i["paper"], needs, yes(i["several_requirements"]),
+                      i["suppression"] or "no", yes(i["privacy_models"]))
+    Console().print(table)
 
 
 @app.command()

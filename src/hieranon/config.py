@@ -409,7 +409,7 @@ identifier_action: drop       # drop | mask (*) | pseudonym (a random seeded pse
 sensitive: []                 # sensitive attributes (kept, reported)
 insensitive: []               # published unchanged, no risk; every column needs one of these roles
 strict: false                 # true: a column without a role is an error (else a warning)
-shuffle: false                # true: release the rows in a random (seeded) order
+shuffle: false                # true: release the rows in a random order, seeded by seed
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 missing: error                # error | root (treat empty QI cells as '*')

@@ -304,10 +304,11 @@ class AnonymizationSpec:
         return cls(hierarchies=hs, k=k, method=method or DEFAULT_METHOD,
                    **{n: v for n, v in fields.items() if v is not None or n in ("seed", "priorities")})
 
-    def with_overrides(self, *, qi: Mapping[str, Path] | None = None, require: Sequence[str] | None = None,
+    def with_overrides(self, *, qi: Mapping[str, Path | HierarchySpec] | None = None, require: Sequence[str] | None = None,
                        params: Mapping | None = None, **options) -> AnonymizationSpec:
         """This spec with command-line options applied; an option that is
-        ``None`` changes nothing. ``qi`` adds (or replaces) hierarchy files,
+        ``None`` changes nothing. ``qi`` adds (or replaces) hierarchies (files
+        or how to build them),
         ``require`` adds requirements, ``params`` are laid over the method's
         parameters, ``privacy`` models are added to the spec's; every other
         option replaces the field of its name."""
@@ -316,8 +317,9 @@ class AnonymizationSpec:
             raise TypeError(f"with_overrides: unknown option(s) {unknown}")
         changes = {n: v for n, v in options.items() if v is not None}
         if qi:
-            changes["hierarchies"] = {**self.hierarchies,
-                                      **{n: HierarchySpec(n, file=Path(p)) for n, p in qi.items()}}
+            changes["hierarchies"] = {**self.hierarchies, **{
+                n: p if isinstance(p, (HierarchySpec, Hierarchy)) else HierarchySpec(n, file=Path(p))
+                for n, p in qi.items()}}
         if require:
             changes["requirements"] = (*self.requirements, *require)
         if params:

@@ -331,6 +331,7 @@ def load_example() -> ExampleData:
     hs = {q: from_file(cfg_path.parent / spec, q) for q, spec in qis.items()}
     return ExampleData(
         frame=frame, hierarchies=hs, quasi_identifiers=list(qis), k=int(config["k"]),
-        identifying=_as_list(config.get("identifying")), sensitive=_as_list(config.get("sensitive")),
+        identifying=_as_list(config.get("identifiers", config.get("identifying"))),
+        sensitive=_as_list(config.get("sensitive")),
         config=config, path=csv_path,
     )
