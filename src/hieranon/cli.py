@@ -412,6 +412,8 @@ def anonymize(
                                            "the config's shuffle)."),
     keep_order_map: Optional[Path] = typer.Option(None, "--keep-order-map", help="With --shuffle: also write the "
                                                   "permutation as a CSV input_row,output_row (keep it private)."),
+    public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
+                                "(sample uniques, input class sizes, before-figures), for sharing outside."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -449,10 +451,10 @@ def anonymize(
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
                                         n_workers=workers)
             if dataset:
-                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json)
+                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
             else:
                 result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                quiet or as_json, keep_order_map)
+                                                quiet or as_json, keep_order_map, public)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -498,7 +500,8 @@ def _run_with_warnings(data, spec, **kwargs):
 
 
 def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
-                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None):
+                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
+                     public: bool = False):
     """One table in memory: anonymise, render the report, write both."""
     from .io import write_table
 
@@ -511,7 +514,7 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from .report import render_report
         with _status(quiet, "writing the report..."):
-            html = render_report(None, result, input_name=input.name, output_name=output.name)
+            html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
     write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                 source=input, source_encoding=encoding)
@@ -522,7 +525,8 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     return result, html
 
 
-def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool):
+def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
+                       public: bool = False):
     """--distributed on a Parquet dataset directory: stream it through
     :func:`hieranon.scale.anonymize_parquet` into an output directory; the
     report is built from the integer codes (the sample shows the first rows
@@ -540,7 +544,8 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
         from .report import render_report
         sample = next(iter_parquet(output, batch_rows=20), None)
         with _status(quiet, "writing the report..."):
-            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample)
+            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
+                                 public=public)
         _write_report_or_undo(html, report, output)
     return result, html
 
@@ -822,7 +827,7 @@ def report_command(
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
             t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
-                                 **({"public": True} if public else {}))
+                                 public=public)
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
     except _known_errors() as exc:
