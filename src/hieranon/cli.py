@@ -295,7 +295,7 @@ def _risk_summary(before, after, threshold: float) -> dict:
 def _risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
     if before is None:
         return []
-    return [(f"records at risk (risk above {threshold:g}) before / after",
+    return [(f"records at risk (risk above {threshold:.3g}) before / after",
              f"{before.records_at_risk} / {after.records_at_risk if after is not None else '-'}")]
 
 

@@ -108,6 +108,7 @@ table.kv th{min-width:150px;max-width:340px}table.metrics th{width:240px}
 table.metrics{width:100%}table.metrics td.num{width:130px}table.metrics td.desc{width:58%}
 .cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 28px;align-items:start}
 .cols td{overflow-wrap:break-word}
+.cols.even{grid-template-columns:minmax(0,2fr) minmax(0,3fr)}table.hier{width:100%}
 .cols>div>h3:first-child{margin-top:0}
 @media (max-width:820px){.cols{grid-template-columns:minmax(0,1fr)}}
 td.desc{color:var(--muted)}
@@ -310,7 +311,7 @@ def _configuration(result, config) -> str:
     src = _cfg(config, "source")
     if src:
         rows.append(("configuration file", Path(str(src)).name))
-    out = ['<div class="cols"><div><h3>Settings</h3>', _kv(rows), "</div><div>",
+    out = ['<div class="cols even"><div><h3>Settings</h3>', _kv(rows), "</div><div>",
            "<h3>Quasi-identifiers and their hierarchies</h3>"]
     hrows = []
     for h in result.hierarchies:
@@ -362,7 +363,7 @@ def _risk(risk_before, risk_after, n_suppressed: int, public: bool = False) -> s
         ("k achieved (smallest class)", risk_before.achieved_k, a.achieved_k if a else None),
         ("prosecutor risk, highest", risk_before.risk_max, a.risk_max if a else None),
         ("prosecutor risk, average", risk_before.risk_mean, a.risk_mean if a else None),
-        (f"records at risk (risk > {risk_before.threshold:g}{_risk_hint(risk_before.threshold)})",
+        (f"records at risk (risk > {risk_before.threshold:.3g}{_risk_hint(risk_before.threshold)})",
          risk_before.records_at_risk,
          a.records_at_risk if a else None),
         ("sample uniques", _pct(risk_before.sample_uniques), _pct(a.sample_uniques) if a else None),
@@ -388,7 +389,7 @@ def _risk_after_only(a, n_suppressed: int) -> str:
     """The risk of the published table alone (a public report)."""
     rows = [("records", a.n_records), ("equivalence classes", a.n_classes), ("k achieved (smallest class)",
             a.achieved_k), ("prosecutor risk, highest", a.risk_max), ("prosecutor risk, average", a.risk_mean),
-            (f"records at risk (risk > {a.threshold:g}{_risk_hint(a.threshold)})", a.records_at_risk)]
+            (f"records at risk (risk > {a.threshold:.3g}{_risk_hint(a.threshold)})", a.records_at_risk)]
     for r in a.requirements:
         rows.append((f"{r['requirement']}: achieved k", r["achieved_k"]))
     note = ("Prosecutor model: an attacker who knows a person is in the table re-identifies them with "

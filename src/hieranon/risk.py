@@ -120,7 +120,7 @@ class RiskReport:
             ("k achieved (smallest class)", str(self.achieved_k)),
             ("prosecutor risk, highest", f"{self.risk_max:.4f}"),
             ("prosecutor risk, average", f"{self.risk_mean:.4f}"),
-            (f"records at risk (risk above {self.threshold:g})", str(self.records_at_risk)),
+            (f"records at risk (risk above {self.threshold:.3g})", str(self.records_at_risk)),
             ("sample uniques", f"{self.sample_uniques:.2%}"),
         ]
         for r in self.requirements:
