@@ -47,7 +47,7 @@ def test_details_in_a_sentence_and_reading_the_metrics(result):
     html = R.render_report(None, result)
     timings = sections(html)["timings"]
     merges = result.info["merges"]
-    assert f"kaca1 " in timings and f"{merges:,} merges of classes" in timings
+    assert "kaca1 " in timings and f"{merges:,} merges of classes" in timings
     assert "<details><summary>All details</summary>" in timings  # the raw details, folded
     reading = text(sections(html)["reading"])
     for metric in ("k achieved", "records at risk", "distortion ratio", "discernibility DM", "inconsistency"):

@@ -304,8 +304,9 @@ class AnonymizationSpec:
         return cls(hierarchies=hs, k=k, method=method or DEFAULT_METHOD,
                    **{n: v for n, v in fields.items() if v is not None or n in ("seed", "priorities")})
 
-    def with_overrides(self, *, qi: Mapping[str, Path | HierarchySpec] | None = None, require: Sequence[str] | None = None,
-                       params: Mapping | None = None, **options) -> AnonymizationSpec:
+    def with_overrides(self, *, qi: Mapping[str, Path | HierarchySpec] | None = None,
+                       require: Sequence[str] | None = None, params: Mapping | None = None,
+                       **options) -> AnonymizationSpec:
         """This spec with command-line options applied; an option that is
         ``None`` changes nothing. ``qi`` adds (or replaces) hierarchies (files
         or how to build them),
