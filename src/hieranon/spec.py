@@ -165,6 +165,17 @@ class AnonymizationSpec:
     privacy : tuple
         Privacy models of sensitive attributes, bound to the data by
         :func:`build_problem` (``model.bind(df, counts)``).
+    identifiers, identifier_action, sensitive, insensitive
+        The roles of the other columns; identifiers are dropped, masked or
+        replaced by seeded pseudonyms (``"pseudonym"``).
+    strict : bool
+        A column without a role is an error, not a warning
+        (:func:`hieranon.roles.check_roles`).
+    shuffle : bool
+        Release the rows in a random order seeded by ``seed``.
+    risk_threshold : float or None
+        Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
+        the largest k required (:meth:`threshold_for`).
     """
 
     hierarchies: Mapping[str, Hierarchy | HierarchySpec] = field(default_factory=dict)
