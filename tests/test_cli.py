@@ -198,7 +198,9 @@ def test_config_template_parses_and_methods_lists_default():
     cfg = C.parse(yaml.safe_load(r.stdout))
     assert cfg.k == 5 and set(cfg.quasi_identifiers) == {"age", "gender", "postcode", "date_of_birth"}
     r = run("methods")
-    assert r.exit_code == 0 and "kaca+  (default)" in r.stdout
+    assert r.exit_code == 0 and "kaca+" in r.stdout and "(default)" in r.stdout
+    default = [m["method"] for m in json.loads(run("methods", "--json").stdout) if m["default"]]
+    assert default == ["kaca+"]
 
 
 # ----------------------------------------------------------------- report
@@ -773,7 +775,7 @@ def test_param_value_not_yaml_is_bad_input(tmp_path, value):
     (["--seed", "-5"], ["--seed -5", ">= 0"]),
     (["--method", "kaca2", "-p", "max_inconsistency=abc"], ["max_inconsistency", "number", "'abc'"]),
     (["-p", "no_such_param=1"], ["no_such_param", "kaca+"]),
-    (["--qi", "gender="], ["--qi", "gender", "path is empty"]),
+    (["--qi", "gender="], ["--qi", "gender", "hierarchy is empty"]),
     (["--qi", "=x.csv"], ["--qi", "column name is empty"]),
     (["--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}"], ["--qi", "'gender'", "more than once"]),
 ])

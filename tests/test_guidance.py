@@ -56,8 +56,8 @@ def test_methods_command_table_and_json():
     assert [m for m in got if m["default"]] == [method_info(hieranon.api.DEFAULT_METHOD)]
     r = run("methods")
     assert r.exit_code == 0
-    for text in ("kaca+ (default)", "Sun, Wang & Li 2008", "several requirements", "privacy models",
-                 "Fung, Wang & Yu 2005"):
+    for text in ("kaca+", "(default)", "Sun, Wang & Li 2008", "several requirements", "privacy models",
+                 "Fung, Wang & Yu 2005", "suppression_threshold"):
         assert text in r.stdout
 
 

@@ -75,11 +75,11 @@ def test_api_warns_once_and_strict_raises():
     assert "date_of_birth" in text and "diagnosis" in text and "readmitted" in text and "id (" not in text
     assert set(result.roles.unclassified) == {"date_of_birth", "diagnosis", "readmitted"}
     with pytest.raises(DataError, match="date_of_birth"):
-        hieranon.anonymize(df, hierarchies=hs, k=3, identifiers=["id"], strict=True)
+        hieranon.anonymize(df, hierarchies=hs, k=3, identifiers=["id"], strict_roles=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every column has a role: no warning
         hieranon.anonymize(df, hierarchies=hs, k=3, identifiers=["id"], sensitive=["diagnosis"],
-                           insensitive=["date_of_birth", "readmitted"], strict=True)
+                           insensitive=["date_of_birth", "readmitted"], strict_roles=True)
 
 
 def test_readme_api_example_drops_the_identifier():

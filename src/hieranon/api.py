@@ -68,7 +68,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               count_column: str | None = None, class_column: str | None = None, missing: str = "error",
               identifiers: Sequence[str] = (), identifier_action: str = "drop",
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
-              sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict: bool = False,
+              sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
               shuffle: bool = False, risk_threshold: float | None = None,
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
@@ -99,8 +99,10 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     sensitive, insensitive : list of str
         The other roles. A column with no role (not a QI, identifier,
         sensitive or insensitive, class or count column) is named in one
-        :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with ``strict``
-        it is a :class:`~hieranon.table.DataError` instead. Columns published
+        :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with
+        ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
+        :class:`~hieranon.table.DataError` instead (``strict`` itself is
+        Mondrian's parameter). Columns published
         unchanged that are near-unique or nearly copy a QI are logged as
         linkage risks (``result.roles``).
     shuffle : bool
@@ -133,7 +135,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
-        strict=strict, shuffle=shuffle, risk_threshold=risk_threshold)
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold)
     return run(df, spec, lower_bound=lower_bound)
 
 

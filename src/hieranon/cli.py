@@ -995,18 +995,20 @@ def methods(as_json: JsonOption = False):
     from rich.console import Console
     from rich.table import Table
 
-    def yes(v) -> str:
-        return "unknown" if v is None else ("yes" if v else "no")
+    def supports(i) -> str:
+        privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
+        return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
+                          f"suppression ({i['suppression']})" if i["suppression"] else "no suppression",
+                          privacy[i["privacy_models"]]])
 
     table = Table(title="hieranon methods (--method NAME)", show_lines=True)
-    for col in ("method", "family", "paper", "needs / notes", "several requirements", "suppression",
-                "privacy models"):
-        table.add_column(col)
+    table.add_column("method", no_wrap=True)
+    for col in ("family", "paper", "needs / notes", "supports"):
+        table.add_column(col, overflow="fold")
     for i in infos:
-        name = i["method"] + (" (default)" if i["default"] else "")
+        name = i["method"] + ("\n(default)" if i["default"] else "")
         needs = "; ".join(x for x in (i["needs"], i["notes"]) if x)
-        table.add_row(name, i["family"], i["paper"], needs, yes(i["several_requirements"]),
-                      i["suppression"] or "no", yes(i["privacy_models"]))
+        table.add_row(name, i["family"], i["paper"], needs, supports(i))
     Console().print(table)
 
 
