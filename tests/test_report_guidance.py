@@ -89,3 +89,19 @@ def test_report_command_public_and_order_map(tmp_path):
     assert r.exit_code == 0, r.stderr
     html = rep.read_text(encoding="utf-8")
     assert "before (input)" not in sections(html)["risk"] and "VERIFIED: " in r.stdout
+
+
+def test_sample_of_a_shuffled_release_highlights_its_own_rows():
+    df = read_table(example_path())
+    cfg = load(EXAMPLE_CFG)
+    res = hieranon.anonymize(df, hierarchies=cfg.hierarchies(df), k=3, identifiers=["id"], shuffle=True, seed=2,
+                             sensitive=["diagnosis"], insensitive=["readmitted"])
+    sec = sections(R.render_report(None, res))["sample"]
+    rows = re.findall(r"<tr>(.*?)</tr>", sec.split("<tbody>")[1], flags=re.S)
+    qis = list(cfg.quasi_identifiers)
+    for i, row in enumerate(rows):
+        cells = re.findall(r"<td( class=\"gen\")?>(.*?)</td>", row)
+        src = df.iloc[res.row_order[i]]
+        for q, (gen, shown) in zip(res.data.columns, cells):
+            if q in qis:  # highlighted exactly when the cell differs from its own input row's value
+                assert bool(gen) == (shown != str(src[q])), (i, q, shown, src[q])

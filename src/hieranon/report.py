@@ -812,7 +812,9 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
     qi_names = [h.name for h in result.hierarchies]
     changed = None
     if result.codes is not None and result.original_codes is not None:
-        changed = result.codes[:n] != result.original_codes[:n]
+        order = getattr(result, "row_order", None)  # a shuffled output: its rows are the input's order[i]
+        rows = np.asarray(order[:n]) if order is not None else np.arange(min(n, len(result.codes)))
+        changed = result.codes[rows] != result.original_codes[rows]
     header = "".join(f'<th class="qi">{_e(c)}</th>' if c in qi_names else f"<th>{_e(c)}</th>" for c in head.columns)
     body = []
     for i in range(len(head)):
