@@ -15,7 +15,7 @@ if [ -z "$chromium" ]; then
     echo "screenshot_report.sh: chromium not found (apt-get install chromium, or set CHROMIUM=...)" >&2
     exit 2
 fi
-width="${WIDTH:-1200}"
+width="${WIDTH:-1280}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -86,7 +86,9 @@ def test_anonymize_example_with_qi_options_and_method(tmp_path):
     out = tmp_path / "out.csv"
     r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 4, "--method", "fulldomain", "--seed", 1, "-q")
     assert r.exit_code == 0, r.stderr
-    assert r.stdout == "" and r.stderr == ""  # -q silences everything
+    # -q silences progress and tables; only the warning about the columns without a role remains
+    assert r.stdout == "" and r.stderr.startswith("hieranon: warning: 3 column(s) have no role")
+    assert len(r.stderr.splitlines()) == 1 and "id (100.0% unique values)" in r.stderr
     assert_verifies(out, k=4, drop=())
     assert list(read_table(out).columns) == list(read_table(EXAMPLE).columns)
 
@@ -196,7 +198,9 @@ def test_config_template_parses_and_methods_lists_default():
     cfg = C.parse(yaml.safe_load(r.stdout))
     assert cfg.k == 5 and set(cfg.quasi_identifiers) == {"age", "gender", "postcode", "date_of_birth"}
     r = run("methods")
-    assert r.exit_code == 0 and "kaca+  (default)" in r.stdout
+    assert r.exit_code == 0 and "kaca+" in r.stdout and "(default)" in r.stdout
+    default = [m["method"] for m in json.loads(run("methods", "--json").stdout) if m["default"]]
+    assert default == ["kaca+"]
 
 
 # ----------------------------------------------------------------- report
@@ -209,14 +213,14 @@ def wide(*args):
 def test_check_risk_threshold_and_class_size_rows(tmp_path):
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json")
     default = json.loads(r.stdout)
-    assert default["threshold"] == 0.2
+    assert default["threshold"] == pytest.approx(1 / 3)  # 1/k of the configuration's k = 3
     hist = {int(s): c for s, c in default["class_size_histogram"].items()}
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "--json", "--risk-threshold", 0.5)
     got = json.loads(r.stdout)
     assert got["threshold"] == 0.5
-    # records at risk above 0.5 are those in classes of size 1 (risk 1); above 0.2 also sizes 2-4
+    # records at risk above 0.5 are those in classes of size 1 (risk 1); above 1/3 also size 2
     assert got["records_at_risk"] == hist.get(1, 0)
-    assert default["records_at_risk"] == sum(s * c for s, c in hist.items() if 1 / s > 0.2)
+    assert default["records_at_risk"] == sum(s * c for s, c in hist.items() if s < 3)
     assert got["records_at_risk"] < default["records_at_risk"]
     # the class-size distribution in JSON: every record in exactly one bin
     dist = got["class_size_distribution"]
@@ -226,7 +230,8 @@ def test_check_risk_threshold_and_class_size_rows(tmp_path):
     assert r.exit_code == 1
     assert f"records at risk (risk above 0.5) | {hist.get(1, 0)}" in " | ".join(
         " ".join(x.split()) for x in r.stdout.replace("│", "|").split("|"))
-    assert "classes of size 1 (below k)" in r.stdout and f"{hist[1]} classes / {hist[1]} records" in r.stdout
+    one = f"{hist[1]} class{'es' if hist[1] != 1 else ''} / {hist[1]} record{'s' if hist[1] != 1 else ''}"
+    assert "classes of size 1 (below k)" in r.stdout and one in r.stdout
     # the threshold from the configuration
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(EXAMPLE_CFG.read_text().replace("k: 3", "k: 3\nrisk_threshold: 0.5")
@@ -287,8 +292,25 @@ def test_anonymize_and_report_pass_the_risk_threshold(tmp_path):
     assert json.loads(r.stdout)["risk"]["after"]["records_at_risk"] == after["records_at_risk"]
     assert "risk &gt; 0.3" in rep.read_text(encoding="utf-8")
     r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, "-o", rep, "--force")
-    assert r.exit_code == 0 and "records at risk (risk above 0.2)" in r.stdout
-    assert "risk &gt; 0.2" in rep.read_text(encoding="utf-8")
+    assert r.exit_code == 0 and "records at risk (risk above 0.333) before / after" in r.stdout
+    assert "risk &gt; 0.333" in rep.read_text(encoding="utf-8")
+    assert "before / after: " in r.stdout and r.stdout.split("before / after: ")[1].split()[2] == "0"
+
+
+def test_default_risk_threshold_is_one_over_k(tmp_path):
+    """A k-anonymous release never reads as "all records at risk": the default
+    threshold is 1/k of the largest k required; an explicit one still wins."""
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--json")
+    risk = json.loads(r.stdout)["risk"]
+    assert risk["threshold"] == pytest.approx(1 / 3) and risk["after"]["records_at_risk"] == 0
+    assert risk["before"]["records_at_risk"] > 0
+    r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 4,
+            "--require", "gender,age:6", "--method", "heuristicmin", "--json", "--force")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["risk"]["threshold"] == pytest.approx(1 / 6)
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--json", "--force", "--risk-threshold", 0.2)
+    assert json.loads(r.stdout)["risk"]["threshold"] == 0.2
 
 
 def test_report_command_on_existing_pair(tmp_path):
@@ -682,10 +704,16 @@ def test_count_or_class_column_must_not_be_a_qi_or_each_other(tmp_path, args, fr
 
 
 def test_config_class_naming_a_qi_is_bad_input(tmp_path):
-    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, **{"class": "age"}),
+    _bad_anonymize(tmp_path, config=_cfg_with(tmp_path, class_column="age"),
+                   fragments=["class_column", "'age'", "quasi-identifier"])
+    # the alias 'class' (ARX's name) is read the same way
+    cfg = yaml.safe_load(_cfg_with(tmp_path).read_text())
+    cfg["class"] = cfg.pop("class_column")
+    cfg["class"] = "age"
+    _bad_anonymize(tmp_path, config=_write(tmp_path / "alias.yaml", yaml.safe_dump(cfg)),
                    fragments=["class_column", "'age'", "quasi-identifier"])
     # a QI added with --qi after the config was read is caught by the API
-    cfg = _cfg_with(tmp_path, **{"class": "diagnosis"})
+    cfg = _cfg_with(tmp_path, class_column="diagnosis")
     _bad_anonymize(tmp_path, "--qi", f"diagnosis={DATA / 'patients_hierarchy_gender.csv'}", config=cfg,
                    fragments=["class column", "'diagnosis'", "quasi-identifier"])
 
@@ -747,7 +775,7 @@ def test_param_value_not_yaml_is_bad_input(tmp_path, value):
     (["--seed", "-5"], ["--seed -5", ">= 0"]),
     (["--method", "kaca2", "-p", "max_inconsistency=abc"], ["max_inconsistency", "number", "'abc'"]),
     (["-p", "no_such_param=1"], ["no_such_param", "kaca+"]),
-    (["--qi", "gender="], ["--qi", "gender", "path is empty"]),
+    (["--qi", "gender="], ["--qi", "gender", "hierarchy is empty"]),
     (["--qi", "=x.csv"], ["--qi", "column name is empty"]),
     (["--qi", f"gender={DATA / 'patients_hierarchy_gender.csv'}"], ["--qi", "'gender'", "more than once"]),
 ])

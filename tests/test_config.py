@@ -59,7 +59,7 @@ BAD = {
     "seed negative": (with_(seed=-1), ["seed", ">= 0"]),
     "seed bool": (with_(seed=False), ["seed", "whole number"]),
     "identifiers not list": (with_(identifiers=[1, 2]), ["identifiers", "list of column names"]),
-    "identifier_action unknown": (with_(identifier_action="hash"), ["identifier_action", "drop or mask"]),
+    "identifier_action unknown": (with_(identifier_action="hash"), ["identifier_action", "drop, mask or pseudonym"]),
     "sensitive not list": (with_(sensitive={"a": 1}), ["sensitive", "list of column names"]),
     "insensitive not list": (with_(insensitive=3), ["insensitive", "list of column names"]),
     "class_column not str": (with_(class_column=["a"]), ["class_column", "column name"]),
@@ -71,6 +71,8 @@ BAD = {
     "risk_threshold negative": (with_(risk_threshold=-0.2), ["risk_threshold", "(0, 1]"]),
     "risk_threshold text": (with_(risk_threshold="0.2"), ["risk_threshold", "(0, 1]", "'0.2'"]),
     "risk_threshold bool": (with_(risk_threshold=True), ["risk_threshold", "(0, 1]"]),
+    "strict not a bool": (with_(strict="yes"), ["strict", "true or false", "'yes'"]),
+    "shuffle not a bool": (with_(shuffle=1), ["shuffle", "true or false", "1"]),
     "input not str": (with_(input=3), ["input", "path"]),
     "identifiers overlap": (with_(identifiers=["gender"]), ["identifiers", "quasi_identifiers", "gender"]),
     "alias and key": (with_(identifying=["id"], identifiers=["id"]), ["identifying", "identifiers"]),
@@ -149,7 +151,7 @@ def test_defaults_and_valid_values():
     })
     assert cfg.risk_threshold == 0.5
     assert C.parse(with_(risk_threshold=1)).risk_threshold == 1.0  # the upper bound is allowed
-    assert C.parse(BASE).risk_threshold == 0.2  # default
+    assert C.parse(BASE).risk_threshold is None  # default: 1/k of the largest k, decided by the spec
     assert cfg.k == 3 and cfg.requirements == ["gender:4", "gender:5"]
     assert cfg.method == "kaca2" and cfg.params == {"max_inconsistency": 0.2}
     assert cfg.weights == "height" and cfg.beta == 2.0 and cfg.seed == 7
@@ -259,8 +261,8 @@ def test_template_from_cli_is_the_template():
     r = CliRunner().invoke(cli.app, ["config-template"])
     assert r.exit_code == 0 and r.stdout == C.TEMPLATE
     assert C.parse(yaml.safe_load(r.stdout)).k == 5
-    assert C.parse(yaml.safe_load(r.stdout)).risk_threshold == 0.2
-    line = next(x for x in r.stdout.splitlines() if x.startswith("risk_threshold:"))
+    assert C.parse(yaml.safe_load(r.stdout)).risk_threshold is None  # commented out: 1/k
+    line = next(x for x in r.stdout.splitlines() if x.startswith("# risk_threshold:"))
     assert "#" in line and "0 < risk_threshold <= 1" in r.stdout  # annotated with its allowed range
 
 

@@ -104,15 +104,29 @@ def _check_report_only(out: Path, env):
 
 
 def test_missing_adult_is_one_line_exit_2(tmp_path):
+    from hieranon.experiments.core import beside_checkout
+
     env = {k: v for k, v in os.environ.items() if k != "HIERANON_ADULT_DIR"}
     out = tmp_path / "never"
-    res = _cli("--quick", "--out", str(out), env=env)
-    assert res.returncode == 2
-    assert len(res.stderr.strip().splitlines()) == 1 and "HIERANON_ADULT_DIR" in res.stderr
-    assert not out.exists()
+    if not beside_checkout():  # else found beside the checkout, as the tests find it
+        res = _cli("--quick", "--out", str(out), env=env)
+        assert res.returncode == 2
+        assert len(res.stderr.strip().splitlines()) == 1 and "HIERANON_ADULT_DIR" in res.stderr
+        assert not out.exists()
     env["HIERANON_ADULT_DIR"] = str(tmp_path / "nowhere")
     res = _cli("--quick", "--out", str(out), env=env)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_adult_is_found_beside_the_checkout_as_the_tests_find_it(adult_path, monkeypatch):
+    from conftest import DEFAULT_ADULT
+    from hieranon.experiments.core import beside_checkout, load_adult_for_experiments
+
+    if not (DEFAULT_ADULT / "adult.data").is_file():
+        pytest.skip("Adult is not beside the checkout here")
+    assert DEFAULT_ADULT.resolve() in [p.resolve() for p in beside_checkout()]
+    monkeypatch.delenv("HIERANON_ADULT_DIR", raising=False)
+    assert len(load_adult_for_experiments().frame) == 45222
 
 
 def test_bad_only_is_exit_2(tmp_path):

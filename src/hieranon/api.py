@@ -15,6 +15,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import metrics as M
@@ -24,6 +25,7 @@ from .algorithms.registry import (  # noqa: F401 - re-exported for users of hier
 from .config import HierarchySpec
 from .privacy import check_feasible, sensitive_columns
 from .hierarchy import Hierarchy
+from .roles import check_roles
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
 from .table import EncodedTable, apply_codes, check_columns
@@ -32,7 +34,7 @@ log = logging.getLogger("hieranon")
 
 def resolve_priorities(priorities, qi_names: Sequence[str]):
     """Priorities as given (mapping attribute -> weight) or a ranking turned
-    into equally scaled priorities (seed 002; SPEC section 2); see
+    into equally scaled priorities (Sun et al. 2008); see
     :meth:`AnonymizationSpec.priority_weights`, which this calls."""
     if priorities is None:
         return None
@@ -66,7 +68,9 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               count_column: str | None = None, class_column: str | None = None, missing: str = "error",
               identifiers: Sequence[str] = (), identifier_action: str = "drop",
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
-              sensitive: Sequence[str] = (), **method_params) -> AnonymizationResult:
+              sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
+              shuffle: bool = False, risk_threshold: float | None = None,
+              **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
     Parameters
@@ -78,18 +82,35 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     hierarchies : mapping column -> Hierarchy, or list in QI order
     k : int
         One requirement over all QIs; ``requirements`` adds ``(attributes, k)``
-        pairs or ``"A,B:K"`` strings (seed 003).
+        pairs or ``"A,B:K"`` strings (Arca & Hewett).
     method : str
         ``kaca1``, ``kaca2``, ``fulldomain``, ``allmin``, ``datafly``,
         ``mondrian``... (default: :data:`DEFAULT_METHOD`).
     weights, beta, priorities
         Distortion measure the method minimises: WHD ``uniform`` or ``height``
-        (``beta``) weights (seed 000, Def. 5), MAGE; priorities per attribute
-        (mapping) or a ranking (seed 002).
+        (``beta``) weights (Li et al. 2006, Def. 5), MAGE; priorities per attribute
+        (mapping) or a ranking (Sun et al. 2008).
     seed : int
         Seed of every random choice.
     identifiers, identifier_action
-        Direct identifiers are dropped (default) or masked with ``*``.
+        Direct identifiers are dropped (``"drop"``, default), masked with
+        ``*`` (``"mask"``) or replaced by a random pseudonym per value, seeded
+        by ``seed`` (``"pseudonym"``).
+    sensitive, insensitive : list of str
+        The other roles. A column with no role (not a QI, identifier,
+        sensitive or insensitive, class or count column) is named in one
+        :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with
+        ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
+        :class:`~hieranon.table.DataError` instead (``strict`` itself is
+        Mondrian's parameter). Columns published
+        unchanged that are near-unique or nearly copy a QI are logged as
+        linkage risks (``result.roles``).
+    shuffle : bool
+        Release the rows in a random order seeded by ``seed``;
+        ``result.row_order[i]`` is the input row of output row ``i``.
+    risk_threshold : float
+        Prosecutor risk above which a record is "at risk" (default ``1/k``
+        of the largest k required).
     params / **method_params
         Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
     privacy : list of privacy models
@@ -113,7 +134,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         quasi_identifiers, hierarchies, k, requirements=requirements, method=method, weights=weights, beta=beta,
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
-        privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()))
+        privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold)
     return run(df, spec, lower_bound=lower_bound)
 
 
@@ -128,6 +150,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     check_columns(df, list(spec.identifiers), "identifier")
+    roles = check_roles(df, spec)  # DataError when strict and a column has no role
     prepared = build_problem(df, spec, hierarchies=hierarchies)
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
@@ -142,6 +165,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     result = finish(df, problem, solution, spec.method, algo.get_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
     warn_if_useless(problem, solution, spec.method)
+    result.roles = roles
     if lower_bound:
         from .bounds import BoundTooLarge, problem_lower_bound
 
@@ -189,6 +213,39 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
                     "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
                     method, ratio)
     return better
+def pseudonyms(column: pd.Series, seed: int | None) -> pd.Series:
+    """A random pseudonym per distinct value of ``column`` (the same value,
+    the same pseudonym; missing cells stay missing), seeded by ``seed``:
+    ``ps-`` and 10 hexadecimal digits drawn without replacement."""
+    codes, uniques = pd.factorize(column, sort=True)
+    drawn = np.random.default_rng(seed).choice(16 ** 10, size=len(uniques), replace=False)
+    names = np.array([f"ps-{int(x):010x}" for x in drawn], dtype=object)
+    out = np.full(len(codes), None, dtype=object)
+    out[codes >= 0] = names[codes[codes >= 0]]
+    return pd.Series(out, index=column.index, dtype=object)
+
+
+def shuffled(out: pd.DataFrame, seed: int | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows of ``out`` in a random order seeded by ``seed`` and the
+    permutation: output row ``i`` is input row ``order[i]``."""
+    order = np.random.default_rng(seed).permutation(len(out))
+    return out.iloc[order].reset_index(drop=True), order
+
+
+def check_order(df: pd.DataFrame, out: pd.DataFrame, order: np.ndarray, skip: Sequence[str]) -> None:
+    """The shuffled output checked against the input through the permutation:
+    ``order`` permutes the rows, and every column published unchanged (all
+    but ``skip``: the QIs, verified before, and the identifiers) equals the
+    input's row ``order[i]`` in output row ``i``."""
+    from .verify import _cells_equal
+
+    if not np.array_equal(np.sort(order), np.arange(len(df))):
+        raise AnonymizationError("shuffle: the row order is not a permutation of the input's rows")
+    src = df.iloc[order].reset_index(drop=True)
+    for c in out.columns:
+        if c not in skip and c in src.columns and not _cells_equal(src[c], out[c]).all():
+            raise AnonymizationError(f"shuffle: column {c!r} of the output does not match the input through "
+                                     "the permutation")
 
 
 def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, params: dict,
@@ -207,11 +264,18 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     t = time.perf_counter()
     out = apply_codes(df, table, solution.codes)
+    seed = spec.seed if spec is not None else 0
     for c in identifiers:
         if identifier_action == "drop":
             out = out.drop(columns=c)
+        elif identifier_action == "pseudonym":
+            out[c] = pseudonyms(out[c], seed)
         else:
             out[c] = "*"
+    order = None
+    if spec is not None and spec.shuffle:
+        out, order = shuffled(out, seed)
+        check_order(df, out, order, [*table.qi_names, *identifiers])
     timings["decode"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -224,4 +288,4 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
                                spec=spec, counts=table.counts, privacy_models=list(problem.privacy),
                                sensitive=sensitive_columns(df, spec.sensitive if spec is not None else
                                                            [getattr(b, "attribute", None) for b in problem.privacy],
-                                                           table.counts))
+                                                           table.counts), row_order=order)

@@ -1,7 +1,7 @@
 """Lower bounds of the distortion of every k-anonymous local recoding.
 
-Record-level local recoding -- the MinGen program of seed 003 with the WHD
-distortion of seed 000 (Def. 6-7) as objective -- gives each record a node of
+Record-level local recoding -- the MinGen program of Arca & Hewett with the WHD
+distortion of Li et al. 2006 (Def. 6-7) as objective -- gives each record a node of
 the product of the hierarchies above it (its output tuple), and every node
 used must gather at least ``k`` records (Def. 2: records printing the same
 tuple form one class). Each record ``r`` placed at node ``g`` costs
@@ -64,9 +64,9 @@ class DistortionBound:
     ----------
     ratio : float
         Lower bound of the distortion ratio (distortion over that of the fully
-        generalised table, seed 000 sec. 6).
+        generalised table, Li et al. 2006, sec. 6).
     distortion : float
-        The same bound in distortion units (seed 000 Def. 7).
+        The same bound in distortion units (Li et al. 2006, Def. 7).
     simple_ratio : float
         The starting bound: each record alone at the cheapest node above it
         with ``>= k`` records under it.

@@ -68,6 +68,19 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from . import __version__
+        typer.echo(f"hieranon {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """k-anonymise tables by generalisation in attribute hierarchies."""
+
+
 class UsageError(Exception):
     """Bad input: reported as one line on stderr, exit status 2."""
 
@@ -86,19 +99,49 @@ def _known_errors():
     return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
-def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
+QI_FORMS = "NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N or NAME=dates:dmy|mdy|ymd"
+
+
+def _qi_builder(name: str, text: str, item: str):
+    """``suppress``, ``intervals:W1,W2``, ``mask:N``, ``dates:ORDER`` as the
+    configuration's builder of that name; None when ``text`` names none."""
+    from .config import ConfigError, _hier_spec
+
+    kind, _, arg = text.partition(":")
+    if kind not in ("suppress", "intervals", "mask", "dates") or (kind == "suppress" and arg):
+        return None
+    if kind != "suppress" and not arg:
+        example = {"intervals": "intervals:5,10,20", "mask": "mask:5", "dates": "dates:dmy"}[kind]
+        raise UsageError(f"--qi {item!r}: {kind} needs a value, e.g. {name}={example}")
+    value = {"suppress": True, "intervals": None, "mask": None, "dates": arg}[kind]
+    if kind == "intervals":
+        value = _split_numbers(arg, f"--qi {name}=intervals:")
+    elif kind == "mask":
+        if not arg.isdigit():
+            raise UsageError(f"--qi {item!r}: mask needs the code length, a whole number >= 1 (e.g. {name}=mask:5)")
+        value = int(arg)
+    try:
+        return _hier_spec(name, {kind: value}, Path("."))
+    except ConfigError as exc:
+        raise UsageError(f"--qi {item!r}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def _parse_qi_options(qi: list[str]) -> dict:
+    """``--qi`` options -> column -> hierarchy file (a Path) or builder
+    (a HierarchySpec); an existing file of the builder's name stays a file."""
     out = {}
     for item in qi:
         if "=" not in item:
-            raise UsageError(f"--qi {item!r}: expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: expected {QI_FORMS}")
         name, path = (x.strip() for x in item.split("=", 1))
         if not name:
-            raise UsageError(f"--qi {item!r}: the column name is empty; expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: the column name is empty; expected {QI_FORMS}")
         if not path:
-            raise UsageError(f"--qi {item!r}: the hierarchy path is empty; expected NAME=HIERARCHY_FILE")
+            raise UsageError(f"--qi {item!r}: the hierarchy is empty; expected {QI_FORMS}")
         if name in out:
             raise UsageError(f"--qi {name}=... is given more than once (column {name!r}); give each column once")
-        out[name] = Path(path)
+        builder = None if Path(path).exists() else _qi_builder(name, path, item)
+        out[name] = builder if builder is not None else Path(path)
     return out
 
 
@@ -128,9 +171,11 @@ MISSING_MODES = ("error", "root")
 # ------------------------------------------------------------------ shared options
 # Declared once: anonymize, check, evaluate and report take them alike.
 RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
-                      "the config's risk_threshold, else 0.2)."
+                      "the config's risk_threshold, else 1/k of the largest k required)."
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
-QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable.")]
+QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format) or a hierarchy "
+                                             "built from the data: NAME=suppress, NAME=intervals:5,10,20, "
+                                             "NAME=mask:N, NAME=dates:dmy|mdy|ymd; repeatable.")]
 KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
 RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
 CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
@@ -149,6 +194,12 @@ TClosenessOption = Annotated[list[str], typer.Option(
 SensitiveHierarchyOption = Annotated[list[str], typer.Option(
     "--sensitive-hierarchy", help="ATTR=FILE: a sensitive attribute's own hierarchy (hierarchical EMD of "
     "--t-closeness); repeatable.")]
+OrderMapOption = Annotated[Optional[Path], typer.Option(
+    "--order-map", help="The CSV input_row,output_row of anonymize --keep-order-map: ANONYMISED was shuffled; "
+    "its rows are compared with ORIGINAL's through it.")]
+StrictOption = Annotated[Optional[bool], typer.Option(
+    "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
+    "is an error, not a warning (default: the config's strict).", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -244,7 +295,7 @@ def _risk_summary(before, after, threshold: float) -> dict:
 def _risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
     if before is None:
         return []
-    return [(f"records at risk (risk above {threshold:g}) before / after",
+    return [(f"records at risk (risk above {threshold:.3g}) before / after",
              f"{before.records_at_risk} / {after.records_at_risk if after is not None else '-'}")]
 
 
@@ -355,6 +406,14 @@ def anonymize(
     workers: Optional[int] = typer.Option(None, "--workers", help="Local workers with --distributed."),
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far the output is from it (minutes on large tables)."),
+    strict: StrictOption = None,
+    shuffle: Optional[bool] = typer.Option(None, "--shuffle/--no-shuffle", show_default=False,
+                                           help="Release the rows in a random order seeded by --seed (default: "
+                                           "the config's shuffle)."),
+    keep_order_map: Optional[Path] = typer.Option(None, "--keep-order-map", help="With --shuffle: also write the "
+                                                  "permutation as a CSV input_row,output_row (keep it private)."),
+    public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
+                                "(sample uniques, input class sizes, before-figures), for sharing outside."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -375,22 +434,28 @@ def anonymize(
                 if report.resolve() == output.resolve():
                     raise UsageError(f"the report and the output are the same file {output}; choose another "
                                      "--report")
+            if keep_order_map is not None:
+                _check_output(input, keep_order_map, force, what="order map")
             cli_params = _parse_params(param)
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column)
+                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
             _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
+            if keep_order_map is not None and not spec.shuffle:
+                raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
+            if distributed and spec.shuffle:
+                raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
             if distributed:
                 _quiet_dask(verbose)
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
                                         n_workers=workers)
             if dataset:
-                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json)
+                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
             else:
                 result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                quiet or as_json)
+                                                quiet or as_json, keep_order_map, public)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -405,36 +470,64 @@ def anonymize(
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
                        _metric_rows(result.metrics) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
+        if not quiet and result.roles is not None:
+            for line in result.roles.linkage_lines():
+                _warn(line)
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
 
 
-def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
-                     encoding: str, bound: bool, quiet: bool):
-    """One table in memory: anonymise, render the report, write both."""
+def _warn(line: str) -> None:
+    typer.echo(f"hieranon: warning: {line}", err=True)
+
+
+def _run_with_warnings(data, spec, **kwargs):
+    """:func:`hieranon.api.run`, its warnings (columns without a role...)
+    printed as one line each on stderr."""
+    import os
+    import warnings
+
     from .api import run
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(data, spec, **kwargs)
+    for w in caught:  # hieranon's own warnings; a library's (dask's sockets, ports) only with -v
+        if f"hieranon{os.sep}" in str(w.filename) and issubclass(w.category, UserWarning):
+            _warn(" ".join(str(w.message).split()))
+        elif logging.getLogger("hieranon").isEnabledFor(logging.DEBUG):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
+def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
+                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
+                     public: bool = False):
+    """One table in memory: anonymise, render the report, write both."""
     from .io import write_table
 
     _require_rows(data, input)
     hierarchies = _hierarchies(spec, data)
     doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
     with _status(quiet, doing + "..."):
-        result = run(data, spec, hierarchies=hierarchies, lower_bound=bound)
+        result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from .report import render_report
         with _status(quiet, "writing the report..."):
-            html = render_report(None, result, input_name=input.name, output_name=output.name)
+            html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
     write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                 source=input, source_encoding=encoding)
     if html is not None:
         _write_report_or_undo(html, report, output)
+    if order_map is not None:
+        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, output)
     return result, html
 
 
-def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool):
+def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
+                       public: bool = False):
     """--distributed on a Parquet dataset directory: stream it through
     :func:`hieranon.scale.anonymize_parquet` into an output directory; the
     report is built from the integer codes (the sample shows the first rows
@@ -452,7 +545,8 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
         from .report import render_report
         sample = next(iter_parquet(output, batch_rows=20), None)
         with _status(quiet, "writing the report..."):
-            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample)
+            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
+                                 public=public)
         _write_report_or_undo(html, report, output)
     return result, html
 
@@ -557,9 +651,12 @@ def check(
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
+    strict: StrictOption = None,
 ):
     """Report the k a table achieves as it is, its risk, its class-size
-    distribution and the classes below each requirement."""
+    distribution, the classes below each requirement, and the columns without
+    a role or at risk of linkage (near-unique, or nearly a copy of a
+    quasi-identifier)."""
     _configure_logging(True, False)
     try:
         from .privacy import assess_privacy
@@ -569,11 +666,15 @@ def check(
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                      weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
-                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict)
+        from .roles import assess_roles
+        roles = assess_roles(data, spec)
+        if spec.strict and roles.unclassified:
+            raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        result = assess(prepared.table, reqs, threshold=spec.risk_threshold)
+        result = assess(prepared.table, reqs, threshold=spec.threshold_for(reqs))
         privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
                                  sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
@@ -582,27 +683,61 @@ def check(
     ok = result.ok and privacy.ok
     if as_json:
         typer.echo(json.dumps({**result.as_dict(), "ok": ok, "class_size_distribution": result.size_distribution(k_max),
-                               "privacy": privacy.as_dict()}, default=_json_default, indent=2))
+                               "privacy": privacy.as_dict(), **roles.as_dict()}, default=_json_default, indent=2))
     elif not quiet:
         _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
+        for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
+            _warn(line)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
+def _unshuffle(anon, order_map: Path):
+    """ANONYMISED's rows put back in the input's order through an order map
+    (input_row,output_row)."""
+    import numpy as np
+
+    table = _read(order_map, "utf-8", None)
+    if list(table.columns) != ["input_row", "output_row"]:
+        raise UsageError(f"--order-map {order_map}: expected the two columns input_row,output_row "
+                         f"(got {list(table.columns)})")
+    try:
+        table = table.astype(np.int64)
+    except (ValueError, TypeError):
+        raise UsageError(f"--order-map {order_map}: expected whole row numbers in input_row,output_row") from None
+    out_rows = table.sort_values("input_row")["output_row"].to_numpy()
+    if len(out_rows) != len(anon) or not np.array_equal(np.sort(out_rows), np.arange(len(anon))) \
+            or not np.array_equal(np.sort(table["input_row"].to_numpy()), np.arange(len(anon))):
+        raise UsageError(f"--order-map {order_map}: not a permutation of the {len(anon)} rows of the anonymised "
+                         "table")
+    return anon.iloc[out_rows].reset_index(drop=True)
+
+
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool, suppressed: str = "class"):
-    """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
+                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None):
+    """Read an (original, anonymised) pair and evaluate it under the job the
+    options describe; warn when a verified pair keeps the input's row order."""
     from .report import evaluate_pair
 
     orig = _read(original, encoding, None)
     _require_rows(orig, original, "the original table")
     anon = _read(anonymised, encoding, None)
+    if order_map is not None:
+        anon = _unshuffle(anon, order_map)
     spec = _spec(**spec_options)
     if method is None:  # the method the configuration names, if it names one
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
-                         suppressed_records=suppressed)
+    result = evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
+                           suppressed_records=suppressed)
+    result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
+    return result
+
+
+def _order_warning(result, quiet: bool) -> None:
+    if result.info.get("keeps_input_order") and not quiet:
+        _warn("the anonymised table keeps the original's row order: whoever knows that order links every row "
+              "back; release it with anonymize --shuffle")
 
 
 @app.command()
@@ -630,6 +765,7 @@ def evaluate(
     suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
                                    "class of their own that must hold k records too (default) -- or 'removed' -- "
                                    "left out, as ARX publishes them."),
+    order_map: OrderMapOption = None,
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
@@ -639,7 +775,7 @@ def evaluate(
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
             weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -651,8 +787,18 @@ def evaluate(
         if metrics is not None:
             _print_metrics(f"{anonymised.name} against {original.name}",
                            _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
-        typer.echo(("VERIFIED: " if report.ok else "VERIFICATION FAILED: ") + report.summary())
+        typer.echo(_verdict_line(report))
+        _order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+def _verdict_line(report) -> str:
+    """VERIFIED / VERIFICATION FAILED and the summary, the verdict said once."""
+    summary = report.summary()
+    if report.ok:
+        return "VERIFIED: " + summary.removeprefix("verified: ")
+    return "VERIFICATION FAILED" + (summary[len("verification FAILED"):] if summary.startswith("verification FAILED")
+                                    else ": " + summary)
 
 
 @app.command("report")
@@ -680,6 +826,9 @@ def report_command(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also show a lower bound of every local recoding's "
                                "distortion and how far ANONYMISED is from it (minutes on large tables)."),
+    order_map: OrderMapOption = None,
+    public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
+                                "uniques, input class sizes, before-figures), for sharing outside."),
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -700,8 +849,9 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
-            html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map)
+            html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
+                                 public=public)
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
     except _known_errors() as exc:
@@ -715,7 +865,8 @@ def report_command(
                                **result.bound_summary(), "privacy": result.privacy().as_dict(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
-        typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
+        typer.echo(_verdict_line(result.verification), err=not ok)
+        _order_warning(result, quiet)
         for name, value in _bound_rows(result) + _risk_rows(risk_before, risk_after, threshold):
             typer.echo(f"{name}: {value}")
         typer.echo(f"report written to {output}", err=True)
@@ -871,11 +1022,33 @@ def config_template():
 
 
 @app.command()
-def methods():
-    """List the anonymisation methods available."""
-    from .api import DEFAULT_METHOD, available_methods
-    for name in available_methods():
-        typer.echo(name + ("  (default)" if name == DEFAULT_METHOD else ""))
+def methods(as_json: JsonOption = False):
+    """List the anonymisation methods: family, paper, what each needs and
+    supports (several requirements, suppression, privacy models)."""
+    from .algorithms.registry import available_methods, method_info
+
+    infos = [method_info(m) for m in available_methods()]
+    if as_json:
+        typer.echo(json.dumps(infos, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    def supports(i) -> str:
+        privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
+        return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
+                          f"suppression ({i['suppression']})" if i["suppression"] else "no suppression",
+                          privacy[i["privacy_models"]]])
+
+    table = Table(title="hieranon methods (--method NAME)", show_lines=True)
+    table.add_column("method", no_wrap=True)
+    for col in ("family", "paper", "needs / notes", "supports"):
+        table.add_column(col, overflow="fold")
+    for i in infos:
+        name = i["method"] + ("\n(default)" if i["default"] else "")
+        needs = "; ".join(x for x in (i["needs"], i["notes"]) if x)
+        table.add_row(name, i["family"], i["paper"], needs, supports(i))
+    Console().print(table)
 
 
 @app.command()
@@ -892,8 +1065,8 @@ def experiments(
     report_only: bool = typer.Option(False, "--report-only", help="Only redraw the figures and rewrite REPORT.md "
                                      "from the CSVs already in --out."),
 ):
-    """Reproduce the seed papers' experiments on UCI Adult (issue 7): CSVs, figures and REPORT.md with a
-    verdict on every claim."""
+    """Reproduce the papers' experiments on UCI Adult (Li et al. 2006, 2008; Sun et al. 2008;
+    Arca & Hewett): CSVs, figures and REPORT.md with a verdict on every claim."""
     _configure_logging(True, False)
     from .experiments import ExperimentError, run_experiments
     try:

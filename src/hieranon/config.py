@@ -17,12 +17,12 @@ Example (``hieranon config-template`` prints an annotated one)::
     beta: 1
     priorities: [age, postcode, gender]   # or {age: 1, gender: 0.2}
     seed: 0
-    identifiers: [id]                     # dropped, or masked with identifier_action: mask
+    identifiers: [id]                     # dropped, masked (identifier_action: mask) or pseudonymised
     sensitive: [diagnosis]
     class_column: diagnosis
     count_column: null
     missing: error                        # or root
-    risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk"
+    risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk" (default 1/k)
     privacy:                              # l-diversity / t-closeness of sensitive attributes
       diagnosis: [{l_diversity: 2}, {t_closeness: 0.3, distance: equal}]
     sensitive_hierarchies: {diagnosis: hierarchies/diagnosis.csv}   # for the hierarchical EMD
@@ -52,7 +52,7 @@ TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
-    "sensitive_hierarchies",
+    "sensitive_hierarchies", "strict", "shuffle",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -135,13 +135,17 @@ class Config:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
-    risk_threshold: float = 0.2
+    risk_threshold: float | None = None
     input: Path | None = None
     source: Path | None = None
     #: unbound privacy models (:mod:`hieranon.privacy`), attribute by attribute
     privacy: list = field(default_factory=list)
     #: sensitive attribute -> its own hierarchy file (hierarchical EMD of t-closeness)
     sensitive_hierarchies: dict[str, Path] = field(default_factory=dict)
+    #: columns without a role are an error, not a warning
+    strict: bool = False
+    #: release the rows in a random (seeded) order
+    shuffle: bool = False
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
         return {name: spec.build(data) for name, spec in self.quasi_identifiers.items()}
@@ -291,9 +295,14 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     cfg.seed = int(seed)
     cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
     action = raw.get("identifier_action", "drop")
-    if action not in ("drop", "mask"):
-        raise ConfigError(f"identifier_action: expected drop or mask, got {action!r}")
+    if action not in ("drop", "mask", "pseudonym"):
+        raise ConfigError(f"identifier_action: expected drop, mask or pseudonym, got {action!r}")
     cfg.identifier_action = action
+    for key in ("strict", "shuffle"):
+        v = raw.get(key, False)
+        if not isinstance(v, bool):
+            raise ConfigError(f"{key}: expected true or false, got {v!r}")
+        setattr(cfg, key, v)
     cfg.sensitive = _str_list(raw.get("sensitive"), "sensitive")
     cfg.insensitive = _str_list(raw.get("insensitive"), "insensitive")
     for key in ("class_column", "count_column"):
@@ -384,7 +393,7 @@ quasi_identifiers:            # column -> hierarchy
   # country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
 
 k: 5                          # every QI combination occurs >= k times
-# requirements:               # extra <attributes, k> requirements (seed 003)
+# requirements:               # extra <attributes, k> requirements (Arca & Hewett)
 #   - "gender,postcode:10"
 #   - {attributes: [age, gender], k: 4}   # attributes: a list of column names
 
@@ -395,16 +404,20 @@ beta: 1                       # height weights 1/(j-1)^beta
 # priorities: [age, postcode, gender]   # ranking (most important first) or {age: 1, gender: 0}
 seed: 0                       # every random choice is seeded
 
-identifiers: []               # direct identifiers: dropped (or masked with identifier_action: mask)
-identifier_action: drop
+identifiers: []               # direct identifiers (ARX: identifying)
+identifier_action: drop       # drop | mask (*) | pseudonym (a random seeded pseudonym per value)
 sensitive: []                 # sensitive attributes (kept, reported)
+insensitive: []               # published unchanged, no risk; every column needs one of these roles
+strict: false                 # true: a column without a role is an error (else a warning)
+shuffle: false                # true: release the rows in a random order, seeded by seed
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 missing: error                # error | root (treat empty QI cells as '*')
 # suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
                               # costs more than this (distortion units)
-risk_threshold: 0.2           # a record is "at risk" when its prosecutor risk 1/|class| is above this;
-                              # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records)
+# risk_threshold: 0.2         # a record is "at risk" when its prosecutor risk 1/|class| is above this;
+                              # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records);
+                              # default 1/k of the largest k required
 
 # privacy:                    # sensitive attribute -> privacy models every equivalence class must meet
 #   diagnosis:                # (a privacy attribute is sensitive: never a QI or an identifier)

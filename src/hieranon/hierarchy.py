@@ -1,7 +1,7 @@
 """Value generalisation hierarchies (VGHs) as integer trees.
 
 A hierarchy is a rooted tree per attribute: leaves are the original values,
-the root is ``*`` (any). Levels are numbered as in the papers (seed 000,
+the root is ``*`` (any). Levels are numbered as in the papers (Li et al. 2006,
 Def. 5): **level 1 is the root, level h the leaves** of a leaf-balanced tree.
 
 Nodes are integer ids ``0..n_nodes-1`` with the root at id 0. Everything an
@@ -13,7 +13,7 @@ algorithm needs is precomputed as numpy arrays:
   for ``d >= depth[v]``), so the lowest common ancestor of two nodes takes at
   most ``height`` look-ups (:meth:`Hierarchy.lca`);
 * a dense ``node x node`` LCA table (:attr:`Hierarchy.lca_table`) for small
-  hierarchies only, making the closest common generalisation (seed 000,
+  hierarchies only, making the closest common generalisation (Li et al. 2006,
   Def. 8) of two codes one array look-up.
 
 Loaders: ARX's CSV format (:func:`from_arx_csv`), nested mappings

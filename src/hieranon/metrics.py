@@ -5,11 +5,11 @@ hierarchy, so each is represented by a per-node cost array ``g`` with the
 distortion of generalising a cell from node ``u`` to its ancestor ``v``
 equal to ``g[v] - g[u]``:
 
-* WHD (seed 000, Def. 5), uniform weights ``w(j,j-1) = 1``, height weights
+* WHD (Li et al. 2006, Def. 5), uniform weights ``w(j,j-1) = 1``, height weights
   ``w(j,j-1) = 1/(j-1)**beta`` or custom weights: ``g[v] = WHD(h, level(v))``
   (unbalanced trees: depth read as level);
-* priority weights (seed 002, Def. 4/5) multiply an attribute's ``g``;
-* MAGE (seed 001, Def. 5): ``g[v] = omega * level_from_leaf(v) / H``.
+* priority weights (Sun et al. 2008, Def. 4/5) multiply an attribute's ``g``;
+* MAGE (Han et al. 2014, Def. 5): ``g[v] = omega * level_from_leaf(v) / H``.
 
 Costs are kept as exact fractions and scaled to integers
 (:class:`CostModel`) so that algorithms compare distances exactly: ties are
@@ -49,7 +49,7 @@ def level_weights(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
         return [Fraction(1)] * (height - 1)
     if scheme == "height":
         if beta < 1:
-            raise ValueError(f"height weights need beta >= 1 (seed 000, Def. 5), got {beta}")
+            raise ValueError(f"height weights need beta >= 1 (Li et al. 2006, Def. 5), got {beta}")
         b = _fraction(beta)
         if b.denominator == 1:
             return [Fraction(1, (j - 1) ** int(b)) for j in range(2, height + 1)]
@@ -87,7 +87,7 @@ def node_costs_exact(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
 
 
 def equal_priorities(ranking: Sequence[str]) -> dict[str, Fraction]:
-    """Equally scaled priorities (seed 002): ranked 1..m (1 = most important),
+    """Equally scaled priorities (Sun et al. 2008): ranked 1..m (1 = most important),
     ``P_1 = 1``, ``P_j = 1 - (j-1)/(m-1)``."""
     m = len(ranking)
     if m == 1:
@@ -171,7 +171,7 @@ def _priority_list(hierarchies, priorities) -> list[Fraction]:
 # ------------------------------------------------------------- distortions
 def whd(p: int, q: int, height: int, scheme: str = "uniform", beta: float = 1.0,
         custom: Sequence[float] | None = None) -> float:
-    """WHD(p, q) of seed 000 Def. 5: generalising from level p to level q (p > q)
+    """WHD(p, q) of Li et al. 2006, Def. 5: generalising from level p to level q (p > q)
     in a hierarchy of ``height`` levels."""
     if not 1 <= q <= p <= height:
         raise ValueError(f"need 1 <= q <= p <= h, got p={p}, q={q}, h={height}")
@@ -185,14 +185,14 @@ def _chain(height: int) -> Hierarchy:
 
 
 def tuple_distortion(orig: np.ndarray, gen: np.ndarray, model: CostModel) -> np.ndarray:
-    """Distortion(t, t') of seed 000 Def. 6 for every row (float)."""
+    """Distortion(t, t') of Li et al. 2006, Def. 6 for every row (float)."""
     orig = np.atleast_2d(orig)
     gen = np.atleast_2d(gen)
     return (model.cell_costs(gen) - model.cell_costs(orig)).sum(axis=1)
 
 
 def distortion(orig: np.ndarray, gen: np.ndarray, model: CostModel, counts: np.ndarray | None = None) -> float:
-    """Table distortion, seed 000 Def. 7 (rows weighted by their record counts)."""
+    """Table distortion, Li et al. 2006, Def. 7 (rows weighted by their record counts)."""
     per_row = tuple_distortion(orig, gen, model)
     return float(per_row @ (np.ones(len(per_row)) if counts is None else counts))
 
@@ -204,27 +204,27 @@ def full_distortion(orig: np.ndarray, model: CostModel, counts: np.ndarray | Non
 
 
 def distortion_ratio(orig, gen, model: CostModel, counts=None) -> float:
-    """Distortion of the output over that of the fully generalised table (seed 000, sec. 6)."""
+    """Distortion of the output over that of the fully generalised table (Li et al. 2006, sec. 6)."""
     full = full_distortion(orig, model, counts)
     return distortion(orig, gen, model, counts) / full if full > 0 else 0.0
 
 
 def lca_tuple(t1: np.ndarray, t2: np.ndarray, hierarchies: Sequence[Hierarchy]) -> np.ndarray:
-    """Closest common generalisation t12 (seed 000, Def. 8), row-wise."""
+    """Closest common generalisation t12 (Li et al. 2006, Def. 8), row-wise."""
     t1 = np.atleast_2d(t1)
     t2 = np.atleast_2d(t2)
     return np.stack([h.lca(t1[:, j], t2[:, j]) for j, h in enumerate(hierarchies)], axis=1)
 
 
 def tuple_distance(t1, t2, hierarchies, model: CostModel) -> np.ndarray:
-    """Dist(t1, t2) of seed 000 Def. 9 (a metric, Lemma 1)."""
+    """Dist(t1, t2) of Li et al. 2006, Def. 9 (a metric, Lemma 1)."""
     t12 = lca_tuple(t1, t2, hierarchies)
     return tuple_distortion(t1, t12, model) + tuple_distortion(t2, t12, model)
 
 
 def class_distance(t1, n1: int, t2, n2: int, hierarchies, model: CostModel, k: int | None = None) -> float:
-    """Dist(C1, C2) of seed 000 Def. 10. With ``k`` and ``n1 < k``, the stub
-    rule of seed 004 Def. 14 applies: when ``n1 + n2 >= 2k`` only the stub of
+    """Dist(C1, C2) of Li et al. 2006, Def. 10. With ``k`` and ``n1 < k``, the stub
+    rule of Li et al. 2008, Def. 14 applies: when ``n1 + n2 >= 2k`` only the stub of
     ``k - n1`` tuples of C2 is generalised."""
     t12 = lca_tuple(t1, t2, hierarchies)
     m2 = n2
@@ -255,13 +255,13 @@ def level_fractions(gen_col: np.ndarray, h: Hierarchy, counts=None) -> np.ndarra
 
 
 def inconsistency(gen: np.ndarray, hierarchies, counts=None) -> np.ndarray:
-    """Per attribute ``inconsist_i = 1 - max_j p_ij`` (seed 004, Def. 12)."""
+    """Per attribute ``inconsist_i = 1 - max_j p_ij`` (Li et al. 2008, Def. 12)."""
     return np.array([1 - level_fractions(gen[:, j], h, counts).max() for j, h in enumerate(hierarchies)])
 
 
 def generalisation_portion(gen: np.ndarray, hierarchies, counts=None) -> np.ndarray:
     """Per attribute ``1 -`` fraction of cells at the most specific level present
-    (seed 004, Def. 13)."""
+    (Li et al. 2008, Def. 13)."""
     out = []
     for j, h in enumerate(hierarchies):
         fr = level_fractions(gen[:, j], h, counts)
@@ -278,7 +278,7 @@ def modification_rate(orig, gen, counts=None) -> float:
 
 
 def precision(orig, gen, hierarchies, counts=None) -> float:
-    """Prec = 1 - mean over QI cells of level_from_leaf(v') / (H - 1) (seed 003,
+    """Prec = 1 - mean over QI cells of level_from_leaf(v') / (H - 1) (Arca & Hewett,
     after Sweeney); an attribute of height 1 contributes 0 loss."""
     w = np.ones(len(orig)) if counts is None else np.asarray(counts, dtype=float)
     loss = np.zeros(len(orig))
@@ -300,7 +300,7 @@ def mage_distortion(orig, gen, hierarchies, omegas=None, counts=None) -> float:
 
 def classification_metric(row_class: np.ndarray, labels: np.ndarray, suppressed: np.ndarray | None = None,
                           counts=None) -> float:
-    """CM (seed 002, after Iyengar): fraction of records suppressed or whose
+    """CM (Sun et al. 2008, after Iyengar): fraction of records suppressed or whose
     class label differs from the majority label of their equivalence class."""
     labels_codes, _ = pd.factorize(pd.Series(labels), use_na_sentinel=False)
     w = np.ones(len(row_class), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
@@ -354,14 +354,19 @@ class Metrics:
     risk_max: float
     risk_mean: float
     classification_metric: float | None = None
-    #: per requirement ``<B, k>`` (seed 003), the smallest number of
+    #: per requirement ``<B, k>`` (Arca & Hewett), the smallest number of
     #: non-suppressed records sharing a combination of B's values
     achieved_k_per_requirement: dict[str, int] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """Plain values for JSON; the per-attribute figures as mappings
+        attribute -> value."""
         from dataclasses import asdict
-        return asdict(self)
+        out = asdict(self)
+        for key in ("inconsistency_per_attribute", "generalisation_portion_per_attribute"):
+            out[key] = dict(zip(self.qi_names, out[key]))
+        return out
 
 
 def suppressed_mask(gen: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ SECTIONS = {
     "sensitive": "Sensitive attributes",
     "class-sizes": "Equivalence class sizes",
     "generalisation": "Generalisation per attribute",
+    "reading": "Reading the metrics",
     "metrics": "Quality metrics",
     "timings": "Timings",
     "sample": "Sample of the output",
@@ -57,27 +58,29 @@ METRIC_TEXT = {
     "k": ("k required", "largest k over the requirements"),
     "achieved_k": ("k achieved", "size of the smallest equivalence class (suppressed records excluded)"),
     "n_classes": ("equivalence classes", "distinct QI combinations of the output (suppressed excluded)"),
-    "distortion": ("distortion (objective)", "the distortion the method minimised (seed 000, Def. 7)"),
+    "distortion": ("distortion (objective)", "the distortion the method minimised (Li et al. 2006, Def. 7)"),
     "distortion_ratio": ("distortion ratio (objective)", "distortion / that of the fully generalised table"),
     "distortion_uniform": ("distortion, uniform WHD", "sum over cells of WHD with unit weights"),
     "distortion_ratio_uniform": ("distortion ratio, uniform WHD", "0 = unchanged, 1 = every cell '*'"),
     "distortion_height": ("distortion, height WHD", "WHD with weights 1/(j-1) (beta = 1)"),
     "distortion_ratio_height": ("distortion ratio, height WHD", "0 = unchanged, 1 = every cell '*'"),
-    "mage_distortion": ("MAGE distortion", "sum of level-from-leaf / tree height (seed 001, Def. 5)"),
+    "mage_distortion": ("MAGE distortion", "sum of level-from-leaf / tree height (Han et al. 2014, Def. 5)"),
     "discernibility": ("discernibility DM", "sum of squared class sizes; lower is better"),
     "cavg": ("CAVG", "(records / classes) / k; 1 is ideal"),
-    "inconsistency": ("inconsistency", "max over attributes of 1 - largest level share (seed 004, Def. 12)"),
+    "inconsistency": ("inconsistency", "max over attributes of 1 - largest level share (Li et al. 2008, Def. 12)"),
     "modification_rate": ("modification rate", "fraction of QI cells changed"),
-    "precision": ("precision Prec", "1 - mean generalisation height of QI cells (seed 003); 1 = unchanged"),
+    "precision": ("precision Prec", "1 - mean generalisation height of QI cells (Arca & Hewett); 1 = unchanged"),
     "distinct_rows_input": ("distinct rows, input", "distinct QI combinations before"),
-    "distinct_rows_output": ("distinct rows, output", "distinct QI combinations after (seed 003 maximises this)"),
+    "distinct_rows_output": ("distinct rows, output", "distinct QI combinations after (Arca & Hewett maximises this)"),
     "row_ratio": ("distinct rows out / in", "share of distinct QI combinations kept"),
     "suppressed_records": ("suppressed records", "records whose every QI cell is '*'"),
     "risk_max": ("prosecutor risk, highest", "max over records of 1/|class|"),
     "risk_mean": ("prosecutor risk, average", "mean over records of 1/|class|"),
     "classification_metric": ("classification metric CM", "share of records suppressed or outside their "
-                              "class's majority label (seed 002)"),
+                              "class's majority label (Sun et al. 2008)"),
 }
+#: Metrics computed on the original table alone (left out of a public report).
+_INPUT_METRICS = {"distinct_rows_input", "row_ratio"}
 _SKIP_METRICS = {"qi_names", "inconsistency_per_attribute", "generalisation_portion_per_attribute", "extra",
                  "achieved_k_per_requirement"}  # per requirement: shown in the verification section
 
@@ -90,8 +93,9 @@ Roboto,"Helvetica Neue",Arial,sans-serif}
 main{max-width:1120px;margin:0 auto;padding:24px 28px 48px;background:var(--bg)}
 header h1{margin:0 0 4px;font-size:24px}
 header p{margin:0;color:var(--muted)}
-nav{margin:14px 0 6px;padding:8px 0;border-top:1px solid var(--line);border-bottom:1px solid var(--line)}
-nav a{color:var(--accent);text-decoration:none;margin-right:14px;white-space:nowrap}
+nav{margin:14px 0 6px;padding:8px 0;border-top:1px solid var(--line);border-bottom:1px solid var(--line);
+display:flex;flex-wrap:wrap;gap:4px 16px}
+nav a{color:var(--accent);text-decoration:none;white-space:nowrap}
 section{margin-top:26px}
 h2{font-size:18px;margin:0 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
 h3{font-size:15px;margin:16px 0 6px}
@@ -105,6 +109,7 @@ table.kv th{min-width:150px;max-width:340px}table.metrics th{width:240px}
 table.metrics{width:100%}table.metrics td.num{width:130px}table.metrics td.desc{width:58%}
 .cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 28px;align-items:start}
 .cols td{overflow-wrap:break-word}
+.cols.even{grid-template-columns:minmax(0,2fr) minmax(0,3fr)}table.hier{width:100%}
 .cols>div>h3:first-child{margin-top:0}
 @media (max-width:820px){.cols{grid-template-columns:minmax(0,1fr)}}
 td.desc{color:var(--muted)}
@@ -121,7 +126,11 @@ pre{background:var(--soft);border:1px solid var(--line);padding:8px 10px;overflo
 font-size:12.5px}
 img.plot{max-width:100%;height:auto;display:block;margin:6px 0}
 .scroll{overflow-x:auto}
-table.sample td{white-space:nowrap;font-size:12.5px}
+table.sample{width:100%}
+table.sample td,table.sample th{font-size:12px;padding:3px 5px;overflow-wrap:break-word;hyphens:auto}
+table.sample th{overflow-wrap:anywhere}
+table.hier td:last-child{overflow-wrap:anywhere}
+ul.reading li{margin:3px 0}
 table.sample td.gen{background:var(--mark)}
 table.sample th.qi{background:#e8eef7}
 code{font-family:SFMono-Regular,Consolas,Menlo,monospace;font-size:12.5px}
@@ -211,7 +220,7 @@ def _png(fig) -> str:
 
 
 # --------------------------------------------------------------- sections
-def _summary(result, risk_before, risk_after) -> str:
+def _summary(result, risk_before, risk_after, public: bool = False) -> str:
     m = result.metrics
     ver = result.verification
     ok = bool(getattr(ver, "ok", False))
@@ -230,7 +239,10 @@ def _summary(result, risk_before, risk_after) -> str:
             ("", _fmt(m.distortion_ratio_uniform, 3), "distortion ratio (uniform)"),
             ("", _fmt(m.precision, 3), "precision Prec"),
         ]
-    if risk_before is not None and risk_after is not None:
+    if public and risk_after is not None:
+        cards.append(("", f"{risk_after.risk_max:.3g}", "highest risk"))
+        cards.append(("", _fmt(risk_after.records_at_risk), "records at risk"))
+    elif risk_before is not None and risk_after is not None:
         cards.append(("", f"{risk_before.risk_max:.3g} → {risk_after.risk_max:.3g}", "highest risk before → after"))
         cards.append(("", f"{_pct(risk_before.sample_uniques)} → {_pct(risk_after.sample_uniques)}",
                       "sample uniques before → after"))
@@ -266,8 +278,11 @@ def _hierarchy_source(config, name: str) -> str:
 
 def _configuration(result, config) -> str:
     rows = [("method", result.method)]
-    params = {k: v for k, v in (result.params or {}).items()}
-    rows.append(("method parameters", ", ".join(f"{k}={_value_text(v)}" for k, v in params.items()) or "defaults"))
+    given = _cfg(config, "params")
+    params = dict(given) if isinstance(given, Mapping) else {k: v for k, v in (result.params or {}).items()
+                                                             if v is not None}
+    rows.append(("method parameters", ", ".join(f"{k}={_value_text(v)}" for k, v in params.items())
+                 or "the method's defaults"))
     rows.append(("requirements", "; ".join(str(r) for r in result.requirements) or "–"))
     weights = _cfg(config, "weights", "uniform")
     beta = _cfg(config, "beta", 1.0)
@@ -280,24 +295,31 @@ def _configuration(result, config) -> str:
     for key, label in (("identifiers", "direct identifiers"), ("sensitive", "sensitive attributes")):
         v = _cfg(config, key) or []
         if v:
-            extra = f" ({_cfg(config, 'identifier_action', 'drop')}ped)" if key == "identifiers" else ""
-            rows.append((label, ", ".join(map(str, v)) + extra.replace("maskped", "masked")))
+            action = _cfg(config, "identifier_action", "drop")
+            extra = {"drop": " (dropped)", "mask": " (masked)", "pseudonym": " (replaced by pseudonyms)"}.get(
+                action, "") if key == "identifiers" else ""
+            rows.append((label, ", ".join(map(str, v)) + extra))
     for key, label in (("class_column", "class column"), ("count_column", "count column"),
                        ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold")):
         v = _cfg(config, key)
         if v is not None:
             rows.append((label, str(v)))
+    insensitive = _cfg(config, "insensitive") or []
+    if insensitive:
+        rows.append(("insensitive attributes", ", ".join(map(str, insensitive))))
+    if getattr(result, "row_order", None) is not None or _cfg(config, "shuffle"):
+        rows.append(("row order", "shuffled (seeded); the permutation is not published"))
     src = _cfg(config, "source")
     if src:
         rows.append(("configuration file", Path(str(src)).name))
-    out = ['<div class="cols"><div><h3>Settings</h3>', _kv(rows), "</div><div>",
+    out = ['<div class="cols even"><div><h3>Settings</h3>', _kv(rows), "</div><div>",
            "<h3>Quasi-identifiers and their hierarchies</h3>"]
     hrows = []
     for h in result.hierarchies:
         hrows.append((h.name, h.height, len(h.leaf_index), "yes" if h.is_balanced else "no",
                       _hierarchy_source(config, h.name)))
-    out.append('<div class="scroll">' + _table(["attribute", "levels", "leaves", "balanced", "hierarchy"], hrows,
-                                               num_cols=(1, 2)) + "</div>")
+    out.append(_table(["attribute", "levels", "leaves", "balanced", "hierarchy"], hrows, cls="hier",
+                      num_cols=(1, 2)))
     out.append('<p class="note">Levels are numbered as in the papers: level 1 is the root <code>*</code>, '
                "level h the original values.</p></div></div>")
     return "".join(out)
@@ -330,7 +352,9 @@ def _verification(result) -> str:
     return "".join(out)
 
 
-def _risk(risk_before, risk_after, n_suppressed: int) -> str:
+def _risk(risk_before, risk_after, n_suppressed: int, public: bool = False) -> str:
+    if public and risk_after is not None:
+        return _risk_after_only(risk_after, n_suppressed)
     if risk_before is None:
         return '<p class="note">Not available.</p>'
     a = risk_after
@@ -340,7 +364,7 @@ def _risk(risk_before, risk_after, n_suppressed: int) -> str:
         ("k achieved (smallest class)", risk_before.achieved_k, a.achieved_k if a else None),
         ("prosecutor risk, highest", risk_before.risk_max, a.risk_max if a else None),
         ("prosecutor risk, average", risk_before.risk_mean, a.risk_mean if a else None),
-        (f"records at risk (risk > {risk_before.threshold:g}{_risk_hint(risk_before.threshold)})",
+        (f"records at risk (risk > {risk_before.threshold:.3g}{_risk_hint(risk_before.threshold)})",
          risk_before.records_at_risk,
          a.records_at_risk if a else None),
         ("sample uniques", _pct(risk_before.sample_uniques), _pct(a.sample_uniques) if a else None),
@@ -362,13 +386,28 @@ def _risk(risk_before, risk_after, n_suppressed: int) -> str:
     return "".join(out)
 
 
+def _risk_after_only(a, n_suppressed: int) -> str:
+    """The risk of the published table alone (a public report)."""
+    rows = [("records", a.n_records), ("equivalence classes", a.n_classes), ("k achieved (smallest class)",
+            a.achieved_k), ("prosecutor risk, highest", a.risk_max), ("prosecutor risk, average", a.risk_mean),
+            (f"records at risk (risk > {a.threshold:.3g}{_risk_hint(a.threshold)})", a.records_at_risk)]
+    for r in a.requirements:
+        rows.append((f"{r['requirement']}: achieved k", r["achieved_k"]))
+    note = ("Prosecutor model: an attacker who knows a person is in the table re-identifies them with "
+            "probability 1/|E|, E their equivalence class over all quasi-identifiers (El Emam; ARX).")
+    if n_suppressed:
+        note += f" The {n_suppressed:,} suppressed record(s) (every QI cell '*') are left out."
+    return (_table(["measure", "published table"], [(n, _fmt(v)) for n, v in rows], num_cols=(1,))
+            + f'<p class="note">{_e(note)}</p>')
+
+
 #: At most this many equivalence classes are drawn in a sensitive attribute's plot.
 MAX_CLASSES_PLOTTED = 60
 #: At most this many sensitive values get a colour of their own (the rest: "other").
 MAX_VALUES_COLOURED = 9
 
 
-def _sensitive(result) -> str:
+def _sensitive(result, public: bool = False) -> str:
     """Per sensitive attribute: its privacy models before and after (worst
     class, violating classes and records) and the distribution of its values
     in the output's classes."""
@@ -385,11 +424,14 @@ def _sensitive(result) -> str:
     for a in attrs:
         out.append(f"<h3>{_e(a)}</h3>")
         mine = [m for m in models if m.attribute == a]
+        if public:  # the after-figures only
+            import dataclasses
+            mine = [dataclasses.replace(m, before=None) if dataclasses.is_dataclass(m) else m for m in mine]
         out.append(_model_table(mine) if mine else '<p class="note">No privacy model set for this attribute '
                    "(only its distribution is shown).</p>")
         if a in cols and codes is not None:
             out.append(_sensitive_plot(a, cols[a], codes, counts, after=result.codes is not None,
-                                       before_codes=result.original_codes))
+                                       before_codes=None if public else result.original_codes))
     out.append('<p class="note">l-diversity as in Machanavajjhala et al. 2007 (distinct; entropy, Def. 4.2; '
                "recursive (c, l), Def. 4.3, shown as the c a class needs, r<sub>1</sub> / (r<sub>l</sub> + ... + "
                "r<sub>m</sub>), lower is better); t-closeness as the Earth Mover's Distance to the whole table's "
@@ -522,12 +564,12 @@ def _size_bins(max_size: int, k: int) -> list[tuple[int, int]]:
     return bins
 
 
-def _class_sizes(risk_before, risk_after, k: int) -> str:
-    if risk_before is None:
+def _class_sizes(risk_before, risk_after, k: int, public: bool = False) -> str:
+    if risk_before is None or (public and risk_after is None):
         return '<p class="note">Not available.</p>'
     from matplotlib.figure import Figure
 
-    hists = [("before (input)", risk_before.class_size_histogram, "#9aa3ae")]
+    hists = [] if public else [("before (input)", risk_before.class_size_histogram, "#9aa3ae")]
     if risk_after is not None:
         hists.append(("after (output)", risk_after.class_size_histogram, "#1f5fa8"))
     max_size = max(max(h) for _, h, _ in hists if h) if any(h for _, h, _ in hists) else 1
@@ -645,10 +687,42 @@ def _generalisation(result, counts: np.ndarray) -> str:
     tbl = _table(["attribute", "levels", "original values", "at * (root)", "share per level (leaves → root)",
                   "cells changed", "inconsistency", "generalisation portion"], body, num_cols=(1, 2, 3, 5, 6, 7))
     return _png(fig) + tbl + ('<p class="note">L<i>n</i> is hierarchy level <i>n</i> (level 1 = <code>*</code>). '
-                              "Inconsistency and generalisation portion as in seed 004, Defs. 12-13.</p>")
+                              "Inconsistency and generalisation portion as in Li et al. 2008, Defs. 12-13.</p>")
 
 
-def _metrics(result) -> str:
+def _reading() -> str:
+    """Which few metrics matter for what."""
+    items = [
+        ("Is it safe to publish?", "the verification banner, <b>k achieved</b> (at least the k required) and "
+         "<b>records at risk</b> after anonymisation (0 for a k-anonymous release at the default threshold 1/k); "
+         "with sensitive attributes, the worst class of each privacy model."),
+        ("How much was lost?", "the <b>distortion ratio</b> (0 = unchanged, 1 = every cell <code>*</code>) sums "
+         "up the generalisation in one number; <b>precision Prec</b> is its complement per cell; the "
+         "<b>generalisation</b> bars show which attribute paid."),
+        ("Is it useful for analysis?", "<b>discernibility DM</b> and <b>CAVG</b> (1 is ideal) penalise large "
+         "classes; <b>inconsistency</b> says how mixed the levels of one attribute are (0: one level for the "
+         "whole column, like global recoding); <b>classification metric CM</b> matters when the data trains a "
+         "classifier."),
+        ("Comparing methods", "compare the distortion ratio under the same weights, and DM or CAVG; the other "
+         "figures explain the difference."),
+    ]
+    return '<ul class="reading">' + "".join(f"<li><b>{q}</b> {a}</li>" for q, a in items) + "</ul>"
+
+
+def _roles(result, public: bool) -> str:
+    """Columns without a role and linkage risks (computed on the input: left out of a public report)."""
+    roles = getattr(result, "roles", None)
+    if public or roles is None or not (roles.unclassified or roles.linkage):
+        return ""
+    out = ["<h3>Columns published unchanged</h3>"]
+    if roles.unclassified:
+        out.append(f'<p class="note">{_e(roles.warning())}</p>')
+    if roles.linkage:
+        out.append(_table(["column", "linkage risk"], [(r["column"], r["detail"]) for r in roles.linkage]))
+    return "".join(out)
+
+
+def _metrics(result, public: bool = False) -> str:
     m = result.metrics
     if m is None:
         return '<p class="note">Not available: the output could not be read against the hierarchies.</p>'
@@ -656,6 +730,8 @@ def _metrics(result) -> str:
     rows = []
     for key, value in d.items():
         if key in _SKIP_METRICS or (key == "classification_metric" and value is None):
+            continue
+        if public and key in _INPUT_METRICS:
             continue
         name, desc = METRIC_TEXT.get(key, (key.replace("_", " "), ""))
         rows.append(f'<tr><th>{_e(name)}</th><td class="num">{_e(_fmt(value))}</td>'
@@ -686,8 +762,46 @@ def _timings(result) -> str:
         for k, v in list(info.items())[:25]:
             text = _value_text(v)
             irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
-        out += "<div><h3>Algorithm details</h3>" + _kv(irows) + "</div>"
+        out += (f'<div><h3>What the method did</h3><p>{_e(_details_sentence(result.method, info))}</p>'
+                f"<details><summary>All details</summary>{_kv(irows)}</details></div>")
     return out + "</div>"
+
+
+#: Algorithm details worth a phrase: key -> phrase (``{}`` the value).
+_DETAIL_PHRASES = {
+    "merges": "{} merges of classes", "iterations": "{} iterations", "classes_in": "{} classes at the start",
+    "classes_out": "{} classes at the end", "blocks": "{} blocks", "partitions": "{} partitions",
+    "cuts": "{} cuts", "nodes_checked": "{} lattice nodes checked", "lattice_size": "a lattice of {} nodes",
+    "nodes_expanded": "{} nodes expanded", "generated": "{} tables generated", "expanded": "{} tables expanded",
+    "steps": "{} steps", "suppressed_records": "{} records suppressed",
+}
+
+
+def _details_sentence(method: str, info: Mapping) -> str:
+    """The algorithm's details as one short sentence (the raw details stay
+    available below it)."""
+    parts = []
+    runs = info.get("runs")
+    if isinstance(runs, (list, tuple)) and runs:
+        parts.append(f"kept the best of {len(runs)} runs (run {_fmt(info.get('best_run', 0))})")
+    node = info.get("node")
+    if isinstance(node, (list, tuple)) and info.get("qi_names"):
+        parts.append("generalised every record to the levels "
+                     + ", ".join(f"{q} {lv}" for q, lv in zip(info["qi_names"], node)))
+    for key, phrase in _DETAIL_PHRASES.items():
+        v = info.get(key)
+        if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+            parts.append(phrase.format(_fmt(v)))
+        elif isinstance(v, (list, tuple)) and key == "steps" and v:
+            parts.append(phrase.format(len(v)))
+    if "optimal" in info:
+        parts.append("proven optimal" if info["optimal"] else "not proven optimal")
+    took = ""
+    if "time_total" in info and isinstance(info["time_total"], (int, float, np.floating)):
+        took = f" in {float(info['time_total']):.2f} s"
+    if not parts:
+        return f"{method} reports no details beyond the timings."
+    return f"{method} " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + took + "."
 
 
 def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
@@ -699,7 +813,9 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
     qi_names = [h.name for h in result.hierarchies]
     changed = None
     if result.codes is not None and result.original_codes is not None:
-        changed = result.codes[:n] != result.original_codes[:n]
+        order = getattr(result, "row_order", None)  # a shuffled output: its rows are the input's order[i]
+        rows = np.asarray(order[:n]) if order is not None else np.arange(min(n, len(result.codes)))
+        changed = result.codes[rows] != result.original_codes[rows]
     header = "".join(f'<th class="qi">{_e(c)}</th>' if c in qi_names else f"<th>{_e(c)}</th>" for c in head.columns)
     body = []
     for i in range(len(head)):
@@ -725,7 +841,7 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
 # ------------------------------------------------------------------ public
 def render_report(original_df: pd.DataFrame | None, result, config=None, *, counts=None, title: str | None = None,
                   input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
-                  sample_rows: int = 20, sample: pd.DataFrame | None = None) -> str:
+                  sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False) -> str:
     """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
 
     Everything comes from the result: its codes, record counts, risk figures
@@ -748,6 +864,10 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
     sample : DataFrame, optional
         The first rows of the output when ``result.data`` is not held in
         memory (a Parquet dataset).
+    public : bool
+        For sharing outside: leave out everything computed on the original
+        table (sample uniques, input class sizes, before-figures, linkage
+        risks of the input's columns).
     """
     from . import __version__
     from .risk import assess_result
@@ -761,18 +881,19 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         risk_before, risk_after, n_sup = result.risk(threshold)
     k = max((r.k for r in result.requirements), default=1)
     parts = {
-        "summary": _summary(result, risk_before, risk_after),
+        "summary": _summary(result, risk_before, risk_after, public),
         "configuration": _configuration(result, config),
         "verification": _verification(result),
-        "risk": _risk(risk_before, risk_after, n_sup),
-        "sensitive": _sensitive(result),
-        "class-sizes": _class_sizes(risk_before, risk_after, k),
+        "risk": _risk(risk_before, risk_after, n_sup, public) + _roles(result, public),
+        "sensitive": _sensitive(result, public),
+        "class-sizes": _class_sizes(risk_before, risk_after, k, public),
         "generalisation": _generalisation(result, cnt),
-        "metrics": _metrics(result),
+        "reading": _reading(),
+        "metrics": _metrics(result, public),
         "timings": _timings(result),
         "sample": _sample(result, sample, sample_rows),
     }
-    title = title or "hieranon anonymisation report"
+    title = title or "hieranon anonymisation report" + (" (public)" if public else "")
     what = ""
     if input_name or output_name:
         what = f"{_e(input_name or '?')} → {_e(output_name or '?')} · "

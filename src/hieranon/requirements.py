@@ -1,8 +1,8 @@
-"""Anonymity requirements ``<B, k>``: a set of attributes B and a k (seed 003).
+"""Anonymity requirements ``<B, k>``: a set of attributes B and a k (Arca & Hewett).
 
 A table satisfies ``<B, k>`` when every combination of values of B that
 occurs, occurs in at least k records. A single k over all quasi-identifiers
-is the classic k-anonymity (seed 000, Def. 3).
+is the classic k-anonymity (Li et al. 2006, Def. 3).
 """
 
 from __future__ import annotations

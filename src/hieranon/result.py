@@ -34,7 +34,8 @@ class AnonymizationResult:
     Attributes
     ----------
     data : DataFrame or None
-        The anonymised table: one row per input row, in order, same columns
+        The anonymised table: one row per input row, in order (or shuffled,
+        see ``row_order``), same columns
         (identifiers dropped or masked if asked); only QI cells changed.
         None for a Parquet dataset anonymised batch by batch (then ``output``
         is the directory written).
@@ -91,6 +92,10 @@ class AnonymizationResult:
     output: Path | None = None
     privacy_models: list = field(default_factory=list, repr=False)
     sensitive: dict = field(default_factory=dict, repr=False)
+    #: with ``shuffle``: output row ``i`` is input row ``row_order[i]`` (never written unless asked)
+    row_order: np.ndarray | None = field(default=None, repr=False)
+    #: the columns' roles (:class:`hieranon.roles.RoleReport`): unclassified columns, linkage risks
+    roles: object = field(default=None, repr=False)
     #: risk figures by threshold, filled by :func:`hieranon.risk.assess_result`
     risk_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -108,8 +113,11 @@ class AnonymizationResult:
 
     @property
     def risk_threshold(self) -> float:
-        from .risk import DEFAULT_THRESHOLD
-        return getattr(self.spec, "risk_threshold", DEFAULT_THRESHOLD)
+        """The spec's risk threshold, else 1/k of the largest k required."""
+        from .risk import default_threshold
+        given = getattr(self.spec, "risk_threshold", None)
+        return given if given is not None else default_threshold(max((r.k for r in self.requirements),
+                                                                     default=None))
 
     def risk(self, threshold: float | None = None):
         """``(before, after, suppressed_records)`` risk figures
@@ -136,8 +144,16 @@ class AnonymizationResult:
             "timings": self.timings,
             "privacy": self.privacy().as_dict(),
             **({"output": str(self.output)} if self.output is not None else {}),
+            **(self.roles.as_dict() if self.roles is not None else {}),
+            "shuffled": self.row_order is not None,
             **self.bound_summary(),
         }
+
+    def order_map(self) -> pd.DataFrame | None:
+        """With ``shuffle``: the two columns ``input_row, output_row`` (0-based), else None."""
+        if self.row_order is None:
+            return None
+        return pd.DataFrame({"input_row": self.row_order, "output_row": np.arange(len(self.row_order))})
 
     def bound_summary(self) -> dict:
         """``{"lower_bound": {...}}`` for JSON when a bound was computed, else ``{}``."""

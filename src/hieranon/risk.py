@@ -14,9 +14,19 @@ import numpy as np
 from .requirements import Requirement
 from .table import EncodedTable, group
 
-#: Prosecutor risk above which a record counts as "at risk" unless the
-#: configuration (``risk_threshold``) or ``--risk-threshold`` says otherwise.
+#: Prosecutor risk above which a record counts as "at risk" when there is no
+#: requirement to derive it from (see :func:`default_threshold`).
 DEFAULT_THRESHOLD = 0.2
+
+
+def default_threshold(k_max: int | None) -> float:
+    """The risk threshold used unless one is given: ``1/k`` for the largest
+    ``k`` of the requirements, so that a class of exactly ``k`` records (risk
+    ``1/k``) is not "at risk" and a k-anonymous release shows none;
+    :data:`DEFAULT_THRESHOLD` without requirements."""
+    if k_max is None or k_max < 1:
+        return DEFAULT_THRESHOLD
+    return 1.0 / int(k_max)
 
 
 def check_threshold(value, what: str = "risk_threshold") -> float:
@@ -26,6 +36,11 @@ def check_threshold(value, what: str = "risk_threshold") -> float:
         raise ValueError(f"{what}: expected a number in (0, 1] (a prosecutor risk 1/|class|, e.g. 0.2 = classes of "
                          f"fewer than 5 records), got {value!r}")
     return float(value)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``1 class``, ``2 classes``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def size_bins(k: int | None = None) -> list[tuple[int, int | None]]:
@@ -105,7 +120,7 @@ class RiskReport:
             ("k achieved (smallest class)", str(self.achieved_k)),
             ("prosecutor risk, highest", f"{self.risk_max:.4f}"),
             ("prosecutor risk, average", f"{self.risk_mean:.4f}"),
-            (f"records at risk (risk above {self.threshold:g})", str(self.records_at_risk)),
+            (f"records at risk (risk above {self.threshold:.3g})", str(self.records_at_risk)),
             ("sample uniques", f"{self.sample_uniques:.2%}"),
         ]
         for r in self.requirements:
@@ -115,7 +130,7 @@ class RiskReport:
         if distribution:
             for b in self.size_distribution(k):
                 out.append((f"classes of size {b['sizes']}" + (" (below k)" if b["below_k"] else ""),
-                            f"{b['classes']} classes / {b['records']} records"))
+                            f"{_count(b['classes'], 'class', 'classes')} / {_count(b['records'], 'record')}"))
         return out
 
 

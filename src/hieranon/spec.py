@@ -43,7 +43,7 @@ __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table
 
 MISSING_MODES = ("error", "root")
 WEIGHT_SCHEMES = ("uniform", "height", "mage")
-IDENTIFIER_ACTIONS = ("drop", "mask")
+IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
 
 
 # ------------------------------------------------------------ number checks
@@ -153,18 +153,29 @@ class AnonymizationSpec:
         The quasi-identifiers, in order, with a ready hierarchy or how to
         build it (a file, an inline tree, a builder over the data).
     k, requirements
-        One requirement over all QIs and/or ``<B, k>`` requirements (seed 003).
+        One requirement over all QIs and/or ``<B, k>`` requirements (Arca & Hewett).
     method, params
         The algorithm (default :data:`~hieranon.algorithms.registry.DEFAULT_METHOD`)
         and its parameters; ``suppression_threshold`` is folded into them by
         :meth:`algorithm_params` when the method takes it.
     weights, beta, priorities
-        The distortion measure (seed 000, Def. 5); ``priorities`` as given, a
+        The distortion measure (Li et al. 2006, Def. 5); ``priorities`` as given, a
         ranking (tuple) or a mapping attribute -> weight, resolved by
         :meth:`priority_weights`.
     privacy : tuple
         Privacy models of sensitive attributes, bound to the data by
         :func:`build_problem` (``model.bind(df, counts)``).
+    identifiers, identifier_action, sensitive, insensitive
+        The roles of the other columns; identifiers are dropped, masked or
+        replaced by seeded pseudonyms (``"pseudonym"``).
+    strict : bool
+        A column without a role is an error, not a warning
+        (:func:`hieranon.roles.check_roles`).
+    shuffle : bool
+        Release the rows in a random order seeded by ``seed``.
+    risk_threshold : float or None
+        Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
+        the largest k required (:meth:`threshold_for`).
     """
 
     hierarchies: Mapping[str, Hierarchy | HierarchySpec] = field(default_factory=dict)
@@ -184,9 +195,11 @@ class AnonymizationSpec:
     count_column: str | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
-    risk_threshold: float = 0.2
+    risk_threshold: float | None = None
     privacy: tuple = ()
     source: Path | None = None
+    strict: bool = False
+    shuffle: bool = False
 
     def __post_init__(self):
         def set_(name, value):  # a frozen dataclass normalises its own fields here
@@ -220,7 +233,12 @@ class AnonymizationSpec:
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
         if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
-            raise ValueError(f"identifier_action must be 'drop' or 'mask', got {self.identifier_action!r}")
+            raise ValueError(f"identifier_action must be one of {', '.join(IDENTIFIER_ACTIONS)}, "
+                             f"got {self.identifier_action!r}")
+        for name in ("strict", "shuffle"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+            set_(name, bool(getattr(self, name)))
         overlap = sorted(set(self.identifiers) & set(self.hierarchies))
         if overlap:
             raise ValueError(f"identifiers and quasi-identifiers overlap: {overlap}")
@@ -231,7 +249,8 @@ class AnonymizationSpec:
             raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
-        set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
+        if self.risk_threshold is not None:
+            set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
         set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
         extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
                  if a is not None and a not in self.sensitive]
@@ -268,7 +287,8 @@ class AnonymizationSpec:
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
                    count_column=cfg.count_column, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
-                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source)
+                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
+                   strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False))
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -297,10 +317,12 @@ class AnonymizationSpec:
         return cls(hierarchies=hs, k=k, method=method or DEFAULT_METHOD,
                    **{n: v for n, v in fields.items() if v is not None or n in ("seed", "priorities")})
 
-    def with_overrides(self, *, qi: Mapping[str, Path] | None = None, require: Sequence[str] | None = None,
-                       params: Mapping | None = None, **options) -> AnonymizationSpec:
+    def with_overrides(self, *, qi: Mapping[str, Path | HierarchySpec] | None = None,
+                       require: Sequence[str] | None = None, params: Mapping | None = None,
+                       **options) -> AnonymizationSpec:
         """This spec with command-line options applied; an option that is
-        ``None`` changes nothing. ``qi`` adds (or replaces) hierarchy files,
+        ``None`` changes nothing. ``qi`` adds (or replaces) hierarchies (files
+        or how to build them),
         ``require`` adds requirements, ``params`` are laid over the method's
         parameters, ``privacy`` models are added to the spec's; every other
         option replaces the field of its name."""
@@ -309,8 +331,9 @@ class AnonymizationSpec:
             raise TypeError(f"with_overrides: unknown option(s) {unknown}")
         changes = {n: v for n, v in options.items() if v is not None}
         if qi:
-            changes["hierarchies"] = {**self.hierarchies,
-                                      **{n: HierarchySpec(n, file=Path(p)) for n, p in qi.items()}}
+            changes["hierarchies"] = {**self.hierarchies, **{
+                n: p if isinstance(p, (HierarchySpec, Hierarchy)) else HierarchySpec(n, file=Path(p))
+                for n, p in qi.items()}}
         if require:
             changes["requirements"] = (*self.requirements, *require)
         if params:
@@ -329,9 +352,17 @@ class AnonymizationSpec:
     def has_requirements(self) -> bool:
         return self.k is not None or bool(self.requirements)
 
+    def threshold_for(self, requirements: Sequence[Requirement] = ()) -> float:
+        """The risk threshold: ``risk_threshold`` when given, else ``1/k`` of
+        the largest k among ``requirements`` (:func:`hieranon.risk.default_threshold`)."""
+        from .risk import default_threshold
+        if self.risk_threshold is not None:
+            return self.risk_threshold
+        return default_threshold(max((r.k for r in requirements), default=self.k))
+
     def priority_weights(self) -> dict | None:
         """The priorities as a mapping attribute -> weight: as given, or a
-        ranking turned into equally scaled priorities (seed 002; SPEC section 2),
+        ranking turned into equally scaled priorities (Sun et al. 2008),
         attributes left out of a ranking weighing 0."""
         pri, qis = self.priorities, self.quasi_identifiers
         if pri is None or isinstance(pri, Mapping):
@@ -384,6 +415,7 @@ class AnonymizationSpec:
                 "sensitive": list(self.sensitive), "class_column": self.class_column,
                 "count_column": self.count_column, "missing": self.missing,
                 "suppression_threshold": self.suppression_threshold, "source": self.source,
+                "shuffle": self.shuffle, "strict": self.strict,
                 "quasi_identifiers": dict(self.hierarchies)}
 
 

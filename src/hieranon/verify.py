@@ -11,12 +11,12 @@ checks, from the data alone, that
    dtype-insensitively, ``NaN == NaN``), so the rows are still in input order;
 4. every QI cell prints the original value or one of its ancestors in the
    attribute's hierarchy (generalisation only, SPEC section 1);
-5. every requirement ``<B, k>`` holds (seed 003): grouping the records by
+5. every requirement ``<B, k>`` holds (Arca & Hewett): grouping the records by
    their *output* cells of B, every group holds at least k records (a count
    column is respected). With one requirement over all QIs this is
-   k-anonymity, seed 000 Def. 3 ("the size of every equivalence class with
+   k-anonymity, Li et al. 2006, Def. 3 ("the size of every equivalence class with
    respect to the quasi-identifier is k or more"), with equivalence classes
-   as in seed 000 Def. 2;
+   as in Li et al. 2006, Def. 2;
 6. with ``privacy=`` models (:mod:`hieranon.privacy`), every equivalence
    class over all QIs satisfies every model exactly: l-diversity
    (Machanavajjhala et al. 2007) and t-closeness (Li et al. 2007), violations
@@ -24,7 +24,7 @@ checks, from the data alone, that
    class, the value achieved and the value required.
 
 Rows whose every QI cell is the root are *suppressed records*
-(seed 000 sec. 5), counted in the report (``n_suppressed``). Two conventions
+(Li et al. 2006, sec. 5), counted in the report (``n_suppressed``). Two conventions
 (``suppressed_records=``):
 
 * ``"class"`` (the default, the library's): they are not exempt from the
@@ -352,7 +352,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
 
     Checks that ``gen_codes`` has one row per input row and one column per QI,
     that every cell is its original node or an ancestor of it, and that every
-    requirement ``<B, k>`` (seed 003; k-anonymity, seed 000 Def. 3, when B is
+    requirement ``<B, k>`` (Arca & Hewett; k-anonymity, Li et al. 2006, Def. 3, when B is
     every QI) holds when records are grouped by their printed output values of
     B, counts respected. Rows whose QI cells are all the root are suppressed
     records, counted in ``n_suppressed`` and checked like any other class.
@@ -531,8 +531,8 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         One :class:`~hieranon.hierarchy.Hierarchy` per QI.
     requirements : list
         ``Requirement`` objects, ``(attrs, k)`` pairs or ``"A,B:K"`` strings
-        (seed 003's ``<B, k>``); ``k=`` adds one requirement over all QIs
-        (k-anonymity, seed 000 Def. 3). With neither, only checks 1-4 run
+        (Arca & Hewett's ``<B, k>``); ``k=`` adds one requirement over all QIs
+        (k-anonymity, Li et al. 2006, Def. 3). With neither, only checks 1-4 run
         (e.g. ``hieranon evaluate`` without ``-k``).
     counts : str | array | None
         Record count per row (a column name or an array), as in

@@ -80,3 +80,65 @@ def make_algorithm(method: str, /, **params) -> Algorithm:
     """
     klass = _method_class(method)
     return klass(**validate_parameters(method, klass.parameters, params))
+
+
+# ------------------------------------------------------------------ guidance
+#: What a custodian needs to choose a method, declared once per method:
+#: ``family``, ``paper`` (authors, year), ``needs`` (what the data must give)
+#: and ``notes``; what a method supports (several requirements, suppression,
+#: privacy models) is read from its class by :func:`method_info`.
+METHOD_INFO: dict[str, dict[str, str]] = {
+    "kaca+": {"family": "local recoding (clustering)",
+              "paper": "after Li, Wong, Fu & Pei 2006/2008 (KACA), this project's search",
+              "needs": "", "notes": "lowest distortion; the default"},
+    "kaca1": {"family": "local recoding (clustering)", "paper": "Li, Wong, Fu & Pei 2008 (Algorithm 1; KACA 2006)",
+              "needs": "", "notes": "k-member clustering, random seeds"},
+    "kaca2": {"family": "local recoding (clustering)", "paper": "Li, Wong, Fu & Pei 2008 (Algorithm 2)",
+              "needs": "", "notes": "caps the inconsistency (max_inconsistency)"},
+    "dbca": {"family": "local recoding (clustering)", "paper": "Sun, Wang & Li 2008 (DBCA)",
+             "needs": "", "notes": "density-based KNN clustering, attribute priorities"},
+    "dbca-cm": {"family": "local recoding (clustering)", "paper": "Sun, Wang & Li 2008 (DBCA:CM)",
+                "needs": "a class column (--class-column)", "notes": "keeps classes label-pure (CM)"},
+    "fulldomain": {"family": "global recoding (full-domain lattice)",
+                   "paper": "LeFevre, DeWitt & Ramakrishnan 2005 (Incognito); Samarati 2001",
+                   "needs": "", "notes": "one level per attribute, optimal in the lattice"},
+    "allmin": {"family": "global recoding (full-domain lattice)", "paper": "Arca & Hewett (AllMin)",
+               "needs": "", "notes": "every minimal lattice node"},
+    "datafly": {"family": "global recoding (full-domain, greedy)", "paper": "Sweeney 2002 (Datafly)",
+                "needs": "", "notes": "generalises the attribute with most values first"},
+    "mondrian": {"family": "multidimensional partitioning",
+                 "paper": "LeFevre, DeWitt & Ramakrishnan 2006 (Mondrian)", "needs": "",
+                 "notes": "fast on large tables"},
+    "heuristicmin": {"family": "attribute-wise generalisation (best-first search)",
+                     "paper": "Arca & Hewett (HeuristicMin)", "needs": "",
+                     "notes": "several <attributes, k> requirements, most distinct rows"},
+    "mingen": {"family": "cell generalisation (exact integer program)",
+               "paper": "Sweeney 2002 (MinGen), as Arca & Hewett apply it",
+               "needs": "a small table: at most max_records records (default 400)",
+               "notes": "provably minimal; exponential"},
+    "tds": {"family": "top-down specialisation", "paper": "Fung, Wang & Yu 2005 (TDS)",
+            "needs": "a class column (--class-column)", "notes": "keeps information for classification"},
+    "bug": {"family": "bottom-up generalisation", "paper": "Wang, Yu & Chakraborty 2004 (BUG)",
+            "needs": "a class column (--class-column)", "notes": "keeps information for classification"},
+    "partitioned": {"family": "blocks of another method (scaling)",
+                    "paper": "Mondrian-style cuts, LeFevre et al. 2006",
+                    "needs": "an inner method (inner_method)",
+                    "notes": "cuts the table into blocks of block_size records and anonymises each with the inner "
+                             "method, in parallel on Dask with --distributed"},
+}
+
+
+def method_info(method: str) -> dict:
+    """A method's guidance: :data:`METHOD_INFO` and what its class supports
+    (``multi_requirement``, ``suppression`` -- a suppression parameter --
+    and ``privacy_models``; None when the class does not say)."""
+    klass = _method_class(method)
+    info = {"method": method, "default": method == DEFAULT_METHOD,
+            **METHOD_INFO.get(method, {"family": "", "paper": "", "needs": "", "notes": ""})}
+    suppression = [p for p in klass.parameters if "suppress" in p]
+    info["several_requirements"] = bool(getattr(klass, "multi_requirement", False))
+    info["suppression"] = suppression[0] if suppression else None
+    privacy = getattr(klass, "privacy_models", None)
+    info["privacy_models"] = privacy if isinstance(privacy, bool) else None
+    info["parameters"] = list(klass.parameters)
+    return info

@@ -54,7 +54,7 @@ ADULT_COLUMNS = (
     "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
     "native-country", "salary-class",
 )
-#: The papers' QI order; "QI size q" means the first q names (seed 000 uses all nine).
+#: The papers' QI order; "QI size q" means the first q names (Li et al. 2006 uses all nine).
 ADULT_QI_ORDER = (
     "age", "workclass", "education", "marital-status", "occupation", "race", "sex",
     "native-country", "salary-class",
@@ -331,6 +331,7 @@ def load_example() -> ExampleData:
     hs = {q: from_file(cfg_path.parent / spec, q) for q, spec in qis.items()}
     return ExampleData(
         frame=frame, hierarchies=hs, quasi_identifiers=list(qis), k=int(config["k"]),
-        identifying=_as_list(config.get("identifying")), sensitive=_as_list(config.get("sensitive")),
+        identifying=_as_list(config.get("identifiers", config.get("identifying"))),
+        sensitive=_as_list(config.get("sensitive")),
         config=config, path=csv_path,
     )

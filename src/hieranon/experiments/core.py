@@ -186,14 +186,24 @@ def parse_only(only: str | Sequence[int] | None) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+def beside_checkout() -> list[Path]:
+    """``../shared/datasets/adult`` beside the source checkout and beside the
+    working directory, where the tests look too (when they hold adult.data)."""
+    checkout = Path(__file__).resolve().parents[3]  # src/hieranon/experiments/core.py -> the checkout
+    found = [base.parent / "shared" / "datasets" / "adult" for base in (checkout, Path.cwd())]
+    return [p for p in dict.fromkeys(found) if (p / "adult.data").is_file()]
+
+
 def load_adult_for_experiments(adult_dir=None):
-    """Adult from ``adult_dir`` or ``$HIERANON_ADULT_DIR`` (never downloaded)."""
+    """Adult from ``adult_dir``, else ``$HIERANON_ADULT_DIR``, else
+    ``../shared/datasets/adult`` beside the checkout (never downloaded)."""
     from ..datasets import AdultDataNotFoundError, load_adult
 
-    path = adult_dir or os.environ.get("HIERANON_ADULT_DIR")
+    path = adult_dir or os.environ.get("HIERANON_ADULT_DIR") or next(iter(beside_checkout()), None)
     if not path:
         raise ExperimentError("the experiments need UCI Adult: set HIERANON_ADULT_DIR to the folder holding "
-                              "adult.data, adult.test and hierarchies/ (or pass --adult-dir)")
+                              "adult.data, adult.test and hierarchies/ (or pass --adult-dir, or put it in "
+                              "../shared/datasets/adult beside the checkout)")
     if not (Path(path) / "adult.data").is_file():
         raise ExperimentError(f"UCI Adult not found in {path} (HIERANON_ADULT_DIR / --adult-dir): it needs "
                               "adult.data, adult.test and hierarchies/adult_hierarchy_<name>.csv")
