@@ -57,7 +57,8 @@ def run_cli(*args) -> tuple[int, str, str]:
 
 def error_lines(err: str) -> list[str]:
     """stderr without logged warnings (a warning is a line of its own)."""
-    return [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("WARNING ")]
+    return [ln for ln in err.splitlines()
+            if ln.strip() and not ln.startswith(("WARNING ", "hieranon: warning: "))]
 
 
 def assert_contract(code: int, err: str, directory: Path, inputs: set[Path], outputs: list[Path]) -> None:

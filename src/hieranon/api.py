@@ -150,8 +150,8 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     check_columns(df, list(spec.identifiers), "identifier")
+    prepared = build_problem(df, spec, hierarchies=hierarchies)  # checks the table's columns first
     roles = check_roles(df, spec)  # DataError when strict and a column has no role
-    prepared = build_problem(df, spec, hierarchies=hierarchies)
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
     algo.check_problem(problem)
