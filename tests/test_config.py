@@ -52,7 +52,7 @@ BAD = {
     "requirements bad mapping": (with_(requirements=[{"attrs": ["a"], "k": 3}]), ["requirements", "attributes"]),
     "method unknown": (with_(method="kaka"), ["method", "'kaka'", "kaca1"]),
     "params not mapping": (with_(params=[1]), ["params", "mapping"]),
-    "weights unknown": (with_(weights="heavy"), ["weights", "uniform, height, mage"]),
+    "weights unknown": (with_(weights="heavy"), ["weights", "uniform, height or mage"]),
     "beta below 1": (with_(beta=0.5), ["beta", ">= 1"]),
     "beta text": (with_(beta="1"), ["beta", "number"]),
     "priorities wrong type": (with_(priorities="age"), ["priorities", "ranking", "mapping"]),

@@ -204,6 +204,14 @@ def _str_list(raw, key: str) -> list[str]:
     return list(raw)
 
 
+def _choice(raw: Mapping, key: str, options: tuple[str, ...]) -> str:
+    """``raw[key]`` (default: the first option), which must be one of ``options``."""
+    value = raw.get(key, options[0])
+    if not isinstance(value, str) or value not in options:
+        raise ConfigError(f"{key}: expected {', '.join(options[:-1])} or {options[-1]}, got {value!r}")
+    return value
+
+
 def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) -> Config:
     """Validate a configuration mapping (as loaded from YAML)."""
     base = base or Path(".")
@@ -266,10 +274,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if not isinstance(params, Mapping):
         raise ConfigError("params: expected a mapping of method parameters")
     cfg.params = dict(params)
-    weights = raw.get("weights", "uniform")
-    if weights not in ("uniform", "height", "mage"):
-        raise ConfigError(f"weights: expected one of uniform, height, mage, got {weights!r}")
-    cfg.weights = weights
+    cfg.weights = _choice(raw, "weights", ("uniform", "height", "mage"))
     beta = raw.get("beta", 1.0)
     if not is_number(beta) or beta < 1:
         raise ConfigError(f"beta: expected a number >= 1, got {beta!r}")
@@ -294,10 +299,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
     cfg.seed = int(seed)
     cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
-    action = raw.get("identifier_action", "drop")
-    if action not in ("drop", "mask", "pseudonym"):
-        raise ConfigError(f"identifier_action: expected drop, mask or pseudonym, got {action!r}")
-    cfg.identifier_action = action
+    cfg.identifier_action = _choice(raw, "identifier_action", ("drop", "mask", "pseudonym"))
     for key in ("strict", "shuffle"):
         v = raw.get(key, False)
         if not isinstance(v, bool):
@@ -310,10 +312,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if v is not None and not isinstance(v, str):
             raise ConfigError(f"{key}: expected a column name, got {v!r}")
         setattr(cfg, key, v)
-    missing = raw.get("missing", "error")
-    if missing not in ("error", "root"):
-        raise ConfigError(f"missing: expected error or root, got {missing!r}")
-    cfg.missing = missing
+    cfg.missing = _choice(raw, "missing", ("error", "root"))
     st = raw.get("suppression_threshold")
     if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")

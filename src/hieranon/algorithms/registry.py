@@ -8,8 +8,10 @@ keyword arguments).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+from pathlib import Path
 
 from .base import Algorithm
 from .params import validate_parameters
@@ -83,49 +85,23 @@ def make_algorithm(method: str, /, **params) -> Algorithm:
 
 
 # ------------------------------------------------------------------ guidance
-#: What a custodian needs to choose a method, declared once per method:
+@functools.cache
+def _load_method_info() -> dict[str, dict[str, str]]:
+    import yaml  # only for guidance: a plain run does not load it
+
+    text = (Path(__file__).resolve().parent.parent / "data" / "methods.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+#: What a custodian needs to choose a method, declared once per method (``data/methods.yaml``):
 #: ``family``, ``paper`` (authors, year), ``needs`` (what the data must give)
 #: and ``notes``; what a method supports (several requirements, suppression,
 #: privacy models) is read from its class by :func:`method_info`.
-METHOD_INFO: dict[str, dict[str, str]] = {
-    "kaca+": {"family": "local recoding (clustering)",
-              "paper": "after Li, Wong, Fu & Pei 2006/2008 (KACA), this project's search",
-              "needs": "", "notes": "lowest distortion; the default"},
-    "kaca1": {"family": "local recoding (clustering)", "paper": "Li, Wong, Fu & Pei 2008 (Algorithm 1; KACA 2006)",
-              "needs": "", "notes": "k-member clustering, random seeds"},
-    "kaca2": {"family": "local recoding (clustering)", "paper": "Li, Wong, Fu & Pei 2008 (Algorithm 2)",
-              "needs": "", "notes": "caps the inconsistency (max_inconsistency)"},
-    "dbca": {"family": "local recoding (clustering)", "paper": "Sun, Wang & Li 2008 (DBCA)",
-             "needs": "", "notes": "density-based KNN clustering, attribute priorities"},
-    "dbca-cm": {"family": "local recoding (clustering)", "paper": "Sun, Wang & Li 2008 (DBCA:CM)",
-                "needs": "a class column (--class-column)", "notes": "keeps classes label-pure (CM)"},
-    "fulldomain": {"family": "global recoding (full-domain lattice)",
-                   "paper": "LeFevre, DeWitt & Ramakrishnan 2005 (Incognito); Samarati 2001",
-                   "needs": "", "notes": "one level per attribute, optimal in the lattice"},
-    "allmin": {"family": "global recoding (full-domain lattice)", "paper": "Arca & Hewett (AllMin)",
-               "needs": "", "notes": "every minimal lattice node"},
-    "datafly": {"family": "global recoding (full-domain, greedy)", "paper": "Sweeney 2002 (Datafly)",
-                "needs": "", "notes": "generalises the attribute with most values first"},
-    "mondrian": {"family": "multidimensional partitioning",
-                 "paper": "LeFevre, DeWitt & Ramakrishnan 2006 (Mondrian)", "needs": "",
-                 "notes": "fast on large tables"},
-    "heuristicmin": {"family": "attribute-wise generalisation (best-first search)",
-                     "paper": "Arca & Hewett (HeuristicMin)", "needs": "",
-                     "notes": "several <attributes, k> requirements, most distinct rows"},
-    "mingen": {"family": "cell generalisation (exact integer program)",
-               "paper": "Sweeney 2002 (MinGen), as Arca & Hewett apply it",
-               "needs": "a small table: at most max_records records (default 400)",
-               "notes": "provably minimal; exponential"},
-    "tds": {"family": "top-down specialisation", "paper": "Fung, Wang & Yu 2005 (TDS)",
-            "needs": "a class column (--class-column)", "notes": "keeps information for classification"},
-    "bug": {"family": "bottom-up generalisation", "paper": "Wang, Yu & Chakraborty 2004 (BUG)",
-            "needs": "a class column (--class-column)", "notes": "keeps information for classification"},
-    "partitioned": {"family": "blocks of another method (scaling)",
-                    "paper": "Mondrian-style cuts, LeFevre et al. 2006",
-                    "needs": "an inner method (inner_method)",
-                    "notes": "cuts the table into blocks of block_size records and anonymises each with the inner "
-                             "method, in parallel on Dask with --distributed"},
-}
+#: (``METHOD_INFO``, read on first use.)
+def __getattr__(name: str):
+    if name == "METHOD_INFO":
+        return _load_method_info()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def method_info(method: str) -> dict:
@@ -134,7 +110,7 @@ def method_info(method: str) -> dict:
     and ``privacy_models``; None when the class does not say)."""
     klass = _method_class(method)
     info = {"method": method, "default": method == DEFAULT_METHOD,
-            **METHOD_INFO.get(method, {"family": "", "paper": "", "needs": "", "notes": ""})}
+            **_load_method_info().get(method, {"family": "", "paper": "", "needs": "", "notes": ""})}
     suppression = [p for p in klass.parameters if "suppress" in p]
     info["several_requirements"] = bool(getattr(klass, "multi_requirement", False))
     info["suppression"] = suppression[0] if suppression else None
