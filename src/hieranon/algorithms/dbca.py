@@ -84,6 +84,7 @@ from ..table import row_keys
 from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails
 from .params import Interval
+from .privacy_merge import repair_solution
 
 __all__ = ["DBCA", "DBCACM", "DENSE_MAX_VALUES", "GROUP_MAX_COMBOS", "cluster_lca"]
 
@@ -444,9 +445,10 @@ class DBCA(Algorithm):
     """
 
     name = "dbca"
+    privacy_models = True
 
     def _solve(self, problem: Problem) -> Solution:
-        return self._cluster(problem, None)
+        return repair_solution(problem, self._cluster(problem, None))
 
     # ------------------------------------------------------------------
     def _cluster(self, problem: Problem, penalty: float | None) -> Solution:
@@ -596,4 +598,4 @@ class DBCACM(DBCA):
             )
 
     def _solve(self, problem: Problem) -> Solution:
-        return self._cluster(problem, self.penalty)
+        return repair_solution(problem, self._cluster(problem, self.penalty))

@@ -61,9 +61,9 @@ import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..table import group
-from .base import Problem, log
+from .base import Problem, Solution, log
 
-__all__ = ["enforce", "enforce_info", "tighten", "NEAR", "MAX_DISSOLVE"]
+__all__ = ["enforce", "enforce_info", "repair_solution", "tighten", "NEAR", "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
@@ -489,3 +489,16 @@ def enforce(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> tupl
     whole table cannot satisfy a model. See the module docstring."""
     out, sup, _ = enforce_info(problem, codes, suppressed)
     return out, sup
+
+
+def repair_solution(problem: Problem, solution: Solution) -> Solution:
+    """``solution`` with :func:`enforce` applied when ``problem`` has privacy
+    models (unchanged otherwise); the repair's ``info`` goes to
+    ``solution.details.privacy`` when the details have that field."""
+    if not problem.privacy:
+        return solution
+    codes, sup, info = enforce_info(problem, solution.codes, solution.suppressed)
+    details = solution.details
+    if details is not None and hasattr(details, "privacy"):
+        details.privacy = info
+    return Solution(codes, sup, details)
