@@ -36,8 +36,6 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
-
 from hieranon import api
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem

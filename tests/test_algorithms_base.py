@@ -195,8 +195,8 @@ def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
     import pandas as pd
 
     from hieranon.privacy import DistinctLDiversity
-    from random_tables import balanced, make_problem
     from hieranon.table import EncodedTable
+    from random_tables import balanced, make_problem
 
     h = balanced("a0", [2])
     enc = EncodedTable(np.array([[v] for v in h.leaves] * 2, dtype=np.int32), [h], ["a0"], np.ones(4, dtype=np.int64))
