@@ -69,6 +69,13 @@ Implementation.
   among its neighbours, then other points by (distance [+ penalty], rank);
   rows of a point are taken in input order. Leftover ties go to the cluster
   formed first (deterministic by index). Same seed, same output.
+
+Privacy models (``problem.privacy``): the clusters are formed for k, then the
+class-merging repair of :mod:`hieranon.algorithms.privacy_merge` enforces the
+models. DBCA is local recoding by clustering like KACA, so the same repair
+applies unchanged (classes keep ``>= k`` records, a class meeting a model keeps
+meeting it); weaving the models into the density-based growth would change
+its centre and leftover rules, which the papers fix.
 """
 
 from __future__ import annotations

@@ -66,6 +66,15 @@ input order for an original class). Rows with record counts > 1 are
 indivisible: a stub takes whole rows until it holds at least ``k - |C|``
 records, and the distance uses the records actually taken, so Lemma 2 still
 holds exactly.
+
+Privacy models (``problem.privacy``: l-diversity, t-closeness): KACA1 and
+KACA2 cluster for k, then the class-merging repair of
+:mod:`hieranon.algorithms.privacy_merge` grows or merges every class (the
+suppressed records one more) until it satisfies every model. KACA2 repairs
+before its final level raises (step 3): they are a function of the value, so
+classes only unite, which keeps every model (Machanavajjhala et al. 2007,
+Sec. 5; Li et al. 2007, Sec. 4.1), and the output stays below
+``max_inconsistency``.
 """
 
 from __future__ import annotations
