@@ -964,7 +964,7 @@ def test_shared_options_have_one_help_text():
     import typer.main
 
     shared = ["--config", "--qi", "-k", "--require", "--count-column", "--class-column", "--missing", "--weights",
-              "--beta", "--encoding", "--risk-threshold"]
+              "--beta", "--encoding", "--risk-threshold", "--l-diversity", "--t-closeness", "--sensitive-hierarchy"]
     group = typer.main.get_command(cli.app)
     helps = {}
     for name in ("anonymize", "check", "evaluate", "report"):
@@ -974,3 +974,247 @@ def test_shared_options_have_one_help_text():
             assert found, f"{name} lacks {option}"
             helps.setdefault(option, set()).add(found[0].help)
     assert all(len(h) == 1 for h in helps.values()), helps
+
+
+# ------------------------------------------------- sensitive attributes (privacy models)
+DIAGNOSIS_TREE = {"circulatory": ["hypertension", "heart disease"], "respiratory": ["asthma", "influenza"],
+                  "metabolic": ["obesity", "diabetes"], "mental": ["stress", "depression"],
+                  "other": ["migraine", "back pain", "eczema", "arthritis"]}
+
+
+def _diagnosis_hierarchy(d: Path) -> Path:
+    path = d / "diagnosis.csv"
+    path.write_text("".join(f"{leaf};{group};*\n" for group, leaves in DIAGNOSIS_TREE.items() for leaf in leaves))
+    return path
+
+
+@pytest.mark.parametrize("options, described", [
+    (["--l-diversity", "diagnosis=3"], "distinct 3-diversity of 'diagnosis'"),
+    (["--l-diversity", "diagnosis=entropy:2.5"], "entropy 2.5-diversity of 'diagnosis'"),
+    (["--l-diversity", "diagnosis=recursive:3,2"], "recursive (3, 2)-diversity of 'diagnosis'"),
+    (["--t-closeness", "diagnosis=0.4"], "0.4-closeness of 'diagnosis' (equal distance)"),
+    (["--t-closeness", "diagnosis=0.4:equal"], "0.4-closeness of 'diagnosis' (equal distance)"),
+    (["--t-closeness", "age=0.5"], None),  # age is a QI: refused (below)
+    (["--t-closeness", "diagnosis=0.35", "--sensitive-hierarchy", "diagnosis={hier}"],
+     "0.35-closeness of 'diagnosis' (hierarchical distance)"),
+    (["--t-closeness", "diagnosis=0.35:hierarchical", "--sensitive-hierarchy", "diagnosis={hier}"],
+     "0.35-closeness of 'diagnosis' (hierarchical distance)"),
+])
+def test_privacy_option_forms(tmp_path, options, described):
+    """Each form of --l-diversity / --t-closeness: the output verifies against
+    the model, the JSON's privacy block shows it before and after."""
+    hier = _diagnosis_hierarchy(tmp_path)
+    options = [o.replace("{hier}", str(hier)) for o in options]
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--method", "mondrian", "--json", *options)
+    if described is None:
+        assert r.exit_code == 2 and "'age' is a quasi-identifier" in r.stderr and not out.exists()
+        return
+    assert r.exit_code == 0, r.stderr
+    block = json.loads(r.stdout)["privacy"]
+    assert block["ok"] is True and "diagnosis" in block["sensitive"]
+    (model,) = block["models"]
+    assert model["model"] == described and model["attribute"] == "diagnosis"
+    assert model["after"]["classes_violating"] == 0 and model["after"]["records_violating"] == 0
+    assert model["before"]["classes_violating"] > 0  # the original's classes are mostly single records
+    hs = {"diagnosis": H.from_file(hier, "diagnosis")} if "--sensitive-hierarchy" in options else {}
+    from hieranon.privacy import parse_l_diversity, parse_t_closeness
+    opt, text = options[0], options[1]
+    unbound = parse_l_diversity(text) if opt == "--l-diversity" else parse_t_closeness(text, hierarchies=hs)
+    original = read_table(EXAMPLE).drop(columns=["id"])
+    report = verify(original, read_table(out), QIS, example_hierarchies(), k=3, privacy=[unbound])
+    assert report.ok, report.summary()
+    assert report.achieved_privacy[described] == pytest.approx(model["after"]["achieved"])
+
+
+@pytest.mark.parametrize("options, fragments", [
+    (["--l-diversity", "diagnosis"], ["--l-diversity", "'diagnosis'", "ATTR=L"]),
+    (["--l-diversity", "diagnosis=two"], ["--l-diversity", "'diagnosis=two'", "not a number", "ATTR=entropy:L"]),
+    (["--l-diversity", "diagnosis=0"], ["--l-diversity", "'diagnosis=0'", ">= 1"]),
+    (["--l-diversity", "diagnosis=2.5"], ["--l-diversity", "'diagnosis=2.5'", "whole number"]),
+    (["--l-diversity", "diagnosis=shannon:2"], ["--l-diversity", "'shannon'", "ATTR=recursive:C,L"]),
+    (["--l-diversity", "diagnosis=recursive:3"], ["--l-diversity", "'diagnosis=recursive:3'", "C,L"]),
+    (["--t-closeness", "diagnosis=1.5"], ["--t-closeness", "'diagnosis=1.5'", "< 1", "ATTR=T"]),
+    (["--t-closeness", "diagnosis=0.2:manhattan"], ["--t-closeness", "'manhattan'", "equal|ordered|hierarchical"]),
+    (["--t-closeness", "diagnosis=0.2:hierarchical"], ["--t-closeness", "hierarchy", "--sensitive-hierarchy"]),
+    (["--sensitive-hierarchy", "diagnosis"], ["--sensitive-hierarchy", "'diagnosis'", "ATTR=FILE"]),
+    (["--l-diversity", "nosuchcol=2"], ["'nosuchcol'", "not a column"]),
+])
+@pytest.mark.parametrize("command", ["anonymize", "check", "evaluate", "report"])
+def test_privacy_bad_forms_exit_2(tmp_path, options, fragments, command):
+    out = tmp_path / "out.csv"
+    args = {"anonymize": [EXAMPLE, "-o", out], "check": [EXAMPLE], "evaluate": [EXAMPLE, EXAMPLE],
+            "report": [EXAMPLE, EXAMPLE, "-o", out]}[command]
+    r = run(command, *args, "--config", EXAMPLE_CFG, *options)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert_one_line_error(r.stderr, *fragments)
+    assert not out.exists()
+
+
+def test_infeasible_model_exit_2_names_the_largest_value(tmp_path):
+    """The example has 12 distinct diagnoses: 13-diversity is refused before
+    any work, naming the attribute, the model and the largest l possible."""
+    out, rep = tmp_path / "out.csv", tmp_path / "r.html"
+    import pandas as pd
+    n_values = pd.read_csv(EXAMPLE)["diagnosis"].nunique()
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--report", rep,
+            "--l-diversity", f"diagnosis={n_values + 1}")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, f"distinct {n_values + 1}-diversity of 'diagnosis'", f"l = {n_values}")
+    assert not out.exists() and not rep.exists()
+
+
+@pytest.mark.adult
+@pytest.mark.parametrize("form, fragments", [
+    ("salary-class=entropy:2", ["entropy 2-diversity of 'salary-class'", "1.75"]),
+    ("salary-class=recursive:3,2", ["recursive (3, 2)-diversity of 'salary-class'", "3.03"]),
+    ("salary-class=3", ["distinct 3-diversity of 'salary-class'", "l = 2"]),
+])
+def test_adult_infeasible_models_exit_2(adult_path, tmp_path, form, fragments):
+    """Adult's salary-class: 34,014 '<=50K' and 11,208 '>50K' records; the
+    table's entropy l is 1.75 and r_1 / r_2 = 3.03."""
+    from hieranon.datasets import load_adult
+
+    inp = tmp_path / "adult.csv"
+    frame = load_adult(adult_path, hierarchies=False, download=False).frame
+    frame.to_csv(inp, index=False)
+    counts = frame["salary-class"].value_counts()
+    assert round(counts.iloc[0] / counts.iloc[1], 2) == 3.03  # the figure the message must show
+    qis = ["age", "sex", "race"]
+    qi = [x for q in qis for x in ("--qi", f"{q}={adult_path / 'hierarchies' / f'adult_hierarchy_{q}.csv'}")]
+    out = tmp_path / "out.csv"
+    r = run("anonymize", inp, "-o", out, "-k", "5", *qi, "--l-diversity", form)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, *fragments)
+    assert not out.exists()
+
+
+def _homogeneous_table(d: Path) -> tuple[Path, Path]:
+    """A table whose (sex, zip) classes include homogeneous ones, and its hierarchies."""
+    import pandas as pd
+
+    df = pd.DataFrame({"sex": ["m", "m", "m", "f", "f", "f", "f", "m", "f", "m"],
+                       "zip": ["10", "10", "10", "10", "10", "11", "11", "11", "11", "11"],
+                       "disease": ["flu", "flu", "flu", "flu", "cold", "hiv", "flu", "cold", "hiv", "cold"]})
+    path = d / "t.csv"
+    df.to_csv(path, index=False)
+    (d / "sex.csv").write_text("m;*\nf;*\n")
+    (d / "zip.csv").write_text("10;1*;*\n11;1*;*\n")
+    return path, df
+
+
+def test_check_fails_on_a_homogeneous_class(tmp_path):
+    """check: (sex=m, zip=10) holds three 'flu' records: 2-diversity fails
+    (exit 1), the counts are the table's own."""
+    path, df = _homogeneous_table(tmp_path)
+    qi = ["--qi", f"sex={tmp_path / 'sex.csv'}", "--qi", f"zip={tmp_path / 'zip.csv'}"]
+    r = run("check", path, "-k", "1", *qi, "--l-diversity", "disease=2", "--json")
+    assert r.exit_code == 1, r.stderr
+    (model,) = json.loads(r.stdout)["privacy"]["models"]
+    per_class = df.groupby(["sex", "zip"])["disease"].nunique()
+    sizes = df.groupby(["sex", "zip"]).size()
+    assert model["before"]["achieved"] == per_class.min() == 1
+    assert model["before"]["classes"] == len(per_class)
+    assert model["before"]["classes_violating"] == int((per_class < 2).sum())
+    assert model["before"]["records_violating"] == int(sizes[per_class < 2].sum())
+    r = run("check", path, "-k", "1", *qi, "--l-diversity", "disease=1")
+    assert r.exit_code == 0, r.stderr
+    assert "distinct 1-diversity of 'disease'" in r.stdout
+
+
+def test_check_l_agrees_with_pycanon(tmp_path):
+    import numpy as np
+    import pandas as pd
+    from pycanon.anonymity import l_diversity
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"sex": rng.choice(["m", "f"], 60), "zip": rng.choice(["10", "11"], 60),
+                       "disease": rng.choice(["flu", "cold", "hiv", "none"], 60, p=[0.55, 0.25, 0.1, 0.1])})
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    (tmp_path / "sex.csv").write_text("m;*\nf;*\n")
+    (tmp_path / "zip.csv").write_text("10;1*;*\n11;1*;*\n")
+    qi = ["--qi", f"sex={tmp_path / 'sex.csv'}", "--qi", f"zip={tmp_path / 'zip.csv'}"]
+    r = run("check", path, "-k", "1", *qi, "--l-diversity", "disease=2", "--json")
+    assert r.exit_code in (0, 1), r.stderr
+    (model,) = json.loads(r.stdout)["privacy"]["models"]
+    assert model["before"]["achieved"] == l_diversity(df, ["sex", "zip"], ["disease"])
+
+
+def test_evaluate_report_and_json_privacy_block(tmp_path):
+    """A pair made with a model: evaluate and report show the model before and
+    after; a model the pair violates fails the evaluation (exit 1)."""
+    out, rep = tmp_path / "out.csv", tmp_path / "r.html"
+    model = ["--l-diversity", "diagnosis=2"]
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--method", "mondrian", *model, "--json")
+    assert r.exit_code == 0, r.stderr
+    made = json.loads(r.stdout)["privacy"]["models"][0]
+    r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, *model, "--json")
+    assert r.exit_code == 0, r.stderr
+    evaluated = json.loads(r.stdout)
+    assert evaluated["verified"] is True
+    (m,) = evaluated["privacy"]["models"]
+    assert m["before"] == made["before"] and m["after"] == made["after"]
+    r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, *model)
+    assert r.exit_code == 0 and "distinct 2-diversity of 'diagnosis'" in r.stdout
+    r = run("report", EXAMPLE, out, "--config", EXAMPLE_CFG, *model, "-o", rep, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["privacy"]["models"][0]["after"] == made["after"]
+    text = assert_report_complete(rep)
+    assert '<section id="sensitive">' in text and "distinct 2-diversity of &#x27;diagnosis&#x27;" in text
+    # the pair cannot be 20-diverse (12 values): the whole table can't either -> exit 2; 3-diverse may fail
+    after_l = made["after"]["achieved"]
+    r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--l-diversity", f"diagnosis={int(after_l) + 1}",
+            "--json")
+    assert r.exit_code == 1, r.stderr
+    assert json.loads(r.stdout)["privacy"]["models"][0]["after"]["classes_violating"] > 0
+
+
+def test_config_privacy_key_through_anonymize(tmp_path):
+    """privacy: and sensitive_hierarchies: in the config act as the options do,
+    the option's models adding to the config's."""
+    hier = _diagnosis_hierarchy(tmp_path)
+    raw = yaml.safe_load(EXAMPLE_CFG.read_text())
+    raw["quasi_identifiers"] = {q: str(DATA / f) for q, f in raw["quasi_identifiers"].items()}
+    raw.pop("input", None)
+    raw["privacy"] = {"diagnosis": [{"l_diversity": 2}, {"t_closeness": 0.4}]}
+    raw["sensitive_hierarchies"] = {"diagnosis": hier.name}  # relative to the config file
+    cfg = tmp_path / "job.yaml"
+    cfg.write_text(yaml.safe_dump(raw))
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", cfg, "--method", "mondrian", "--json",
+            "--l-diversity", "readmitted=2")
+    assert r.exit_code == 0, r.stderr
+    names = [m["model"] for m in json.loads(r.stdout)["privacy"]["models"]]
+    assert names == ["distinct 2-diversity of 'diagnosis'", "0.4-closeness of 'diagnosis' (hierarchical distance)",
+                     "distinct 2-diversity of 'readmitted'"]
+
+
+def test_distributed_dataset_binds_and_verifies_the_models(job, tmp_path):
+    """--distributed on a Parquet dataset: the model is bound to the whole
+    dataset; the output, if written, satisfies it; an infeasible one is refused."""
+    import pandas as pd
+
+    from hieranon.privacy import DistinctLDiversity, TCloseness
+
+    root, df = job
+    cfg = root / "job.yaml"
+    dist = ["--distributed", "--workers", "1", "--block-size", "60"]
+    r = run("anonymize", root / "ds", "-o", tmp_path / "bad", "--config", cfg, *dist, "--l-diversity", "diagnosis=4")
+    assert r.exit_code == 2 and "distinct 4-diversity of 'diagnosis'" in r.stderr and "l = 3" in r.stderr
+    assert not (tmp_path / "bad").exists()
+    out = tmp_path / "ds_out"
+    r = run("anonymize", root / "ds", "-o", out, "--config", cfg, *dist, "--l-diversity", "diagnosis=2",
+            "--t-closeness", "diagnosis=0.45", "--json")
+    assert r.exit_code in (0, 1), r.stderr  # 1: the block method could not keep the models; nothing written
+    if r.exit_code == 1:
+        assert not out.exists()
+        return
+    result = pd.read_parquet(out)
+    original = df.drop(columns=["id"])
+    from hieranon.config import load
+    from hieranon.spec import AnonymizationSpec
+    spec = AnonymizationSpec.from_config(load(cfg))
+    hs = spec.build_hierarchies(original)
+    report = verify(original, result, list(hs), hs, k=4, counts="n", missing="root",
+                    privacy=[DistinctLDiversity("diagnosis", 2), TCloseness("diagnosis", 0.45)])
+    assert not (report.kinds & {"l-diversity", "t-closeness"}), report.summary()

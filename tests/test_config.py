@@ -96,6 +96,26 @@ BAD = {
     "count_column is a QI": (with_(count_column="gender"), ["count_column", "'gender'", "quasi-identifier"]),
     "count_column is the class column": (with_(count_column="n", class_column="n"),
                                          ["count_column", "class_column", "'n'"]),
+    # sensitive attributes and their privacy models
+    "privacy not a mapping": (with_(privacy=[{"l_diversity": 2}]), ["privacy", "mapping", "l_diversity"]),
+    "privacy l not a number": (with_(privacy={"disease": {"l_diversity": "x"}}),
+                               ["privacy.disease[0]", "number", "'x'"]),
+    "privacy unknown model key": (with_(privacy={"disease": [{"l_diversity": 2}, {"l_div": 2}]}),
+                                  ["privacy.disease[1]", "'l_div'", "t_closeness"]),
+    "privacy variant unknown": (with_(privacy={"disease": {"l_diversity": 2, "variant": "shannon"}}),
+                                ["privacy.disease[0]", "'shannon'", "entropy"]),
+    "privacy t out of range": (with_(privacy={"disease": {"t_closeness": 2}}), ["privacy.disease[0]", "< 1"]),
+    "privacy hierarchical without hierarchy": (
+        with_(privacy={"disease": {"t_closeness": 0.2, "distance": "hierarchical"}}),
+        ["privacy.disease[0]", "hierarchy"]),
+    "privacy on a QI": (with_(privacy={"gender": {"l_diversity": 2}}),
+                        ["privacy", "'gender'", "quasi_identifiers"]),
+    "privacy on an identifier": (with_(identifiers=["id"], privacy={"id": {"l_diversity": 2}}),
+                                 ["privacy", "'id'", "identifiers"]),
+    "sensitive_hierarchies not a mapping": (with_(sensitive_hierarchies=["d.csv"]),
+                                            ["sensitive_hierarchies", "mapping"]),
+    "sensitive_hierarchies missing file": (with_(sensitive_hierarchies={"disease": "nope.csv"}),
+                                           ["sensitive_hierarchies", "nope.csv"]),
 }
 
 
@@ -254,3 +274,53 @@ def test_requirement_attributes_as_one_string_are_read_as_in_the_a_b_k_form():
 def test_intervals_origin_number_is_kept():
     spec = C.parse(with_(quasi_identifiers={"age": {"intervals": [5], "origin": 2.5}})).quasi_identifiers["age"]
     assert spec.argument == ([5], 2.5)
+
+
+def test_privacy_key_reads_well_in_yaml(tmp_path):
+    """The mapping form: attribute -> a model or a list of models; each
+    attribute becomes sensitive; relative hierarchy files are read relative
+    to the configuration file; the spec carries the models."""
+    from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness
+    from hieranon.spec import AnonymizationSpec
+
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "disease.csv").write_text("flu;infection;*\ncold;infection;*\nhiv;chronic;*\n")
+    (tmp_path / "job.yaml").write_text("""
+quasi_identifiers: {gender: {suppress: true}}
+k: 2
+sensitive: [notes]
+privacy:
+  salary-class: [{l_diversity: 2}, {t_closeness: 0.2, distance: equal}]
+  disease:
+    - {l_diversity: 1.5, variant: entropy}
+    - {l_diversity: 2, variant: recursive, c: 3}
+    - t_closeness: 0.3
+sensitive_hierarchies: {disease: h/disease.csv}
+""")
+    cfg = C.load(tmp_path / "job.yaml")
+    kinds = [type(m) for m in cfg.privacy]
+    assert kinds == [DistinctLDiversity, TCloseness, EntropyLDiversity, RecursiveCLDiversity, TCloseness]
+    assert cfg.privacy[1].distance == "equal" and cfg.privacy[0].l == 2
+    assert cfg.privacy[3].c == 3 and cfg.privacy[3].l == 2
+    assert cfg.privacy[4].hierarchy is not None  # from sensitive_hierarchies, relative to the file
+    assert cfg.sensitive == ["notes", "salary-class", "disease"]
+    spec = AnonymizationSpec.from_config(cfg)
+    assert spec.privacy == tuple(cfg.privacy) and set(spec.sensitive) == {"notes", "salary-class", "disease"}
+    df = pd.DataFrame({"gender": ["f", "m"] * 3, "salary-class": ["a", "b"] * 3,
+                       "disease": ["flu", "cold", "hiv"] * 2, "notes": ["x"] * 6})
+    assert spec.privacy[4].bind(df).distance == "hierarchical"
+
+
+def test_spec_refuses_a_privacy_model_on_a_qi_or_identifier():
+    from hieranon.privacy import DistinctLDiversity
+    from hieranon.spec import AnonymizationSpec
+
+    hs = {"gender": C.HierarchySpec("gender", builder="suppress")}
+    with pytest.raises(ValueError, match="'gender' is a quasi-identifier"):
+        AnonymizationSpec(hierarchies=hs, k=2, privacy=(DistinctLDiversity("gender", 2),))
+    with pytest.raises(ValueError, match="'id' is an identifier"):
+        AnonymizationSpec(hierarchies=hs, k=2, identifiers=("id",), privacy=(DistinctLDiversity("id", 2),))
+    spec = AnonymizationSpec(hierarchies=hs, k=2, privacy=(DistinctLDiversity("d", 2),))
+    more = spec.with_overrides(privacy=[DistinctLDiversity("e", 3)])
+    assert [m.attribute for m in more.privacy] == ["d", "e"] and more.sensitive == ("d", "e")
+    assert spec.with_overrides(privacy=[]) is spec

@@ -156,7 +156,7 @@ def test_inner_method_through_the_api(synth):
     assert Partitioned(inner_method="kaca2", method="kaca2").inner_method == "kaca2"
     with pytest.raises(ValueError, match="disagree"):
         Partitioned(inner_method="kaca2", method="kaca1")
-    with pytest.raises(ValueError, match="unknown inner method"):
+    with pytest.raises(ValueError, match="unknown inner_method"):
         make_algorithm("partitioned", inner_method="nope")
     with pytest.raises(ValueError, match="cannot be 'partitioned'"):
         Partitioned(inner_method="partitioned")

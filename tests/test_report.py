@@ -205,3 +205,71 @@ def test_screenshot_script(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = out.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) < 500_000
+
+
+# ------------------------------------------------------------ sensitive attributes
+def _anonymised_example(**kw):
+    cfg = C.load(example_path("patients.yaml"))
+    df = read_table(example_path())
+    hs = cfg.hierarchies(df)
+    return df, hs, anonymize(df, list(hs), hs, cfg.k, seed=0, identifiers=cfg.identifiers, **kw)
+
+
+def _homogeneous(frame: pd.DataFrame, qis: list, attr: str) -> tuple[int, int, int]:
+    """(classes, homogeneous classes, records in them), computed with pandas."""
+    g = frame.groupby(qis, dropna=False)[attr]
+    distinct, size = g.nunique(dropna=False), g.size()
+    return len(size), int((distinct == 1).sum()), int(size[distinct == 1].sum())
+
+
+def test_sensitive_section_shows_models_before_and_after():
+    from hieranon.privacy import DistinctLDiversity, TCloseness
+
+    df, hs, result = _anonymised_example(method="mondrian", privacy=[DistinctLDiversity("diagnosis", 3),
+                                                                     TCloseness("diagnosis", 0.4)])
+    sec = sections(R.render_report(None, result))["sensitive"]
+    qis = list(hs)
+    before = df.groupby(qis)["diagnosis"].nunique()
+    after = result.data.groupby(qis)["diagnosis"].nunique()
+    assert "<h3>diagnosis</h3>" in sec
+    assert "distinct 3-diversity of &#x27;diagnosis&#x27;" in sec and "0.4-closeness" in sec
+    assert f"{before.min():.4g} → " in sec and after.min() >= 3
+    assert f'<b class="okv">{after.min():.4g}</b>' in sec  # the worst output class, marked as meeting the model
+    assert f"{int((before < 3).sum())} of {len(before)} → 0 of {len(after)}" in sec
+    (png,) = images(sec)
+    assert png.startswith(b"\x89PNG")
+    m = result.privacy().models[0]
+    assert (m.before.achieved, m.after.achieved) == (before.min(), after.min())
+    assert m.after.records_violating == 0 and m.before.records_violating == int(
+        df.groupby(qis).size()[before < 3].sum())
+
+
+def test_sensitive_section_without_models_plots_the_declared_columns():
+    """A sensitive column with no model: its distribution is drawn and the
+    homogeneous classes counted, before and after."""
+    df, hs, result = _anonymised_example(method="fulldomain", sensitive=["diagnosis"])
+    assert result.privacy().models == []
+    sec = sections(R.render_report(None, result))["sensitive"]
+    assert "No privacy model set" in sec and len(images(sec)) == 1
+    qis = list(hs)
+    n, hom, rec = _homogeneous(result.data, qis, "diagnosis")
+    assert f"{n:,} output classes; {hom:,} of them ({rec:,} records) are homogeneous" in sec
+    n0, hom0, _ = _homogeneous(df, qis, "diagnosis")
+    assert f"Before anonymisation, {hom0:,} of the original&#x27;s {n0:,} classes" in sec
+
+
+def test_sensitive_section_when_nothing_is_sensitive(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["sensitive"]
+    assert "No sensitive attribute declared" in sec and not images(sec)
+
+
+def test_api_privacy_argument_is_verified_and_infeasible_is_refused():
+    from hieranon.privacy import DistinctLDiversity, PrivacyError
+
+    df, hs, result = _anonymised_example(method="mondrian", privacy=[DistinctLDiversity("diagnosis", 2)])
+    assert result.verification.achieved_privacy["distinct 2-diversity of 'diagnosis'"] >= 2
+    assert result.summary()["privacy"]["models"][0]["after"]["classes_violating"] == 0
+    n = df["diagnosis"].nunique()
+    with pytest.raises(PrivacyError, match=f"l = {n} distinct"):
+        _anonymised_example(privacy=[DistinctLDiversity("diagnosis", n + 1)])

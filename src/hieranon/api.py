@@ -22,6 +22,7 @@ from .algorithms.base import Problem, Solution
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .config import HierarchySpec
+from .privacy import check_feasible, sensitive_columns
 from .hierarchy import Hierarchy
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
@@ -64,7 +65,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = 0,
               count_column: str | None = None, class_column: str | None = None, missing: str = "error",
               identifiers: Sequence[str] = (), identifier_action: str = "drop",
-              params: Mapping | None = None, lower_bound: bool = False, **method_params) -> AnonymizationResult:
+              params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
+              sensitive: Sequence[str] = (), **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
     Parameters
@@ -90,6 +92,16 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         Direct identifiers are dropped (default) or masked with ``*``.
     params / **method_params
         Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
+    privacy : list of privacy models
+        l-diversity / t-closeness of sensitive attributes
+        (:mod:`hieranon.privacy`, e.g. ``[DistinctLDiversity("salary-class", 2)]``):
+        every equivalence class of the output, the suppressed records one
+        more, satisfies each (Machanavajjhala et al. 2007; Li et al. 2007).
+        A model the whole table cannot satisfy raises
+        :class:`~hieranon.privacy.PrivacyError` before any work.
+    sensitive : list of str
+        Sensitive columns (published unchanged, reported); every privacy
+        model's attribute is one.
     lower_bound : bool
         Also bound the distortion of every local recoding meeting the
         requirements from below (:mod:`hieranon.bounds`; about a minute on
@@ -100,7 +112,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     spec = AnonymizationSpec.from_arguments(
         quasi_identifiers, hierarchies, k, requirements=requirements, method=method, weights=weights, beta=beta,
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
-        identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params})
+        identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
+        privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()))
     return run(df, spec, lower_bound=lower_bound)
 
 
@@ -117,6 +130,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     check_columns(df, list(spec.identifiers), "identifier")
     prepared = build_problem(df, spec, hierarchies=hierarchies)
     problem = prepared.problem
+    check_feasible(problem.privacy)  # PrivacyError before any work
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t0
 
@@ -127,6 +141,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     timings["solve"] = time.perf_counter() - t
     result = finish(df, problem, solution, spec.method, algo.get_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
+    warn_if_useless(problem, solution, spec.method)
     if lower_bound:
         from .bounds import BoundTooLarge, problem_lower_bound
 
@@ -139,6 +154,43 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     return result
 
 
+#: Distortion ratio above which an output has lost nearly everything.
+USELESS_RATIO = 0.9
+
+
+def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float | None:
+    """Log a warning when ``solution`` has generalised nearly everything
+    (distortion ratio above :data:`USELESS_RATIO`): the output is k-anonymous
+    but of little use. Mondrian (fast) is tried on the same problem; when its
+    verified output keeps much more, the warning names it. Returns the
+    alternative's ratio, if one was computed."""
+    from .algorithms.registry import make_algorithm
+    from .verify import verify_codes
+
+    table = problem.table
+    ratio = M.distortion_ratio(table.codes, solution.codes, problem.cost, table.counts)
+    if not ratio > USELESS_RATIO:
+        return None
+    better = None
+    if method != "mondrian":
+        try:
+            alt = make_algorithm("mondrian")
+            alt.check_problem(problem)
+            alt_solution = alt.solve(problem)
+            if verify_codes(table, alt_solution.codes, problem.requirements, alt_solution.suppressed).ok:
+                better = M.distortion_ratio(table.codes, alt_solution.codes, problem.cost, table.counts)
+        except (ValueError, RuntimeError, NotImplementedError) as exc:  # mondrian cannot take this problem
+            log.debug("no comparison with mondrian: %s", exc)
+    if better is not None and better < ratio - 0.2:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f); mondrian keeps much more "
+                    "on this table (ratio %.2f): try --method mondrian (or fulldomain)", method, ratio, better)
+    else:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f): the requirements may be too "
+                    "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
+                    method, ratio)
+    return better
+
+
 def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, params: dict,
            timings: dict, identifiers: Sequence[str] = (), identifier_action: str = "drop", *,
            spec: AnonymizationSpec | None = None) -> AnonymizationResult:
@@ -147,7 +199,8 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     table: EncodedTable = problem.table
     t = time.perf_counter()
-    report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed)
+    report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed,
+                          privacy=problem.privacy)
     timings["verify"] = time.perf_counter() - t
     if not report.ok:
         raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")
@@ -168,4 +221,7 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,
-                               spec=spec, counts=table.counts)
+                               spec=spec, counts=table.counts, privacy_models=list(problem.privacy),
+                               sensitive=sensitive_columns(df, spec.sensitive if spec is not None else
+                                                           [getattr(b, "attribute", None) for b in problem.privacy],
+                                                           table.counts))

@@ -6,13 +6,16 @@ Commands::
                        [--method NAME] [--seed N] [--count-column COL] [--report FILE.html] [--force] [-q] [--json]
                        [--encoding ENC] [--risk-threshold T]
     hieranon check     INPUT [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--require ...] [--risk-threshold T]
+                       [--l-diversity ATTR=L|ATTR=entropy:L|ATTR=recursive:C,L]...
+                       [--t-closeness ATTR=T[:equal|ordered|hierarchical]]... [--sensitive-hierarchy ATTR=FILE]...
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
                        [--risk-threshold T]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
---weights --beta --encoding --risk-threshold``, declared once below): each
+--weights --beta --encoding --risk-threshold --l-diversity --t-closeness
+--sensitive-hierarchy``, declared once below): each
 builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
 with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
@@ -26,13 +29,14 @@ Exit codes:
   the report was written for a pair that verifies, every data value is in
   its hierarchy;
 * 1 -- a failed check or verification: a table fails its anonymity
-  requirements (``check``/``evaluate``/``report``), an algorithm's output
+  requirements or a privacy model (``check``/``evaluate``/``report``), an algorithm's output
   failed verification (nothing written), data values are missing from a
   hierarchy (``hierarchy check``);
 * 2 -- bad input or usage: one line on stderr says what is wrong, and
   nothing is written (a missing or unreadable file, an invalid
   configuration key or value, a QI column absent from the table, a value
-  missing from its hierarchy, an impossible k, an existing output without
+  missing from its hierarchy, an impossible k, a privacy model the whole
+  table cannot satisfy, an existing output without
   ``--force``, an output path equal to the input...);
 * 3 -- an internal error (a bug: one line on stderr; set ``HIERANON_DEBUG=1``
   for the traceback, and please report it).
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,8 +83,7 @@ def _known_errors():
     from .io import InputError
     from .requirements import RequirementError
     from .table import DataError
-    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError,
-            FileNotFoundError, PermissionError, IsADirectoryError)
+    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
 def _parse_qi_options(qi: list[str]) -> dict[str, Path]:
@@ -136,6 +140,15 @@ WeightsOption = Annotated[Optional[str], typer.Option("--weights", help="uniform
 BetaOption = Annotated[Optional[float], typer.Option("--beta", help="Height-weight exponent (>= 1).")]
 EncodingOption = Annotated[str, typer.Option("--encoding", help="Text encoding of CSV input.")]
 RiskThresholdOption = Annotated[Optional[float], typer.Option("--risk-threshold", help=RISK_THRESHOLD_HELP)]
+LDiversityOption = Annotated[list[str], typer.Option(
+    "--l-diversity", help="Sensitive attribute's l-diversity: ATTR=L (distinct), ATTR=entropy:L or "
+    "ATTR=recursive:C,L; repeatable.")]
+TClosenessOption = Annotated[list[str], typer.Option(
+    "--t-closeness", help="Sensitive attribute's EMD t-closeness: ATTR=T or ATTR=T:equal|ordered|hierarchical "
+    "(default: hierarchical with --sensitive-hierarchy, ordered if numeric, else equal); repeatable.")]
+SensitiveHierarchyOption = Annotated[list[str], typer.Option(
+    "--sensitive-hierarchy", help="ATTR=FILE: a sensitive attribute's own hierarchy (hierarchical EMD of "
+    "--t-closeness); repeatable.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -159,9 +172,35 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
             raise UsageError(str(exc)) from None
 
 
+def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
+    """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
+    from .hierarchy import from_file
+
+    out = {}
+    for item in items:
+        attr, eq, path = (x.strip() for x in item.partition("="))
+        if not eq or not attr or not path:
+            raise UsageError(f"--sensitive-hierarchy {item!r}: expected ATTR=FILE (a hierarchy file of the "
+                             "sensitive attribute ATTR)")
+        out[attr] = from_file(Path(path), attr)
+    return out
+
+
+def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
+                     sensitive_hierarchy: Sequence[str]) -> list:
+    """The privacy models of ``--l-diversity`` and ``--t-closeness`` (bad forms:
+    a PrivacyError naming the option, the text and the expected form)."""
+    from .privacy import parse_l_diversity, parse_t_closeness
+
+    hierarchies = _parse_sensitive_hierarchies(sensitive_hierarchy)
+    return ([parse_l_diversity(t) for t in l_diversity]
+            + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
+
+
 def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
           seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
-          risk_threshold: Optional[float] = None, **options):
+          risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
+          sensitive_hierarchy: Sequence[str] = (), **options):
     """The job: the configuration file (if any) with the command-line options
     laid over it (:meth:`AnonymizationSpec.with_overrides`; options not given
     are None and change nothing)."""
@@ -169,9 +208,10 @@ def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, requir
     from .spec import AnonymizationSpec
 
     _checked_options(k, seed, missing, beta, risk_threshold)
+    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
     spec = AnonymizationSpec.from_config(load(config)) if config else AnonymizationSpec()
     spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
-                               beta=beta, risk_threshold=risk_threshold, **options)
+                               beta=beta, risk_threshold=risk_threshold, privacy=privacy, **options)
     if not spec.hierarchies:
         raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
     return spec
@@ -298,6 +338,9 @@ def anonymize(
     missing: MissingOption = None,
     report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -336,7 +379,9 @@ def anonymize(
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                          count_column=count_column, class_column=class_column)
+            _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if distributed:
                 _quiet_dask(verbose)
                 spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
@@ -359,7 +404,7 @@ def anonymize(
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
                        _metric_rows(result.metrics) + _bound_rows(result)
-                       + _risk_rows(risk_before, risk_after, threshold), quiet)
+                       + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
@@ -447,10 +492,26 @@ def _check_dataset_output(input: Path, output: Path, force: bool) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An error as one readable line (an OS error names its file and cause)."""
+    from .files import os_error_message, shorten
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
+        return os_error_message(exc)
+    return shorten(exc, 1000) or type(exc).__name__
+
+
+def _refuse_overwriting_read_files(spec, config: Optional[Path], **outputs: Optional[Path]) -> None:
+    """Refuse an output path that is a file this run reads (the configuration
+    or a hierarchy file), even with --force: naming both."""
+    read = {"configuration": config} if config is not None else {}
+    for name, h in spec.hierarchies.items():
+        if getattr(h, "file", None) is not None:
+            read[f"hierarchy file of {name!r}"] = h.file
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        for what, path in read.items():
+            if Path(path).resolve() == Path(out).resolve():
+                raise UsageError(f"{option} {out} is the {what} this run reads; choose another {option} path")
 
 
 def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
@@ -490,6 +551,9 @@ def check(
     weights: WeightsOption = None,
     beta: BetaOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
@@ -498,29 +562,34 @@ def check(
     distribution and the classes below each requirement."""
     _configure_logging(True, False)
     try:
+        from .privacy import assess_privacy
         from .risk import assess
         from .spec import build_problem
         data = _read(input, encoding, None)
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
-                     weights=weights, count_column=count_column, class_column=class_column)
+                     weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         # a published (already generalised) table can be checked too
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
         result = assess(prepared.table, reqs, threshold=spec.risk_threshold)
+        privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
+                                 sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
+    ok = result.ok and privacy.ok
     if as_json:
-        typer.echo(json.dumps({**result.as_dict(), "class_size_distribution": result.size_distribution(k_max)},
-                              default=_json_default, indent=2))
+        typer.echo(json.dumps({**result.as_dict(), "ok": ok, "class_size_distribution": result.size_distribution(k_max),
+                               "privacy": privacy.as_dict()}, default=_json_default, indent=2))
     elif not quiet:
-        _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True), False)
-    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
+        _print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool):
+                   bound: bool, suppressed: str = "class"):
     """Read an (original, anonymised) pair and evaluate it under the job the options describe."""
     from .report import evaluate_pair
 
@@ -532,7 +601,8 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method)
+    return evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
+                         suppressed_records=suppressed)
 
 
 @app.command()
@@ -549,29 +619,38 @@ def evaluate(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Print every metric of ANONYMISED against ORIGINAL and verify it."""
     _configure_logging(True, False)
     try:
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), None, bound)
+            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
-                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary()},
-                              default=_json_default, indent=2))
+                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
+                               "privacy": pair.privacy().as_dict()}, default=_json_default, indent=2))
     elif not quiet:
         if metrics is not None:
-            _print_metrics(f"{anonymised.name} against {original.name}", _metric_rows(metrics) + _bound_rows(pair),
-                           False)
+            _print_metrics(f"{anonymised.name} against {original.name}",
+                           _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
         typer.echo(("VERIFIED: " if report.ok else "VERIFICATION FAILED: ") + report.summary())
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
 
@@ -592,6 +671,9 @@ def report_command(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -614,9 +696,11 @@ def report_command(
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
+            _refuse_overwriting_read_files(_spec(config, qi), config, **{"-o": output})
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold), method, bound)
+                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name)
             risk_before, risk_after, _ = result.risk()
         write_text(html, output)
@@ -628,7 +712,7 @@ def report_command(
         typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": _risk_summary(risk_before, risk_after, threshold),
-                               **result.bound_summary(),
+                               **result.bound_summary(), "privacy": result.privacy().as_dict(),
                                "report": str(output)}, default=_json_default, indent=2))
     elif not quiet:
         typer.echo(("VERIFIED: " if ok else "VERIFICATION FAILED: ") + result.verification.summary(), err=not ok)
@@ -642,6 +726,9 @@ hierarchy_app = typer.Typer(no_args_is_help=True, help="Build hierarchies from d
 app.add_typer(hierarchy_app, name="hierarchy")
 
 
+HIERARCHY_SEPARATORS = (";", ",", "|", "\t")
+
+
 def _split_numbers(text: str, option: str) -> list[float]:
     try:
         values = [float(x) for x in text.replace(" ", "").split(",") if x]
@@ -649,6 +736,10 @@ def _split_numbers(text: str, option: str) -> list[float]:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20") from None
     if not values:
         raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20")
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise UsageError(f"{option} {text!r}: {bad[0]:g} is not a positive finite width; expected comma-separated "
+                         "numbers like 5,10,20")
     return [int(v) if v.is_integer() else v for v in values]
 
 
@@ -681,8 +772,11 @@ def hierarchy_build(
             raise UsageError(f"--mask {mask}: the code length must be >= 1")
         if dates is not None and dates not in ("dmy", "mdy", "ymd"):
             raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
-        if len(sep) != 1:
-            raise UsageError(f"--sep {sep!r}: expected one character")
+        if sep not in HIERARCHY_SEPARATORS:
+            raise UsageError(f"--sep {sep!r}: expected one of ; , | or a tab (the separators a hierarchy file is "
+                             "read with)")
+        if not math.isfinite(origin):
+            raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
             _check_output(input, output, force)
         data = _read(input, encoding, None)
@@ -701,6 +795,11 @@ def hierarchy_build(
             h = spec.build(data)
         except ConfigError as exc:
             raise UsageError(str(exc).replace(f"quasi_identifiers.{column}:", f"column {column!r}:", 1)) from None
+        clash = next((label for label in h.labels if sep in label), None)
+        if clash is not None:
+            from .files import excerpt
+            raise UsageError(f"--sep {sep!r} occurs in the label {excerpt(clash)}; choose a separator no value "
+                             "contains (; , | or a tab)")
         text = h.to_arx_csv(sep)
         if output is None:
             typer.echo(text, nl=False)
@@ -853,12 +952,20 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("hieranon: interrupted; nothing was written", err=True)
         sys.exit(130)
+    except OSError as exc:  # the environment's (disk full, file-size limit, permissions): the user's to fix
+        if os.environ.get("HIERANON_DEBUG"):
+            raise
+        typer.echo(f"hieranon: error: {_one_line(exc)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
         if os.environ.get("HIERANON_DEBUG"):
             raise
-        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {exc} "
+        from .files import shorten
+        typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
+    if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent exit status 130
+        typer.echo("hieranon: interrupted; nothing was written", err=True)
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 

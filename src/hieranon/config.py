@@ -23,6 +23,9 @@ Example (``hieranon config-template`` prints an annotated one)::
     count_column: null
     missing: error                        # or root
     risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk"
+    privacy:                              # l-diversity / t-closeness of sensitive attributes
+      diagnosis: [{l_diversity: 2}, {t_closeness: 0.3, distance: equal}]
+    sensitive_hierarchies: {diagnosis: hierarchies/diagnosis.csv}   # for the hierarchical EMD
     input: data.csv                       # the table this configuration is for (informational)
 
 ``identifying`` is accepted for ``identifiers`` and ``class`` for
@@ -42,12 +45,14 @@ import numpy as np
 import pandas as pd
 
 from . import hierarchy as H
+from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
-    "count_column", "missing", "suppression_threshold", "risk_threshold", "input",
+    "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
+    "sensitive_hierarchies",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -133,6 +138,10 @@ class Config:
     risk_threshold: float = 0.2
     input: Path | None = None
     source: Path | None = None
+    #: unbound privacy models (:mod:`hieranon.privacy`), attribute by attribute
+    privacy: list = field(default_factory=list)
+    #: sensitive attribute -> its own hierarchy file (hierarchical EMD of t-closeness)
+    sensitive_hierarchies: dict[str, Path] = field(default_factory=dict)
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
         return {name: spec.build(data) for name, spec in self.quasi_identifiers.items()}
@@ -246,7 +255,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raise ConfigError(f"requirements: entry {r!r} must be 'A,B:K' or a mapping")
     if raw.get("method") is not None:
         from .algorithms.registry import METHODS
-        if raw["method"] not in METHODS:
+        if not isinstance(raw["method"], str) or raw["method"] not in METHODS:
             raise ConfigError(f"method: {raw['method']!r} is not one of {sorted(METHODS)}")
         cfg.method = raw["method"]
     params = raw.get("params") or {}
@@ -313,6 +322,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
     if overlap:
         raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")
+    _parse_privacy(raw, cfg, base)
     for key in ("count_column", "class_column"):
         if getattr(cfg, key) is not None and getattr(cfg, key) in cfg.quasi_identifiers:
             raise ConfigError(f"{key}: {getattr(cfg, key)!r} is a quasi-identifier; name a separate column")
@@ -322,17 +332,42 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     return cfg
 
 
+def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
+    """The ``privacy:`` and ``sensitive_hierarchies:`` keys (the forms of
+    :func:`hieranon.privacy.parse_privacy_config`); a privacy attribute is
+    sensitive, never a quasi-identifier or an identifier."""
+    from .privacy import PrivacyError, parse_privacy_config
+
+    sh = raw.get("sensitive_hierarchies") or {}
+    if not isinstance(sh, Mapping) or not all(isinstance(v, str) for v in sh.values()):
+        raise ConfigError(f"sensitive_hierarchies: expected a mapping attribute -> hierarchy file, e.g. "
+                          f"{{disease: disease.csv}}, got {sh!r}")
+    cfg.sensitive_hierarchies = {str(a): base / f for a, f in sh.items()}
+    try:
+        built = {a: H.from_file(f, a) for a, f in cfg.sensitive_hierarchies.items()}
+        cfg.privacy = parse_privacy_config(raw.get("privacy"), "privacy", built, base)
+    except (PrivacyError, H.HierarchyError, OSError) as exc:
+        where = "" if str(exc).startswith("config key") else "sensitive_hierarchies: "
+        raise ConfigError(f"{where}{exc}") from None
+    for a in dict.fromkeys([m.attribute for m in cfg.privacy] + list(cfg.sensitive_hierarchies)):
+        for key, cols in (("quasi_identifiers", cfg.quasi_identifiers), ("identifiers", cfg.identifiers)):
+            if a in cols:
+                raise ConfigError(f"privacy: the sensitive attribute {a!r} is also listed in {key}; a sensitive "
+                                  "attribute is published unchanged, so it cannot be generalised or dropped")
+        if a not in cfg.sensitive:
+            cfg.sensitive.append(a)
+
+
 def load(path) -> Config:
     """Load and validate a YAML configuration file."""
     import yaml
 
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"configuration file {path} does not exist")
+    text = read_text_file(path, what="configuration file", max_bytes=MAX_CONFIG_BYTES, error=ConfigError)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise ConfigError(f"configuration file {path} is not valid YAML: {shorten(exc)}") from None
     return parse(raw, base=path.parent, source=path)
 
 
@@ -370,4 +405,14 @@ missing: error                # error | root (treat empty QI cells as '*')
                               # costs more than this (distortion units)
 risk_threshold: 0.2           # a record is "at risk" when its prosecutor risk 1/|class| is above this;
                               # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records)
+
+# privacy:                    # sensitive attribute -> privacy models every equivalence class must meet
+#   diagnosis:                # (a privacy attribute is sensitive: never a QI or an identifier)
+#     - l_diversity: 2                    # distinct l-diversity (Machanavajjhala et al. 2007)
+#     - {l_diversity: 1.8, variant: entropy}          # entropy l-diversity
+#     - {l_diversity: 2, variant: recursive, c: 3}    # recursive (c, l)-diversity
+#     - {t_closeness: 0.2, distance: equal}  # EMD t-closeness (Li et al. 2007): equal | ordered | hierarchical
+#                             # (default: hierarchical with a hierarchy, ordered if numeric, else equal)
+# sensitive_hierarchies:      # a sensitive attribute's own hierarchy, for the hierarchical distance
+#   diagnosis: hierarchies/diagnosis.csv
 """

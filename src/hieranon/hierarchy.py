@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
+
 ROOT_LABEL = "*"
 #: Above this many nodes no dense LCA table is built (it would take n^2 ints).
 DENSE_LCA_MAX_NODES = 2048
@@ -43,6 +45,54 @@ DENSE_LCA_MAX_NODES = 2048
 class HierarchyError(ValueError):
     """A hierarchy is malformed or does not cover the data; the message names
     the attribute and the offending values."""
+
+
+class AmbiguousLabelError(HierarchyError):
+    """One label prints two nodes that stand for different sets of values (a
+    leaf that is also a generalisation, or a cycle of labels): an output cell
+    showing it could not be read back. ``nodes`` are the two node ids."""
+
+    def __init__(self, message: str, label: str = "", nodes: tuple[int, int] = (0, 0)):
+        super().__init__(message)
+        self.label = label
+        self.nodes = nodes
+
+
+def _leaf_counts(parent: np.ndarray, ancestors: np.ndarray, depth: np.ndarray, is_leaf: np.ndarray) -> np.ndarray:
+    """Number of leaves under every node."""
+    leaves = np.flatnonzero(is_leaf)
+    out = np.zeros(len(parent), dtype=np.int64)
+    for d in range(ancestors.shape[1]):
+        below = leaves[depth[leaves] >= d]
+        out += np.bincount(ancestors[below, d], minlength=len(parent))
+    return out
+
+
+def ambiguous_label(labels: Sequence[str], parent: np.ndarray, ancestors: np.ndarray,
+                    depth: np.ndarray) -> tuple[str, int, int] | None:
+    """The first label printed by two nodes with different sets of leaves, as
+    ``(label, shallower node, deeper node)``, or None.
+
+    A label repeated along one chain (``12;12;0..12;*``: the value kept as
+    itself one level up) names the same values and is fine; a label used as
+    a leaf and as a generalisation of other values, or in two branches, or
+    in a cycle (``M;F;*`` with ``F;M;*``), is not."""
+    by_label: dict[str, list[int]] = {}
+    for v, label in enumerate(labels):
+        by_label.setdefault(label, []).append(v)
+    repeated = [nodes for nodes in by_label.values() if len(nodes) > 1]
+    if not repeated:
+        return None
+    n = len(labels)
+    is_leaf = np.bincount(parent[1:], minlength=n) == 0
+    counts = _leaf_counts(parent, ancestors, depth, is_leaf)
+    for nodes in repeated:
+        nodes = sorted(nodes, key=lambda v: (depth[v], v))
+        for a, b in zip(nodes, nodes[1:]):
+            same_chain = depth[a] < depth[b] and ancestors[b, depth[a]] == a
+            if not (same_chain and counts[a] == counts[b]):
+                return labels[a], int(a), int(b)
+    return None
 
 
 def value_to_label(value) -> str:
@@ -117,6 +167,13 @@ class Hierarchy:
                 step = np.where(depth > d, self.parent[deeper], deeper)
                 anc[:, d] = np.where(depth > d, step, anc[:, d])
         self.ancestors = anc
+        clash = ambiguous_label(self.labels, self.parent, anc, depth)
+        if clash is not None:
+            label, a, b = clash
+            raise AmbiguousLabelError(
+                f"hierarchy of attribute {self.name!r}: label {excerpt(label)} names two different nodes "
+                f"({self._describe(a)} and {self._describe(b)}); a label must stand for one set of values",
+                label, (a, b))
         self.leaf_index = {}
         for v in np.flatnonzero(counts == 0):
             label = self.labels[v]
@@ -125,6 +182,14 @@ class Hierarchy:
                     f"hierarchy of attribute {self.name!r}: leaf value {label!r} appears more than once"
                 )
             self.leaf_index[label] = int(v)
+
+    def _describe(self, v: int) -> str:
+        """A node in words, for messages: its place in the tree."""
+        if not np.any(self.parent == v):
+            where = f" under {excerpt(self.labels[self.parent[v]])}" if v else ""
+            return f"a leaf{where}"
+        return f"a generalisation at level {int(self.depth[v]) + 1}" + (
+            f" under {excerpt(self.labels[self.parent[v]])}" if v else " (the root)")
 
     # ----------------------------------------------------------------- shape
     @property
@@ -226,7 +291,7 @@ class Hierarchy:
         else:
             missing = [x for x in labels if x not in self.leaf_index]
         if missing:
-            shown = ", ".join(repr(x) for x in sorted(set(missing))[:10])
+            shown = ", ".join(excerpt(x) for x in sorted(set(missing))[:10])
             more = len(set(missing)) - 10
             raise HierarchyError(
                 f"attribute {self.name!r}: value(s) {shown}{f' and {more} more' if more > 0 else ''} "
@@ -334,25 +399,28 @@ class Hierarchy:
 
 # ---------------------------------------------------------------- building
 class _Builder:
-    """Accumulates nodes keyed by an identity, checking single parenthood."""
+    """Accumulates nodes keyed by an identity, checking single parenthood;
+    ``origin[v]`` is where node ``v`` was first given (a row number)."""
 
     def __init__(self, name: str, root_label: str = ROOT_LABEL):
         self.name = name
         self.labels = [root_label]
         self.parent = [-1]
+        self.origin: list[int] = [0]
         self.index: dict = {("root",): 0}
 
-    def add(self, key, label: str, parent_id: int) -> int:
+    def add(self, key, label: str, parent_id: int, origin: int = 0) -> int:
         found = self.index.get(key)
         if found is not None:
             if self.parent[found] != parent_id:
                 raise HierarchyError(
-                    f"hierarchy of attribute {self.name!r}: value {label!r} has two parents "
-                    f"({self.labels[self.parent[found]]!r} and {self.labels[parent_id]!r})"
+                    f"hierarchy of attribute {self.name!r}: value {excerpt(label)} has two parents "
+                    f"({excerpt(self.labels[self.parent[found]])} and {excerpt(self.labels[parent_id])})"
                 )
             return found
         self.labels.append(label)
         self.parent.append(parent_id)
+        self.origin.append(origin)
         self.index[key] = len(self.labels) - 1
         return len(self.labels) - 1
 
@@ -368,6 +436,10 @@ def _without_trailing_empties(row: list[str]) -> list[str]:
     return row
 
 
+def _row_text(row: Sequence[str]) -> str:
+    return excerpt(";".join(row), 80)
+
+
 def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bool = False,
                source: str = "") -> Hierarchy:
     """Build from leaf-to-root rows (ARX order: ``leaf, level h-1, ..., root``).
@@ -375,10 +447,15 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
     Rows of different lengths describe an unbalanced tree; they are rejected
     unless ``allow_unbalanced`` (the tree is then read with depth as level).
     A node is identified by its label and its depth, so a label repeated on
-    consecutive levels (``a;a;*``) is a chain of distinct nodes.
+    consecutive levels (``a;a;*``) is a chain of distinct nodes; a label that
+    would name two nodes with different values (a leaf that is also a
+    generalisation, a cycle ``M;F;*`` / ``F;M;*``) is refused naming both
+    lines (:func:`ambiguous_label`).
     """
     where = f" ({source})" if source else ""
-    rows = [_without_trailing_empties([str(c).strip() for c in r]) for r in rows if any(str(c).strip() for c in r)]
+    numbered = [(i, _without_trailing_empties([str(c).strip() for c in r])) for i, r in enumerate(rows, start=1)
+                if any(str(c).strip() for c in r)]
+    rows = [r for _, r in numbered]
     if not rows:
         raise HierarchyError(f"hierarchy of attribute {name!r}{where} is empty")
     lengths = {len(r) for r in rows}
@@ -386,38 +463,49 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
         by_len = {}
         for r in rows:
             by_len.setdefault(len(r), r[0])
-        detail = ", ".join(f"{n} columns (e.g. {v!r})" for n, v in sorted(by_len.items()))
+        detail = ", ".join(f"{n} columns (e.g. {excerpt(v)})" for n, v in sorted(by_len.items()))
         raise HierarchyError(
             f"hierarchy of attribute {name!r}{where} has rows of different lengths: {detail}; "
             "every row must list a leaf and all its ancestors up to the root"
         )
     roots = {r[-1] for r in rows}
     if len(roots) > 1:
+        shown = ", ".join(excerpt(x, 20) for x in sorted(roots)[:2]) + (", ..." if len(roots) > 2 else "")
         raise HierarchyError(
-            f"hierarchy of attribute {name!r}{where} has several roots {sorted(roots)[:5]}; "
+            f"hierarchy of attribute {name!r}{where} has several roots ({len(roots)}: {shown}); "
             "the last column must be the same value (normally '*') on every row"
         )
     b = _Builder(name, roots.pop())
     seen_leaves: set[str] = set()
-    for r in rows:
+    for line, r in numbered:
         if len(r) == 1:
-            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: row {r!r} has no root column")
+            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: row {_row_text(r)} has no root column")
         if r[0] in seen_leaves:
-            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: leaf value {r[0]!r} is listed twice")
+            raise HierarchyError(f"hierarchy of attribute {name!r}{where}: leaf value {excerpt(r[0])} is listed "
+                                 f"twice (again on line {line})")
         seen_leaves.add(r[0])
         parent_id = 0
         path = list(reversed(r[:-1]))  # from just below the root to the leaf
         for depth, label in enumerate(path, start=1):
             if not label:
-                raise HierarchyError(f"hierarchy of attribute {name!r}{where}: empty value in row {r!r}")
-            parent_id = b.add((depth, label), label, parent_id)
-    h = b.build()
+                raise HierarchyError(f"hierarchy of attribute {name!r}{where}: empty value in row {_row_text(r)}")
+            parent_id = b.add((depth, label), label, parent_id, line)
+    try:
+        h = b.build()
+    except AmbiguousLabelError as exc:
+        lines = dict(numbered)
+        first, second = sorted(b.origin[v] for v in exc.nodes)
+        raise AmbiguousLabelError(
+            f"hierarchy of attribute {name!r}{where}: label {excerpt(exc.label)} names two different nodes, "
+            f"on line {first} ({_row_text(lines.get(first, []))}) and on line {second} "
+            f"({_row_text(lines.get(second, []))}); a label must stand for one set of values: rename one of them",
+            exc.label, exc.nodes) from None
     leaf_labels = set(h.leaf_index)
     inner = [r[0] for r in rows if r[0] not in leaf_labels]
     if inner:
         raise HierarchyError(
-            f"hierarchy of attribute {name!r}{where}: value(s) {inner[:5]} are listed as leaves "
-            "but also have children"
+            f"hierarchy of attribute {name!r}{where}: value(s) {', '.join(excerpt(x) for x in inner[:5])} are "
+            "listed as leaves but also have children"
         )
     return h
 
@@ -442,12 +530,8 @@ def from_arx_csv(path_or_text, name: str | None = None, *, sep: str | None = Non
         source = str(path)
         if name is None:
             name = re.sub(r"^.*hierarchy_", "", path.stem)
-        try:
-            text = path.read_text(encoding=encoding)
-        except FileNotFoundError:
-            raise HierarchyError(f"hierarchy file {source} for attribute {name!r} does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HierarchyError(f"hierarchy file {source} for attribute {name!r} cannot be read: {exc}") from None
+        text = read_text_file(path, what="hierarchy file", about=f" for attribute {name!r}",
+                              max_bytes=MAX_HIERARCHY_BYTES, encoding=encoding, error=HierarchyError)
     else:
         text = str(path_or_text)
     name = name or "attribute"
@@ -489,7 +573,7 @@ def from_mapping(name: str, tree: Mapping | Sequence) -> Hierarchy:
             label = value_to_label(label)
             if label in seen:
                 raise HierarchyError(
-                    f"hierarchy of attribute {name!r}: value {label!r} appears twice "
+                    f"hierarchy of attribute {name!r}: value {excerpt(label)} appears twice "
                     "(a value must have exactly one parent)"
                 )
             seen.add(label)
@@ -509,10 +593,8 @@ def from_file(path, name: str | None = None, **kw) -> Hierarchy:
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml", ".json"):
         name = name or re.sub(r"^.*hierarchy_", "", path.stem)
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} does not exist") from None
+        text = read_text_file(path, what="hierarchy file", about=f" for attribute {name!r}",
+                              max_bytes=MAX_HIERARCHY_BYTES, encoding="utf-8-sig", error=HierarchyError)
         try:
             if suffix == ".json":
                 tree = json.loads(text)
@@ -520,7 +602,8 @@ def from_file(path, name: str | None = None, **kw) -> Hierarchy:
                 import yaml
                 tree = yaml.safe_load(text)
         except Exception as exc:  # parser errors vary by library
-            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} cannot be parsed: {exc}") from None
+            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} cannot be parsed: "
+                                 f"{shorten(exc)}") from None
         return from_mapping(name, tree)
     return from_arx_csv(path, name, **kw)
 
@@ -539,8 +622,11 @@ def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: f
     each width must be a multiple of the previous one so bins nest.
     """
     widths = [float(w) for w in widths]
-    if not widths or any(w <= 0 for w in widths):
-        raise HierarchyError(f"attribute {name!r}: interval widths must be positive, got {widths}")
+    if not widths or not all(math.isfinite(w) and w > 0 for w in widths):
+        raise HierarchyError(f"attribute {name!r}: interval widths must be positive finite numbers, got "
+                             f"{[value_to_label(w) for w in widths]}")
+    if not math.isfinite(origin):
+        raise HierarchyError(f"attribute {name!r}: the interval origin must be a finite number, got {origin}")
     for a, b_ in zip(widths, widths[1:]):
         if b_ < a or not math.isclose(b_ / a, round(b_ / a)):
             raise HierarchyError(
@@ -549,6 +635,9 @@ def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: f
     vals = sorted({float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))})
     if not vals:
         raise HierarchyError(f"attribute {name!r}: no values to build intervals from")
+    if not (math.isfinite(vals[0]) and math.isfinite(vals[-1])):
+        bad = vals[0] if not math.isfinite(vals[0]) else vals[-1]
+        raise HierarchyError(f"attribute {name!r}: intervals need finite numbers, found {bad}")
     rows = []
     for v in vals:
         row = [value_to_label(v)]
@@ -574,7 +663,8 @@ def masking(name: str, values: Iterable, length: int | None = None, *, mask_char
         length = lengths.pop()
     bad = [v for v in vals if len(v) != length]
     if bad:
-        raise HierarchyError(f"attribute {name!r}: code(s) {bad[:5]} are not {length} characters long")
+        shown = ", ".join(excerpt(x) for x in bad[:5])
+        raise HierarchyError(f"attribute {name!r}: code(s) {shown} are not {length} characters long")
     rows = [[v[: length - i] + mask_char * i for i in range(length)] + [ROOT_LABEL] for v in vals]
     return from_paths(name, rows)
 
@@ -603,7 +693,7 @@ def dates(name: str, values: Iterable, order: str = "dmy") -> Hierarchy:
         try:
             d = datetime.strptime(v, fmt)
         except ValueError:
-            raise HierarchyError(f"attribute {name!r}: {v!r} is not a date in format {fmt}") from None
+            raise HierarchyError(f"attribute {name!r}: {excerpt(v)} is not a date in format {fmt}") from None
         rows.append([v, f"{d.month:02d}/{d.year}", str(d.year), ROOT_LABEL])
     if not rows:
         raise HierarchyError(f"attribute {name!r}: no dates to build a hierarchy from")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import csv
 import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
+
+from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xls": "excel"}
@@ -24,6 +25,11 @@ FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", "
 
 class InputError(ValueError):
     """An input file is missing or cannot be read; the message names it."""
+
+
+class OutputError(InputError):
+    """An output cannot be written (disk full, file-size limit, permission
+    denied...): the user's to fix; the message names the output and the cause."""
 
 
 def table_format(path: Path, override: str | None = None) -> str:
@@ -83,10 +89,7 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     """Read a table; every column is read as text for CSV so values print
     exactly as in the file (hierarchies are matched on that text)."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"input file {path} does not exist")
-    if path.is_dir():
-        raise InputError(f"input {path} is a directory, not a table file")
+    check_regular_file(path, "input file", InputError)
     kind = table_format(path, fmt)
     try:
         if kind == "parquet":
@@ -101,6 +104,8 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""], encoding=encoding)
         header = _header(path, kind, sep, encoding, sheet)
         _check_header(path, header)
+        if len(header) == df.shape[1] and "" in header:  # pandas names an empty header cell 'Unnamed: i'
+            df.columns = ["" if h == "" else c for c, h in zip(df.columns, header)]
         if df.shape[1] and df.iloc[:, -1].isna().any():  # only a short row (or an empty last cell) leaves NaN there
             _check_field_counts(path, sep, encoding, len(header))
     except InputError:
@@ -111,19 +116,48 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     except LookupError:  # an unknown codec name
         raise InputError(f"--encoding {encoding!r} is not a known text encoding (e.g. utf-8, latin-1, cp1252)") \
             from None
+    except OSError as exc:
+        raise InputError(os_error_message(exc, path, "cannot read")) from None
     except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
-        raise InputError(f"{path} cannot be read as {kind}: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"{path} cannot be read as {kind}: {shorten(exc) or type(exc).__name__}") from None
     return df
 
 
-def _publish(tmp: str, path: Path) -> None:
-    """Give the temporary file the mode a plain ``open(path, "w")`` would
-    (``mkstemp`` creates it 0600, unreadable by the custodian's group), then
-    rename it into place."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
+def _publish(tmp: Path, path: Path) -> None:
+    """Rename the complete temporary file into place."""
     os.replace(tmp, path)
+
+
+def _open_temporary(path: Path) -> Path:
+    """Create the temporary file of a write to ``path`` (mode as a plain
+    ``open(path, "w")`` would give, after the umask), first removing those an
+    interrupted earlier write left behind."""
+    if not path.parent.exists():
+        raise OutputError(f"output directory {path.parent} does not exist")
+    remove_stale_temporaries(path)
+    tmp = temporary_path(path)
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise OutputError(os_error_message(exc, path, "cannot write")) from None
+    return tmp
+
+
+def _write_atomically(path: Path, write) -> Path:
+    """Run ``write(tmp)`` on a fresh temporary file and rename it to ``path``;
+    on any failure the temporary file is removed and an operating-system
+    error becomes an :class:`OutputError` naming ``path`` (not the temporary
+    file) and the cause."""
+    tmp = _open_temporary(path)
+    try:
+        write(tmp)
+        _publish(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OutputError(os_error_message(exc, path, "cannot write")) from None
+        raise
+    return path
 
 
 def csv_options(path: Path, kind: str, *, sep: str | None = None, encoding: str | None = None,
@@ -154,15 +188,12 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
     with ``source_encoding``) is a CSV file, the output keeps the input's
     detected separator and its encoding (see :func:`csv_options`)."""
     path = Path(path)
-    if not path.parent.exists():
-        raise InputError(f"output directory {path.parent} does not exist")
     kind = table_format(path, fmt)
     if kind == "csv":
         sep, encoding = csv_options(path, kind, sep=sep, encoding=encoding, source=source,
                                     source_encoding=source_encoding)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+
+    def write(tmp: Path) -> None:
         if kind == "parquet":
             out = df.copy()
             for c in out.columns:  # mixed generalised/original values: store as text
@@ -177,26 +208,18 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
                 df.to_csv(tmp, index=False, sep=sep, encoding=encoding)
             except UnicodeEncodeError as exc:
                 raise InputError(f"cannot write {path} as {encoding} text (the input's encoding): "
-                                 f"{exc.object[exc.start:exc.end]!r} has no {encoding} form; convert the input "
-                                 "to UTF-8 or choose a .parquet or .xlsx output") from None
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+                                 f"{excerpt(exc.object[exc.start:exc.end])} has no {encoding} form; convert the "
+                                 "input to UTF-8 or choose a .parquet or .xlsx output") from None
+
+    return _write_atomically(path, write)
 
 
 def write_text(text: str, path) -> Path:
     """Atomic text write."""
     path = Path(path)
-    if not path.parent.exists():
-        raise InputError(f"output directory {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    return _write_atomically(path, write)

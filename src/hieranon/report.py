@@ -23,6 +23,7 @@ module is cheap.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import time
@@ -41,6 +42,7 @@ SECTIONS = {
     "configuration": "Configuration",
     "verification": "Verification",
     "risk": "Re-identification risk",
+    "sensitive": "Sensitive attributes",
     "class-sizes": "Equivalence class sizes",
     "generalisation": "Generalisation per attribute",
     "metrics": "Quality metrics",
@@ -112,6 +114,7 @@ td.desc{color:var(--muted)}
 .card .l{color:var(--muted);font-size:12px}
 .card.ok{background:var(--okbg);border-color:#a9d8b8}.card.ok .v{color:var(--ok)}
 .card.bad{background:var(--badbg);border-color:#e6b0b0}.card.bad .v{color:var(--bad)}
+b.okv{color:var(--ok)}b.badv{color:var(--bad)}
 .banner{padding:10px 14px;border-radius:6px;font-weight:600;margin-bottom:8px}
 .banner.ok{background:var(--okbg);color:var(--ok)}.banner.bad{background:var(--badbg);color:var(--bad)}
 pre{background:var(--soft);border:1px solid var(--line);padding:8px 10px;overflow-x:auto;white-space:pre-wrap;
@@ -357,6 +360,136 @@ def _risk(risk_before, risk_after, n_suppressed: int) -> str:
                  "figures after anonymisation.")
     out.append(f'<p class="note">{_e(note)}</p>')
     return "".join(out)
+
+
+#: At most this many equivalence classes are drawn in a sensitive attribute's plot.
+MAX_CLASSES_PLOTTED = 60
+#: At most this many sensitive values get a colour of their own (the rest: "other").
+MAX_VALUES_COLOURED = 9
+
+
+def _sensitive(result) -> str:
+    """Per sensitive attribute: its privacy models before and after (worst
+    class, violating classes and records) and the distribution of its values
+    in the output's classes."""
+    cols = dict(getattr(result, "sensitive", None) or {})
+    assessment = result.privacy() if hasattr(result, "privacy") else None
+    models = list(assessment.models) if assessment is not None else []
+    attrs = list(dict.fromkeys([*cols, *(m.attribute for m in models)]))
+    if not attrs:
+        return ('<p class="note">No sensitive attribute declared (configuration keys <code>sensitive:</code> or '
+                "<code>privacy:</code>, options <code>--l-diversity</code> / <code>--t-closeness</code>).</p>")
+    counts = result.record_counts
+    codes = result.codes if result.codes is not None else result.original_codes
+    out = []
+    for a in attrs:
+        out.append(f"<h3>{_e(a)}</h3>")
+        mine = [m for m in models if m.attribute == a]
+        out.append(_model_table(mine) if mine else '<p class="note">No privacy model set for this attribute '
+                   "(only its distribution is shown).</p>")
+        if a in cols and codes is not None:
+            out.append(_sensitive_plot(a, cols[a], codes, counts, after=result.codes is not None,
+                                       before_codes=result.original_codes))
+    out.append('<p class="note">l-diversity as in Machanavajjhala et al. 2007 (distinct; entropy, Def. 4.2; '
+               "recursive (c, l), Def. 4.3, shown as the c a class needs, r<sub>1</sub> / (r<sub>l</sub> + ... + "
+               "r<sub>m</sub>), lower is better); t-closeness as the Earth Mover's Distance to the whole table's "
+               "distribution (Li et al. 2007, Def. 2), lower is better. Before: the original table grouped by its "
+               "quasi-identifiers; after: the output's classes, the suppressed records one more.</p>")
+    return "".join(out)
+
+
+def _model_table(models) -> str:
+    def num(x) -> str:
+        return "–" if x is None else (f"{x:.4g}" if np.isfinite(x) else "∞")
+
+    rows = []
+    for m in models:
+        b, a = m.before, m.after
+        worst = " → ".join(([_e(num(b.achieved))] if b else []) + ([_verdict(a, num(a.achieved))] if a else []))
+        cls = " → ".join(_e(f"{_fmt(f.classes_violating)} of {_fmt(f.classes)}") for f in (b, a) if f)
+        rec = " → ".join(_e(f"{_fmt(f.records_violating)} of {_fmt(f.records)}") for f in (b, a) if f)
+        rows.append([_e(m.model), _e(m.required), worst, cls, rec])
+    when = "before → after" if any(m.before and m.after for m in models) else "as it is"
+    return ('<div class="scroll">' + _table(["model", "required", f"worst class, {when}",
+                                             f"classes violating, {when}", f"records violating, {when}"],
+                                            rows, num_cols=(2, 3, 4), raw=True) + "</div>")
+
+
+def _verdict(f, text: str) -> str:
+    return f'<b class="{"okv" if f.ok else "badv"}">{_e(text)}</b>'
+
+
+def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, after: bool,
+                    before_codes: np.ndarray | None = None) -> str:
+    """A 100% stacked bar per class (largest classes first, at most
+    :data:`MAX_CLASSES_PLOTTED`) of the sensitive values' shares; the whole
+    table first; homogeneous classes (one value) marked."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    from .privacy.assess import classes_of
+
+    row_class, sizes = classes_of(codes, counts)
+    hist = column.histogram(row_class, len(sizes))
+    n_values = np.count_nonzero(hist > 0, axis=1)
+    homogeneous = n_values <= 1
+    order = np.lexsort((np.arange(len(sizes)), -sizes))
+    shown = order[:MAX_CLASSES_PLOTTED]
+    table = column.table_hist()[0]
+    top = np.argsort(-table, kind="stable")[:MAX_VALUES_COLOURED]
+    rest = np.setdiff1d(np.arange(len(table)), top)
+    def shares(h):
+        h = np.asarray(h, dtype=np.float64)
+        parts = np.concatenate([h[:, top], h[:, rest].sum(axis=1, keepdims=True)], axis=1) if len(rest) \
+            else h[:, top]
+        return parts / np.maximum(parts.sum(axis=1, keepdims=True), 1)
+    data = shares(np.vstack([table[None, :], hist[shown]]))
+    names = [str(column.labels[v]) for v in top] + (["other"] if len(rest) else [])
+    from matplotlib import colormaps
+    cmap = colormaps["tab10"]
+    palette = [cmap(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)]  # tab10 without its grey, kept for "other"
+    colours = [palette[i % len(palette)] for i in range(len(top))] + ([(0.75, 0.75, 0.75, 1)] if len(rest) else [])
+    fig = Figure(figsize=(10, 3.4))
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.arange(data.shape[0])
+    x[1:] += 1  # a gap after the whole table's bar
+    bottom = np.zeros(len(x))
+    for j in range(data.shape[1]):
+        ax.bar(x, data[:, j], bottom=bottom, width=0.8, color=colours[j], linewidth=0)
+        bottom += data[:, j]
+    hom_x = x[1:][homogeneous[shown]]
+    if len(hom_x):
+        ax.scatter(hom_x, np.full(len(hom_x), 1.04), marker="v", color="#a61b1b", s=22, clip_on=False, zorder=3)
+    ax.set_ylim(0, 1)
+    ax.yaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}%")
+    ax.set_ylabel(f"share of {attribute}")
+    every = max(1, int(np.ceil(len(shown) / 30)))
+    ticks = [0] + [int(x[1 + i]) for i in range(0, len(shown), every)]
+    labels = ["all"] + [_fmt(int(sizes[shown[i]])) for i in range(0, len(shown), every)]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, fontsize=7.5, rotation=0 if len(ticks) <= 16 else 90)
+    ax.set_xlim(-0.7, x[-1] + 0.7)
+    ax.set_xlabel(("output" if after else "table") + " equivalence classes, largest first (tick: records in the "
+                  "class)")
+    ax.spines[["top", "right"]].set_visible(False)
+    handles = [Patch(color=c, label=n if len(n) <= 24 else n[:23] + "…") for c, n in zip(colours, names)]
+    if homogeneous.any():
+        from matplotlib.lines import Line2D
+        handles.append(Line2D([], [], marker="v", color="#a61b1b", linestyle="", label="homogeneous class"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8.5)
+    fig.tight_layout()
+    n_hom = int(homogeneous.sum())
+    note = (f"{len(sizes):,} {'output ' if after else ''}classes; {n_hom:,} of them ({_fmt(int(sizes[homogeneous].sum()))}"
+            f" records) are homogeneous: every record shows one value of {attribute}, which the class therefore "
+            "discloses.")
+    if after and before_codes is not None:
+        b_class, b_sizes = classes_of(before_codes, counts)
+        b_hom = np.count_nonzero(column.histogram(b_class, len(b_sizes)) > 0, axis=1) <= 1
+        note += (f" Before anonymisation, {int(b_hom.sum()):,} of the original's {len(b_sizes):,} classes "
+                 f"({_fmt(int(b_sizes[b_hom].sum()))} records) were homogeneous.")
+    if len(sizes) > len(shown):
+        note += f" Only the {len(shown)} largest classes are drawn; 'all' is the whole table."
+    return _png(fig) + f'<p class="note">{_e(note)}</p>'
 
 
 def _risk_hint(threshold: float) -> str:
@@ -632,6 +765,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         "configuration": _configuration(result, config),
         "verification": _verification(result),
         "risk": _risk(risk_before, risk_after, n_sup),
+        "sensitive": _sensitive(result),
         "class-sizes": _class_sizes(risk_before, risk_after, k),
         "generalisation": _generalisation(result, cnt),
         "metrics": _metrics(result),
@@ -673,7 +807,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                   weights: str = "uniform", beta: float = 1.0, priorities=None, class_column: str | None = None,
                   missing: str = "error", identifiers: Sequence[str] = (), method: str = "existing table",
                   params: Mapping | None = None, lower_bound: bool = False,
-                  built: Mapping | None = None):
+                  built: Mapping | None = None, suppressed_records: str = "class"):
     """An :class:`~hieranon.result.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
@@ -689,12 +823,16 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     are taken as dropped. ``lower_bound`` also bounds every local recoding's
     distortion from below (:mod:`hieranon.bounds`; ``result.lower_bound``,
     when the metrics exist). ``built``: the spec's hierarchies, already built.
+    ``suppressed_records``: rows of ``*`` are a class of their own
+    (``"class"``, the library's convention) or left out as ARX publishes them
+    (``"removed"``); the verdict and the metrics' achieved k follow it alike.
     """
     from . import metrics as M
+    from .privacy import sensitive_columns
     from .requirements import RequirementError
     from .result import AnonymizationResult
     from .spec import AnonymizationSpec, build_problem
-    from .table import encode_generalised
+    from .table import encode_generalised, group
     from .verify import verify
 
     if spec is None:
@@ -714,7 +852,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         raise RequirementError("no anonymity requirement: give k or at least one requirement")
     timings["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc)
+    report = verify(orig, anonymised, qis, prepared.hierarchies, reqs, missing=spec.missing, encoded=enc,
+                    privacy=problem.privacy, suppressed_records=suppressed_records)
     timings["verify"] = time.perf_counter() - t
     codes = metrics = None
     suppressed = np.zeros(enc.n_rows, dtype=bool)
@@ -725,13 +864,19 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         if (codes < 0).any():
             codes = None
         else:
+            all_root = M.suppressed_mask(codes)
             metrics = M.compute(enc.codes, codes, enc.hierarchies, problem.k, enc.counts, problem.cost, qis,
-                                problem.class_labels, treat_all_root_as_suppressed=True, requirements=reqs)
-            if metrics.suppressed_records:
-                suppressed = M.suppressed_mask(codes)
+                                problem.class_labels, suppressed=all_root, requirements=reqs)
+            if suppressed_records == "class" and all_root.any():  # the rows of '*' are a class: k counts it
+                metrics = dataclasses.replace(
+                    metrics, achieved_k=int(group(codes, enc.counts).sizes.min()),
+                    achieved_k_per_requirement={**metrics.achieved_k_per_requirement, **report.achieved_k})
+            suppressed = all_root
         timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(anonymised, metrics, report, method, dict(params or spec.params), reqs, suppressed,
-                                 timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts)
+                                 timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts,
+                                 privacy_models=list(problem.privacy),
+                                 sensitive=sensitive_columns(orig, spec.sensitive, enc.counts))
     if lower_bound and metrics is not None:
         from .bounds import problem_lower_bound
 

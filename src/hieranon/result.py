@@ -66,6 +66,11 @@ class AnonymizationResult:
         Records each row stands for (None: one each).
     output : Path or None
         Where the output was written, when the library wrote it.
+    privacy_models : list[BoundModel]
+        The privacy models of the job, bound to the input table.
+    sensitive : dict
+        Sensitive attribute -> its value codes per row (a bound model,
+        :func:`hieranon.privacy.sensitive_columns`), for the report's plots.
     """
 
     data: pd.DataFrame | None
@@ -84,6 +89,8 @@ class AnonymizationResult:
     spec: object = field(default=None, repr=False)
     counts: np.ndarray | None = field(default=None, repr=False)
     output: Path | None = None
+    privacy_models: list = field(default_factory=list, repr=False)
+    sensitive: dict = field(default_factory=dict, repr=False)
     #: risk figures by threshold, filled by :func:`hieranon.risk.assess_result`
     risk_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -110,6 +117,15 @@ class AnonymizationResult:
         from .risk import assess_result
         return assess_result(self, threshold=threshold)
 
+    def privacy(self):
+        """The privacy figures before and after
+        (:class:`hieranon.privacy.PrivacyAssessment`), computed once."""
+        if "privacy" not in self.risk_cache:
+            from .privacy import assess_privacy
+            self.risk_cache["privacy"] = assess_privacy(
+                self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive))
+        return self.risk_cache["privacy"]
+
     def summary(self) -> dict:
         """Plain-dict summary for printing or JSON."""
         return {
@@ -118,6 +134,7 @@ class AnonymizationResult:
             "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
             "suppressed_records": int(self.metrics.suppressed_records),
             "timings": self.timings,
+            "privacy": self.privacy().as_dict(),
             **({"output": str(self.output)} if self.output is not None else {}),
             **self.bound_summary(),
         }

@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import metrics as M
 from .algorithms.registry import make_algorithm
+from .privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised
@@ -92,19 +93,28 @@ class StreamReport:
 
 def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hierarchies, requirements,
                    batch_rows: int = 250_000, *, identifiers: Sequence[str] = (), identifier_action: str = "drop",
-                   missing: str = "error", count_column: str | None = None) -> StreamReport:
+                   missing: str = "error", count_column: str | None = None,
+                   privacy: Sequence = ()) -> StreamReport:
     """Verify a (large) anonymised Parquet dataset against the original, streaming.
 
     ``identifiers`` must be absent from the output (``identifier_action``
     ``drop``) or all ``*`` (``mask``); ``missing`` and ``count_column`` read
     the original as :func:`hieranon.table.encode` does (class sizes count
-    records)."""
+    records). ``privacy``: models (:mod:`hieranon.privacy`, unbound, or bound
+    to the whole original) every class over all QIs must satisfy, the
+    suppressed records one more class; t-closeness is measured against the
+    whole original's distribution (Li et al. 2007, Def. 2)."""
     qis = list(quasi_identifiers)
     identifiers = list(identifiers)
     hs = [hierarchies[q] for q in qis] if isinstance(hierarchies, dict) else list(hierarchies)
     reqs = list(requirements)
     problems: list[str] = []
     keys = {str(r): [] for r in reqs}
+    privacy = list(privacy or ())
+    sens_cols = list(dict.fromkeys(m.attribute for m in privacy))
+    full_keys: list[np.ndarray] = []
+    sens_parts: list[pd.DataFrame] = []
+    all_counts: list[np.ndarray] = []
     weights: list[np.ndarray] = []
     n_rows = n_sup = n_records = 0
     orig_it, anon_it = iter_parquet(original, batch_rows), iter_parquet(anonymised, batch_rows)
@@ -145,6 +155,11 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
                             f"{orig[qis[j]].iloc[i]!r}")
             gen = np.where(gen < 0, 0, gen)
         sup = (gen == 0).all(axis=1)
+        if privacy:
+            full_keys.append(node_keys(gen, [h.n_nodes for h in hs]))
+            check_columns(orig, sens_cols, "sensitive")
+            sens_parts.append(orig[sens_cols].reset_index(drop=True))
+            all_counts.append(enc.counts)
         n_sup += int(enc.counts[sup].sum())
         n_records += enc.n_records
         weights.append(enc.counts[~sup])
@@ -164,7 +179,32 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
         if len(counts) and counts.min() < r.k:
             problems.append(f"requirement {r} fails: {int((counts < r.k).sum())} classes below k "
                             f"(smallest {int(counts.min())})")
+    if privacy and full_keys and not problems:
+        problems += _privacy_problems(privacy, full_keys, sens_parts, all_counts)
     return StreamReport(not problems, n_rows, achieved, n_sup, problems, n_records)
+
+
+def _privacy_problems(privacy: Sequence, keys: list[np.ndarray], sens: list[pd.DataFrame],
+                      counts: list[np.ndarray]) -> list[str]:
+    """Every class over all QIs (from the streamed node keys) against every
+    privacy model, bound to the whole original's sensitive columns."""
+    from .privacy import BoundModel
+
+    allk = np.concatenate(keys)
+    w = np.concatenate(counts)
+    _, inverse = np.unique(allk, axis=0 if allk.ndim == 2 else None, return_inverse=True)
+    row_class = inverse.ravel().astype(np.int64)
+    n_classes = int(row_class.max()) + 1
+    frame = pd.concat(sens, ignore_index=True)
+    out = []
+    for m in privacy:
+        b = m if isinstance(m, BoundModel) else m.bind(frame, w)
+        ok = b.per_class_ok(row_class, n_classes)
+        if not ok.all():
+            worst = b.worst(b.measure(row_class, n_classes))
+            out.append(f"{b.describe()} fails: {int((~ok).sum())} classes violate it (worst class: "
+                       f"{b.achieved_text(worst)}; required: {b.required_text()})")
+    return out
 
 
 @dataclass
@@ -197,10 +237,12 @@ def dataset_hierarchies(spec: AnonymizationSpec, path, batch_rows: int = 250_000
 
 
 def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
-    """(EncodedTable, class labels or None) of a dataset, batch by batch:
-    only the integer codes (and counts, labels) are kept."""
+    """(EncodedTable, class labels or None, sensitive columns) of a dataset,
+    batch by batch: only the integer codes (and counts, labels, the sensitive
+    columns) are kept."""
     qis = spec.quasi_identifiers
-    parts, counts, labels = [], [], []
+    parts, counts, labels, sens = [], [], [], []
+    sens_cols = list(dict.fromkeys([*spec.sensitive, *(m.attribute for m in spec.privacy)]))
     for batch in iter_parquet(path, batch_rows):
         check_columns(batch, list(spec.identifiers), "identifier")
         enc = encode(batch, qis, hs, counts=spec.count_column, missing=spec.missing)
@@ -209,10 +251,13 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
         if spec.class_column is not None:
             check_columns(batch, [spec.class_column], "class")
             labels.append(batch[spec.class_column].to_numpy())
+        if spec.privacy:
+            check_columns(batch, [m.attribute for m in spec.privacy], "sensitive")
+        sens.append(batch[[c for c in sens_cols if c in batch.columns]].reset_index(drop=True))
     if not parts:
         raise DataError(f"the dataset {path} has no rows")
     table = EncodedTable(np.concatenate(parts), [hs[q] for q in qis], qis, np.concatenate(counts))
-    return table, (np.concatenate(labels) if labels else None)
+    return table, (np.concatenate(labels) if labels else None), pd.concat(sens, ignore_index=True)
 
 
 def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: EncodedTable, codes: np.ndarray,
@@ -265,8 +310,9 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     timings = {}
     t = time.perf_counter()
     hs = dataset_hierarchies(spec, input_path, batch_rows)
-    table, labels = _encode_dataset(input_path, spec, hs, batch_rows)
-    problem = problem_from_table(table, spec, labels)
+    table, labels, sensitive = _encode_dataset(input_path, spec, hs, batch_rows)
+    problem = problem_from_table(table, spec, labels, sensitive)
+    check_feasible(problem.privacy)  # PrivacyError before any work
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t
 
@@ -282,7 +328,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         t = time.perf_counter()
         report = verify_parquet(input_path, tmp, spec.quasi_identifiers, hs, problem.requirements, batch_rows,
                                 identifiers=spec.identifiers, identifier_action=spec.identifier_action,
-                                missing=spec.missing, count_column=spec.count_column)
+                                missing=spec.missing, count_column=spec.count_column, privacy=problem.privacy)
         timings["verify"] = time.perf_counter() - t
         if not report.ok:
             raise AnonymizationError(f"partitioned output failed verification: {report.summary()}")
@@ -298,6 +344,8 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(None, metrics, report, spec.method, algo.get_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,
-                                 spec=spec, counts=table.counts, output=output_dir)
+                                 spec=spec, counts=table.counts, output=output_dir,
+                                 privacy_models=list(problem.privacy),
+                                 sensitive=sensitive_columns(sensitive, spec.sensitive, table.counts))
     return ScaleResult(output_dir, table.n_rows, sol.info["blocks"], metrics.distortion_ratio, report, timings,
                        sol.info, result)

@@ -121,6 +121,27 @@ def _requirement(r, i: int):
     return Requirement(attrs, int(kk))
 
 
+def _privacy_models(models, hierarchies, identifiers) -> tuple:
+    """The privacy models as a tuple; each is a :class:`~hieranon.privacy.PrivacyModel`
+    on a column that is neither a quasi-identifier nor an identifier."""
+    from .privacy import PrivacyModel
+
+    if isinstance(models, PrivacyModel):
+        models = (models,)
+    out = tuple(models or ())
+    for m in out:
+        if not callable(getattr(m, "bind", None)):  # a PrivacyModel, or anything that binds like one
+            raise ValueError(f"privacy: expected privacy models (hieranon.privacy.DistinctLDiversity, "
+                             f"TCloseness, ...), got {m!r}")
+        attribute = getattr(m, "attribute", None)
+        for what, cols in (("a quasi-identifier", hierarchies), ("an identifier", identifiers)):
+            if attribute is not None and attribute in cols:
+                raise ValueError(f"{m.describe()}: {m.attribute!r} is {what}; a privacy model protects a "
+                                 "sensitive attribute, which is published unchanged (neither generalised nor "
+                                 "dropped)")
+    return out
+
+
 # --------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class AnonymizationSpec:
@@ -174,29 +195,31 @@ class AnonymizationSpec:
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
+        hs = {name: HierarchySpec(name, file=Path(h)) if isinstance(h, (str, Path)) else h  # a hierarchy file
+              for name, h in hs.items()}
         for name, h in hs.items():  # column names are usually text; pandas allows any label
             if not isinstance(h, (Hierarchy, HierarchySpec)):
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
-                                 "Hierarchy (or a configuration's HierarchySpec)")
+                                 "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
         set_("hierarchies", dict(hs))
         if self.k is not None and (not is_integer(self.k) or self.k < 1):
             raise RequirementError(f"k must be a whole number >= 1, got {self.k!r}")
         set_("k", None if self.k is None else int(self.k))
         reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
         set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
-        if self.method not in METHODS:
+        if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; choose one of {sorted(METHODS)}")
         if not isinstance(self.params, Mapping) or not all(isinstance(p, str) for p in self.params):
             raise ValueError(f"params: expected a mapping of method parameters, got {self.params!r}")
         set_("params", plain(dict(self.params)))
-        if self.weights not in WEIGHT_SCHEMES:
+        if not isinstance(self.weights, str) or self.weights not in WEIGHT_SCHEMES:
             raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {self.weights!r}")
         set_("beta", real(self.beta, "beta", 1.0))
         set_("priorities", self._checked_priorities(self.priorities))
         set_("seed", whole(self.seed, "seed", 0, optional=True))
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
-        if self.identifier_action not in IDENTIFIER_ACTIONS:
+        if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
             raise ValueError(f"identifier_action must be 'drop' or 'mask', got {self.identifier_action!r}")
         overlap = sorted(set(self.identifiers) & set(self.hierarchies))
         if overlap:
@@ -204,12 +227,15 @@ class AnonymizationSpec:
         set_("class_column", _column(self.class_column, "class_column"))
         set_("count_column", _column(self.count_column, "count_column"))
         check_special_columns(list(self.hierarchies), self.count_column, self.class_column)
-        if self.missing not in MISSING_MODES:
+        if not isinstance(self.missing, str) or self.missing not in MISSING_MODES:
             raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
         set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
-        set_("privacy", tuple(self.privacy or ()))
+        set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
+        extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
+                 if a is not None and a not in self.sensitive]
+        set_("sensitive", (*self.sensitive, *dict.fromkeys(extra)))
         set_("source", None if self.source is None else Path(self.source))
 
     @staticmethod
@@ -242,7 +268,7 @@ class AnonymizationSpec:
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
                    count_column=cfg.count_column, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
-                   source=cfg.source)
+                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source)
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -276,7 +302,8 @@ class AnonymizationSpec:
         """This spec with command-line options applied; an option that is
         ``None`` changes nothing. ``qi`` adds (or replaces) hierarchy files,
         ``require`` adds requirements, ``params`` are laid over the method's
-        parameters; every other option replaces the field of its name."""
+        parameters, ``privacy`` models are added to the spec's; every other
+        option replaces the field of its name."""
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             raise TypeError(f"with_overrides: unknown option(s) {unknown}")
@@ -288,6 +315,9 @@ class AnonymizationSpec:
             changes["requirements"] = (*self.requirements, *require)
         if params:
             changes["params"] = {**self.params, **params}
+        changes.pop("privacy", None)
+        if options.get("privacy"):
+            changes["privacy"] = (*self.privacy, *options["privacy"])
         return dataclasses.replace(self, **changes) if changes else self
 
     # ------------------------------------------------------------- queries
@@ -391,6 +421,8 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
     cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
                              max_rows=max(table.n_records, 1))
     problem = Problem(table, reqs, cost, spec.seed, labels)
+    if spec.privacy and data is None:
+        raise ValueError("the privacy models need the table's sensitive columns (data=...)")
     problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
     return problem
 
@@ -410,6 +442,10 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
         raise DataError("the table has no rows")
     if not spec.hierarchies:
         raise DataError("no quasi-identifiers given")
+    repeated = df.columns[df.columns.duplicated()].unique()
+    if len(repeated):
+        raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "
+                        "give each column a name of its own")
     hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
     qis = spec.quasi_identifiers
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)

@@ -18,7 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .files import excerpt
 from .hierarchy import Hierarchy, HierarchyError, value_to_label
+
+#: The most records a row (and a table) may stand for: counts are exact in a float up to 2**53.
+MAX_COUNT = 2**53
 
 
 class DataError(ValueError):
@@ -111,7 +115,8 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
         rows = np.flatnonzero(missing_u[uniq_idx])
         first = int(rows[0])
         value = values.iloc[first]
-        shown = f"a blank cell ({value!r})" if isinstance(value, str) and value else f"an empty cell ({value!r})"
+        shown = f"a blank cell ({excerpt(value)})" if isinstance(value, str) and value else \
+            f"an empty cell ({value!r})"
         raise DataError(
             f"column {values.name!r} has {len(rows)} missing value(s), the first {shown} in record "
             f"{first + 1} (data row index {first}); "
@@ -155,17 +160,20 @@ def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
         return np.ones(len(df), dtype=np.int64)
     if isinstance(counts, str):
         check_columns(df, [counts], "count")
-        col = pd.to_numeric(df[counts], errors="coerce")
-        bad = col.isna() | (col < 1) | (col != col.round())
+        col = pd.to_numeric(df[counts], errors="coerce").astype(float)
+        bad = col.isna() | (col < 1) | (col != col.round()) | (col > MAX_COUNT)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             value = df[counts].iloc[i]
             value = value.item() if isinstance(value, np.generic) else value  # not np.int64(0)
-            raise DataError(f"count column {counts!r}: record {i + 1} (data row index {i}) has {value!r}; "
-                            "counts must be whole numbers >= 1")
+            raise DataError(f"count column {counts!r}: record {i + 1} (data row index {i}) has {excerpt(value)}; "
+                            f"counts must be whole numbers >= 1 (and at most {MAX_COUNT})")
+        if col.sum() > MAX_COUNT:
+            raise DataError(f"count column {counts!r}: the counts add up to {col.sum():.3g} records, more than "
+                            f"the {MAX_COUNT} a table may stand for")
         return col.to_numpy(dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
-    if counts.shape != (len(df),) or (counts < 1).any():
+    if counts.shape != (len(df),) or (counts < 1).any() or (counts > MAX_COUNT).any():
         raise DataError("counts must be one whole number >= 1 per row")
     return counts
 

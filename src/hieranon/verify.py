@@ -24,10 +24,17 @@ checks, from the data alone, that
    class, the value achieved and the value required.
 
 Rows whose every QI cell is the root are *suppressed records*
-(seed 000 sec. 5), counted in the report (``n_suppressed``). They are not
-exempt from the requirements: they print the same ``*`` tuple, so a data
-user (or any independent checker) sees them as one class, which must hold
-at least k records -- and satisfy every privacy model -- like every other.
+(seed 000 sec. 5), counted in the report (``n_suppressed``). Two conventions
+(``suppressed_records=``):
+
+* ``"class"`` (the default, the library's): they are not exempt from the
+  requirements: they print the same ``*`` tuple, so a data user (or any
+  independent checker) sees them as one class, which must hold at least k
+  records -- and satisfy every privacy model -- like every other;
+* ``"removed"``: they are left out of the published table (as ARX publishes
+  suppressed records), so the requirements are checked on the other rows.
+
+``achieved_k`` follows the same convention as the verdict.
 
 :func:`verify_codes` runs checks 1, 4 and 5 on an algorithm's output in code
 form; it is vectorised (no Python loop over rows) so the API can run it after
@@ -119,9 +126,12 @@ class VerificationReport:
         including those not listed.
     achieved_k : dict[str, int]
         Per requirement (``str(req)``), the smallest number of records sharing
-        one combination of its output values, suppressed records excluded
-        (0 when every record is suppressed). Absent when the requirement could
-        not be checked (row count changed, a column missing).
+        one combination of its output values, under the convention
+        ``suppressed_records`` (with ``"removed"``: suppressed records
+        excluded, 0 when every record is suppressed). Absent when the
+        requirement could not be checked (row count changed, a column missing).
+    suppressed_records : ``"class"`` or ``"removed"``
+        How suppressed records were counted (module docstring).
     n_suppressed : int
         Records (sum of counts) in rows whose every QI cell is the root.
     n_rows, n_records : int
@@ -142,6 +152,7 @@ class VerificationReport:
     n_records: int = 0
     requirements: list[str] = field(default_factory=list)
     achieved_privacy: dict[str, float] = field(default_factory=dict)
+    suppressed_records: str = "class"
 
     def by_kind(self, kind: str) -> list[Violation]:
         """The listed violations of one kind."""
@@ -155,8 +166,10 @@ class VerificationReport:
         """A few lines: verdict, achieved k per requirement, suppressed records,
         and the first violations."""
         ks = ", ".join(f"{r}: k={k}" for r, k in self.achieved_k.items()) or "not checked"
+        convention = ("counted as a class of their own" if self.suppressed_records == "class"
+                      else "removed from the checks, as if not published")
         head = (f"{self.n_rows} rows ({self.n_records} records); achieved {ks}; "
-                f"{self.n_suppressed} suppressed record(s)")
+                f"{self.n_suppressed} suppressed record(s)" + (f" ({convention})" if self.n_suppressed else ""))
         if self.achieved_privacy:
             head += "; " + ", ".join(f"{m}: worst class {v:.6g}" for m, v in self.achieved_privacy.items())
         if self.ok:
@@ -322,9 +335,19 @@ def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[
 
 
 # ------------------------------------------------------------ verify_codes
+SUPPRESSED_CONVENTIONS = ("class", "removed")
+
+
+def _check_convention(suppressed_records: str) -> str:
+    if suppressed_records not in SUPPRESSED_CONVENTIONS:
+        raise ValueError(f"suppressed_records must be 'class' (a class of their own) or 'removed' (not published), "
+                         f"got {suppressed_records!r}")
+    return suppressed_records
+
+
 def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Sequence[Requirement],
                  suppressed: np.ndarray | None = None, *,
-                 privacy: Sequence[BoundModel] = ()) -> VerificationReport:
+                 privacy: Sequence[BoundModel] = (), suppressed_records: str = "class") -> VerificationReport:
     """Verify an algorithm's output in code form against the encoded input.
 
     Checks that ``gen_codes`` has one row per input row and one column per QI,
@@ -344,6 +367,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     requirement one mixed-radix key and one ``np.unique``, per privacy model
     one ``np.bincount``.
     """
+    _check_convention(suppressed_records)
     out = _Collector()
     gen = np.asarray(gen_codes)
     if gen.dtype.kind not in "iu":
@@ -351,7 +375,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     n, m = table.codes.shape
     reqs = list(requirements)
     base = dict(n_rows=int(gen.shape[0]) if gen.ndim else 0, n_records=table.n_records,
-                requirements=[str(r) for r in reqs])
+                requirements=[str(r) for r in reqs], suppressed_records=suppressed_records)
     if gen.ndim != 2 or gen.shape[0] != n:
         got = gen.shape[0] if gen.ndim else 0
         out.add(Violation("rows", None, None,
@@ -406,7 +430,8 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
             parts.append(f"{a}={_node_text(h, c)}")
         return "{" + ", ".join(parts) + "}"
 
-    achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, None, describe, out)
+    exempt = all_root if suppressed_records == "removed" else None
+    achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, exempt, describe, out)
     worst = _check_privacy(keys, table.qi_names, privacy, table.counts, describe, out)
     return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()),
                       achieved_privacy=worst, **base)
@@ -491,7 +516,8 @@ def _row_tuples(df: pd.DataFrame, cols: Sequence) -> list[tuple]:
 
 def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies,
            requirements=None, *, k: int | None = None, counts=None, missing: str = "error",
-           encoded: EncodedTable | None = None, privacy: Sequence = ()) -> VerificationReport:
+           encoded: EncodedTable | None = None, privacy: Sequence = (),
+           suppressed_records: str = "class") -> VerificationReport:
     """Check that ``anonymised`` is a valid anonymisation of ``original``.
 
     Parameters
@@ -522,17 +548,22 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     encoded : EncodedTable, optional
         ``original`` already encoded (with the same counts and missing mode),
         so that it is not encoded again.
+    suppressed_records : ``"class"`` | ``"removed"``
+        Rows printing ``*`` everywhere form a class of their own (default),
+        or are left out of the requirement checks (module docstring).
 
     Returns a :class:`VerificationReport`; it does not raise on a failed check
     (use :meth:`VerificationReport.raise_if_failed`). See the module docstring
     for the checks.
     """
+    _check_convention(suppressed_records)
     qi = list(quasi_identifiers)
     # no requirement at all: only the structure and the generalisations are checked
     reqs = normalise(requirements, k, qi) if (k is not None or requirements) else []
     enc = encoded if encoded is not None else encode(original, qi, hierarchies, counts=counts, missing=missing)
     out = _Collector()
-    base = dict(n_rows=len(anonymised), n_records=enc.n_records, requirements=[str(r) for r in reqs])
+    base = dict(n_rows=len(anonymised), n_records=enc.n_records, requirements=[str(r) for r in reqs],
+                suppressed_records=suppressed_records)
 
     if len(anonymised) != len(original):
         common = [c for c in original.columns if c not in qi and list(anonymised.columns).count(c) == 1
@@ -609,7 +640,8 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     def describe(row: int, attrs: Sequence[str]) -> str:
         return "{" + ", ".join(f"{a}={_show(anon_reset[a].iloc[row])}" for a in attrs) + "}"
 
-    achieved = _check_requirements(keys, qi, reqs, enc.counts, None, describe, out, usable=set(qi_present))
+    exempt = all_root if suppressed_records == "removed" else None
+    achieved = _check_requirements(keys, qi, reqs, enc.counts, exempt, describe, out, usable=set(qi_present))
     worst = {}
     if privacy and len(qi_present) == len(qi):  # else a QI column is missing, already reported
         bound = [m if isinstance(m, BoundModel) else m.bind(original, enc.counts) for m in privacy]

@@ -60,7 +60,8 @@ allows the expansion.
 from __future__ import annotations
 
 import math
-import warnings
+import threading
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -78,6 +79,36 @@ OBJECTIVES = ("steps", "distortion")
 
 class MinGenTooLarge(ValueError):
     """The input is too large for the exact integer program."""
+
+
+class MinGenTimeout(ValueError):
+    """The integer program found no feasible answer within the time limit."""
+
+
+#: Seconds the two MILP phases may take together unless ``time_limit`` says otherwise.
+DEFAULT_TIME_LIMIT = 60.0
+
+
+def _interruptible(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a worker thread, waited for in short steps,
+    so that Ctrl-C (KeyboardInterrupt) reaches the caller while the solver
+    runs (HiGHS releases the GIL but never checks for signals). An
+    interrupted solve is abandoned (its daemon thread ends with the process)."""
+    out: dict = {}
+
+    def target():
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller
+            out["error"] = exc
+
+    worker = threading.Thread(target=target, name="mingen-milp", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def expand_records(table: EncodedTable) -> EncodedTable:
@@ -144,8 +175,11 @@ class MinGen(Algorithm):
     max_variables : int
         Refuse programs with more variables than this.
     time_limit : float or None
-        Seconds per MILP phase; if hit, the best solution found is returned
-        with a warning and ``details.optimal = False``.
+        Seconds both MILP phases may take together (default
+        :data:`DEFAULT_TIME_LIMIT`; ``None``: no limit). When it is hit, the
+        best feasible solution found is returned (it is verified like any
+        other) with a logged warning and ``details.optimal = False``; when no
+        feasible solution was found by then, :class:`MinGenTimeout`.
     """
 
     name = "mingen"
@@ -156,7 +190,7 @@ class MinGen(Algorithm):
                   "time_limit": Interval(Real, 0, None, closed="neither") | None}
 
     def __init__(self, mode: str = "rows", objective: str = "steps", max_records: int = 400,
-                 max_variables: int = 60_000, time_limit: float | None = None):
+                 max_variables: int = 60_000, time_limit: float | None = DEFAULT_TIME_LIMIT):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def check_problem(self, problem: Problem) -> None:
@@ -295,27 +329,35 @@ class MinGen(Algorithm):
         primary, prec, steps, L = self._costs(problem, units, cands, owner)
         cost1 = np.concatenate([(primary * w).astype(float), np.zeros(n_y)])
         cost2 = np.concatenate([(prec * w).astype(float), np.zeros(n_y)])
-        options = {"mip_rel_gap": 0.0, "disp": False}
-        if self.time_limit is not None:
-            options["time_limit"] = float(self.time_limit)
-        optimal = True
+        started = time.monotonic()
 
-        res1 = milp(cost1, integrality=integrality, bounds=bounds,
-                    constraints=LinearConstraint(A, lb, ub), options=options)
+        def options():  # the time left of the whole budget
+            opts = {"mip_rel_gap": 0.0, "disp": False}
+            if self.time_limit is not None:
+                opts["time_limit"] = max(float(self.time_limit) - (time.monotonic() - started), 0.5)
+            return opts
+
+        res1 = _interruptible(milp, cost1, integrality=integrality, bounds=bounds,
+                              constraints=LinearConstraint(A, lb, ub), options=options())
         if res1.x is None:
+            if res1.status == 1:  # the time limit, before any feasible point
+                raise MinGenTimeout(
+                    f"mingen found no solution within its time limit of {self.time_limit:g} s; give it more "
+                    "(parameter time_limit, e.g. --param time_limit=600) or use heuristicmin or fulldomain")
             raise RuntimeError(f"mingen: the integer program has no solution ({res1.message})")
-        optimal &= res1.status == 0
-        opt1 = float(np.rint(res1.fun))
-        # phase 2: keep the primary optimum, maximise precision
-        A2 = sparse.vstack([A, sparse.csr_matrix(cost1)], format="csr")
-        res2 = milp(cost2, integrality=integrality, bounds=bounds,
-                    constraints=LinearConstraint(A2, np.append(lb, -np.inf), np.append(ub, opt1 + 0.5)),
-                    options=options)
-        res = res2 if res2.x is not None else res1
-        optimal &= res2.status == 0
+        optimal = res1.status == 0
+        res = res1
+        if optimal:  # phase 2: keep the primary optimum, maximise precision
+            opt1 = float(np.rint(res1.fun))
+            A2 = sparse.vstack([A, sparse.csr_matrix(cost1)], format="csr")
+            res2 = _interruptible(milp, cost2, integrality=integrality, bounds=bounds,
+                                  constraints=LinearConstraint(A2, np.append(lb, -np.inf), np.append(ub, opt1 + 0.5)),
+                                  options=options())
+            res = res2 if res2.x is not None else res1
+            optimal = res2.status == 0
         if not optimal:
-            warnings.warn(f"mingen stopped at time_limit={self.time_limit}s: the solution may not be optimal",
-                          stacklevel=2)
+            log.warning("mingen stopped at its time limit of %gs: the answer is the best found, verified but "
+                        "perhaps not optimal (raise time_limit for the optimum)", self.time_limit)
         x = np.rint(res.x[:n_x]).astype(np.int64)
 
         # ----- decode

@@ -170,10 +170,10 @@ class Partitioned(Algorithm):
                              "give the inner method once, as inner_method")
         inner_method = inner_method if inner_method is not None else (method if method is not None else "kaca1")
         if inner_method == "partitioned":
-            raise ValueError("the inner method of 'partitioned' cannot be 'partitioned'")
+            raise ValueError("partitioned: inner_method cannot be 'partitioned'")
         from .registry import METHODS
         if inner_method not in METHODS:
-            raise ValueError(f"partitioned: unknown inner method {inner_method!r}; "
+            raise ValueError(f"partitioned: unknown inner_method {inner_method!r}; "
                              f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
         self.inner_method = inner_method
         self.method_params = dict(method_params or {})

@@ -71,7 +71,7 @@ def methods_accepting(parameter: str) -> list[str]:
     return [m for m in available_methods() if parameter in method_parameters(m)]
 
 
-def make_algorithm(method: str, **params) -> Algorithm:
+def make_algorithm(method: str, /, **params) -> Algorithm:
     """Instantiate a method by name with its parameters.
 
     Parameters the method does not declare are refused, naming them; the

@@ -35,13 +35,15 @@ The command-line and configuration forms are parsed by
 """
 
 from ._base import BoundModel, PrivacyError, PrivacyModel
+from .assess import PrivacyAssessment, assess_privacy, sensitive_columns
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .parse import L_DIVERSITY_FORM, T_CLOSENESS_FORM, parse_l_diversity, parse_privacy_config, parse_t_closeness
 from .t_closeness import DISTANCES, TCloseness
 
 __all__ = ["PrivacyError", "PrivacyModel", "BoundModel", "DistinctLDiversity", "EntropyLDiversity",
            "RecursiveCLDiversity", "TCloseness", "DISTANCES", "parse_l_diversity", "parse_t_closeness",
-           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible"]
+           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible",
+           "PrivacyAssessment", "assess_privacy", "sensitive_columns"]
 
 
 def bind_all(models, df, counts=None) -> list[BoundModel]:

@@ -1,0 +1,156 @@
+"""How well a table protects its sensitive attributes: per privacy model,
+the value its worst equivalence class reaches and the classes and records
+that violate it, before anonymisation (the original table grouped by its
+quasi-identifiers) and after (the output's classes, the suppressed records
+one more class).
+
+The models are l-diversity (Machanavajjhala et al. 2007) and t-closeness
+(Li, Li and Venkatasubramanian 2007); :func:`assess_privacy` works on bound
+models (:meth:`~hieranon.privacy.PrivacyModel.bind`) and integer QI codes.
+:func:`sensitive_columns` binds every sensitive attribute (with or without a
+model) so that reports can show its per-class distribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..table import group
+from ._base import BoundModel
+from .l_diversity import DistinctLDiversity
+
+__all__ = ["ClassFigures", "ModelAssessment", "PrivacyAssessment", "assess_privacy", "classes_of",
+           "sensitive_columns"]
+
+
+@dataclass
+class ClassFigures:
+    """One model on one grouping of the table.
+
+    Attributes
+    ----------
+    achieved : float
+        The value of the worst class: the smallest l (distinct, entropy), the
+        largest ``r_1 / (r_l + ... + r_m)`` (recursive (c, l)), the largest
+        EMD (t-closeness).
+    classes, records : int
+        Equivalence classes and records of the table.
+    classes_violating, records_violating : int
+        Classes that fail the model and the records in them.
+    """
+
+    achieved: float
+    classes: int
+    records: int
+    classes_violating: int
+    records_violating: int
+
+    @property
+    def ok(self) -> bool:
+        return self.classes_violating == 0
+
+
+@dataclass
+class ModelAssessment:
+    """A model's figures before and after (either may be None)."""
+
+    model: str
+    attribute: str
+    kind: str
+    required: str
+    higher_is_better: bool
+    before: ClassFigures | None = None
+    after: ClassFigures | None = None
+
+    @property
+    def latest(self) -> ClassFigures | None:
+        return self.after if self.after is not None else self.before
+
+    @property
+    def ok(self) -> bool:
+        return self.latest is None or self.latest.ok
+
+    def as_dict(self) -> dict:
+        """Plain values; a non-finite worst value (recursive (c, l) on a class
+        with fewer than l values: no c suffices) is ``None``, as JSON has no
+        infinity."""
+        d = asdict(self)
+        for when in ("before", "after"):
+            if d[when] is not None and not np.isfinite(d[when]["achieved"]):
+                d[when]["achieved"] = None
+        d["ok"] = self.ok
+        return d
+
+
+@dataclass
+class PrivacyAssessment:
+    """Every model's :class:`ModelAssessment`, in the order given; ``ok``
+    when the latest state (after, else before) of every model has no
+    violating class."""
+
+    models: list[ModelAssessment]
+    sensitive: list = None
+
+    @property
+    def ok(self) -> bool:
+        return all(m.ok for m in self.models)
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "sensitive": list(self.sensitive or []),
+                "models": [m.as_dict() for m in self.models]}
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, value) rows for a console table."""
+        out = []
+        for m in self.models:
+            for when, f in (("before", m.before), ("after", m.after)):
+                if f is None:
+                    continue
+                tag = f" {when}" if m.before is not None and m.after is not None else ""
+                out.append((f"{m.model}{tag}: worst class", f"{f.achieved:.4g} (required: {m.required})"))
+                out.append((f"{m.model}{tag}: classes / records violating",
+                            f"{f.classes_violating} / {f.records_violating}"))
+        return out
+
+
+def classes_of(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(class of each row, records per class)`` of a code matrix: rows with
+    equal codes form one class (all-root suppressed rows included)."""
+    ec = group(np.asarray(codes), np.asarray(counts, dtype=np.int64))
+    return ec.row_class, ec.sizes
+
+
+def _figures(b: BoundModel, row_class: np.ndarray, sizes: np.ndarray) -> ClassFigures:
+    n = len(sizes)
+    ok = b.per_class_ok(row_class, n)
+    return ClassFigures(achieved=float(b.worst(b.measure(row_class, n))), classes=int(n), records=int(sizes.sum()),
+                        classes_violating=int((~ok).sum()), records_violating=int(sizes[~ok].sum()))
+
+
+def assess_privacy(bound: Sequence[BoundModel], before: np.ndarray | None = None, after: np.ndarray | None = None,
+                   counts: np.ndarray | None = None, sensitive: Iterable[str] = ()) -> PrivacyAssessment:
+    """Each bound model on the classes of ``before`` (original leaf codes)
+    and ``after`` (output node codes), both ``(n_rows, n_qis)`` and row-aligned
+    with the table the models were bound to."""
+    bound = list(bound)
+    n = len(bound[0].values) if bound else 0
+    counts = np.ones(n, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    groups = {when: classes_of(c, counts) if c is not None and bound else None
+              for when, c in (("before", before), ("after", after))}
+    models = []
+    for b in bound:
+        figs = {when: _figures(b, *g) if g is not None else None for when, g in groups.items()}
+        models.append(ModelAssessment(b.describe(), b.attribute, b.kind, b.required_text(), b.higher_is_better,
+                                      figs["before"], figs["after"]))
+    return PrivacyAssessment(models, list(dict.fromkeys([*sensitive, *(b.attribute for b in bound)])))
+
+
+def sensitive_columns(df: pd.DataFrame, attributes: Iterable, counts: np.ndarray | None = None) -> dict:
+    """attribute -> a :class:`BoundModel` holding its value codes and labels
+    (``values``, ``labels``, ``histogram``), for every attribute that is a
+    column of ``df``."""
+    return {a: DistinctLDiversity(a, 1).bind(df, counts) for a in dict.fromkeys(attributes) if a in df.columns}
