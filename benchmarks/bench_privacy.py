@@ -104,7 +104,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="salary-class, k = 10, kaca+/mondrian/fulldomain")
     ap.add_argument("--sensitive", choices=list(SETUPS), action="append",
                     help="only this set-up (repeatable); results then go to privacy_<attribute>.*")
+    ap.add_argument("--summary", action="store_true",
+                    help="only write privacy.md from the privacy*.csv/json already in benchmarks/results")
     args = ap.parse_args()
+    if args.summary:
+        summarise(RESULTS)
+        return
     from hieranon.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
@@ -172,6 +177,42 @@ def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
     with open(stem.with_suffix(".json"), "w") as f:
         json.dump({"machine": machine, "refused": refused, "rows": rows}, f, indent=1, default=float)
     plot(rows, stem.with_suffix(".png"))
+
+
+def summarise(results: Path) -> None:
+    """``privacy.md``: the ratio of every run (one table per sensitive
+    attribute), the refusals and the machine, from the set-ups' CSV/JSON."""
+    lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
+             "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
+             "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
+             "Times are of `solve`, in seconds, on a shared machine.", ""]
+    for stem in sorted(results.glob("privacy_*.json")):
+        if "quick" in stem.name:
+            continue
+        data = json.loads(stem.read_text())
+        rows = data["rows"]
+        if not rows:
+            continue
+        sens = rows[0]["sensitive"]
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        lines += [f"## Sensitive `{sens}` ({len(SETUPS[sens])} QIs)", "",
+                  "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+        for model in dict.fromkeys(r["model"] for r in rows):
+            for k in sorted({r["k"] for r in rows if r["model"] == model}):
+                cells = []
+                for m in methods:
+                    r = next((r for r in rows if r["model"] == model and r["k"] == k and r["method"] == m), None)
+                    cells.append("" if r is None else
+                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s")
+                lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
+        lines.append("")
+        for ref in data["refused"]:
+            lines.append(f"* refused before any work: {ref['message']}")
+        m = data["machine"]
+        lines += ["", f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
+                      f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
+                      f"{m.get('date')}.", ""]
+    (results / "privacy.md").write_text("\n".join(lines) + "\n")
 
 
 def plot(rows: list[dict], path: Path) -> None:
