@@ -85,3 +85,36 @@ def random_frames(draw, max_rows=40, max_qis=3, counts=None):
     k = draw(st.integers(2, max(2, min(5, total))))
     seed = draw(st.integers(0, 2**31 - 1))
     return df, hs, k, seed, count_column
+
+
+@st.composite
+def private_problems(draw, max_rows=40, counts=True, feasible=True):
+    """``(problem, sensitive frame, models)``: a :func:`random_tables` problem
+    (uniform WHD) with a sensitive column ``s`` (1-4 values, numeric or not)
+    and 1-2 privacy models on it, bound to the table in ``problem.privacy``
+    (only models the whole table satisfies when ``feasible``)."""
+    from hypothesis import assume
+
+    from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness
+
+    enc, k, seed = draw(random_tables(max_rows=max_rows, counts=counts))
+    n = enc.n_rows
+    numeric = draw(st.booleans())
+    idx = draw(st.lists(st.integers(0, draw(st.integers(0, 3))), min_size=n, max_size=n))
+    sens = pd.DataFrame({"s": idx if numeric else [f"v{i}" for i in idx]})
+    models = []
+    for _ in range(draw(st.integers(1, 2))):
+        kind = draw(st.sampled_from(["distinct", "entropy", "recursive", "t"]))
+        if kind == "distinct":
+            models.append(DistinctLDiversity("s", draw(st.integers(1, 3))))
+        elif kind == "entropy":
+            models.append(EntropyLDiversity("s", draw(st.sampled_from([1.2, 1.5, 2]))))
+        elif kind == "recursive":
+            models.append(RecursiveCLDiversity("s", draw(st.sampled_from([2, 3.5])), 2))
+        else:
+            models.append(TCloseness("s", draw(st.sampled_from([0.15, 0.25, 0.4])), "ordered" if numeric else "equal"))
+    problem = make_problem(enc, k, seed)
+    problem.privacy = [m.bind(sens, enc.counts) for m in models]
+    if feasible:
+        assume(all(b.ok_hist(b.table_hist())[0] for b in problem.privacy))
+    return problem, sens, models

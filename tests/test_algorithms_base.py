@@ -176,3 +176,41 @@ def test_info_is_a_read_only_dict_view_of_the_details():
         sol.info["merges"] = 3
     assert dict(Solution(sol.codes, sol.suppressed).info) == {}
     assert isinstance(d, Details) and d.as_dict()["nodes_expanded"] == 7
+
+
+# ------------------------------------------------------------ privacy models
+def test_privacy_capability_is_declared_and_refusal_names_the_methods_that_have_it():
+    from hieranon.algorithms.base import privacy_methods
+    from hieranon.algorithms.registry import _method_class
+
+    supporting = privacy_methods()
+    assert supporting[0] == "kaca+ (default)"
+    names = [m.replace(" (default)", "") for m in supporting]
+    assert names == sorted(names, key=lambda m: m != "kaca+")
+    for m in available_methods():
+        assert (m in names) == _method_class(m).privacy_models
+
+
+def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
+    import pandas as pd
+
+    from hieranon.privacy import DistinctLDiversity
+    from hieranon.table import EncodedTable
+    from random_tables import balanced, make_problem
+
+    h = balanced("a0", [2])
+    enc = EncodedTable(np.array([[v] for v in h.leaves] * 2, dtype=np.int32), [h], ["a0"], np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    problem.privacy = [DistinctLDiversity("s", 2).bind(pd.DataFrame({"s": ["x", "y", "y", "x"]}))]
+
+    class NoPrivacy(Algorithm):
+        name = "noprivacy"
+
+        def _solve(self, problem):
+            raise AssertionError("work started")
+
+    with pytest.raises(ValueError) as err:
+        NoPrivacy().solve(problem)
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("method 'noprivacy' does not support l-diversity / t-closeness")
+    assert "kaca+ (default)" in text and "mondrian" in text

@@ -20,6 +20,7 @@ from hieranon.algorithms.base import Problem
 from hieranon.api import anonymize, prepare
 from hieranon.requirements import Requirement
 from hieranon.table import encode, encode_generalised, group, row_keys
+from random_tables import private_problems
 
 QIS = ["Gender", "Age", "Postcode"]
 PRIORITIES = {"Gender": 0, "Postcode": 0.5, "Age": 1}
@@ -427,3 +428,19 @@ def test_algorithm_direct_problem(seed000_table1a, paper_hierarchies):
         sol = D.DBCA().solve(Problem(enc, [Requirement(tuple(QIS), 2)], model, seed))
         assert M.distortion(enc.codes, sol.codes, model) == pytest.approx(0.25)
         assert not sol.suppressed.any()
+
+
+# ------------------------------------------------------------ privacy models
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(private_problems(max_rows=40), st.booleans())
+def test_dbca_output_satisfies_the_models(case, cm):
+    """DBCA / DBCA:CM cluster for k, then the class-merging repair enforces the models."""
+    from hieranon.verify import verify_codes
+
+    problem, _, _ = case
+    t = problem.table
+    if cm:
+        problem.class_labels = np.array(["yes", "no"])[np.arange(t.n_rows) % 2]
+    sol = (D.DBCACM() if cm else D.DBCA()).solve(problem)
+    assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
+    assert sol.details.privacy is not None

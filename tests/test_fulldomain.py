@@ -23,6 +23,7 @@ from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain
 from hieranon.algorithms.lattice import apply_node
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
+from random_tables import private_problems
 
 ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 
@@ -361,3 +362,66 @@ def test_through_api(seed000_table1a, paper_hierarchies):
     assert r.metrics.distortion == pytest.approx(7.5)
     assert list(r.data["Gender"]) == ["male"] * 3 + ["female"] * 3  # node [0,1,1]: Age -> *, Postcode -> 435*
     assert set(r.data["Age"]) == {"*"} and set(r.data["Postcode"]) == {"435*"}
+
+
+# ------------------------------------------------------------ privacy models
+def private_nodes_brute_force(problem):
+    """Every lattice node whose full-domain output (no suppression) satisfies
+    k and every privacy model, with its distortion: plain loops, no tagging."""
+    from hieranon.verify import verify_codes
+
+    t = problem.table
+    out = {}
+    for node in itertools.product(*[range(h.height) for h in t.hierarchies]):
+        codes = apply_node(t, node)
+        if verify_codes(t, codes, problem.requirements, np.zeros(t.n_rows, dtype=bool), privacy=problem.privacy).ok:
+            out[node] = M.distortion(t.codes, codes, problem.cost, t.counts)
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(private_problems(max_rows=30))
+def test_fulldomain_with_privacy_is_the_optimal_private_node(case):
+    """The privacy models are monotone in the lattice, so predictive tagging
+    stays exact: the node found is the cheapest node meeting k and the models."""
+    problem, _, _ = case
+    best = min(private_nodes_brute_force(problem).values())
+    sol = FullDomain().solve(problem)
+    assert M.distortion(problem.table.codes, sol.codes, problem.cost, problem.table.counts) == pytest.approx(best)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(private_problems(max_rows=30))
+def test_allmin_and_datafly_with_privacy(case):
+    """AllMin's nodes all meet the models at the least such height; Datafly's node meets them."""
+    from hieranon.verify import verify_codes
+
+    problem, _, _ = case
+    t = problem.table
+    private = private_nodes_brute_force(problem)
+    least = min(sum(v) for v in private)
+    sol = AllMin().solve(problem)
+    assert sol.details.height == least
+    assert sorted(map(tuple, sol.details.nodes)) == sorted(v for v in private if sum(v) == least)
+    sol = Datafly().solve(problem)
+    assert tuple(sol.details.node) in private
+    assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
+
+
+def test_suppressed_records_must_meet_the_models_too():
+    """'a00' records with s = x, y and 'a01' records with s = x, x, k = 2,
+    distinct 2-diversity, up to 50 % suppressed: the a01 class violates the
+    model and suppressing it leaves a suppressed class of one value, so
+    the leaves are refused and the root is taken."""
+    from hieranon.privacy import DistinctLDiversity
+
+    h = H.Hierarchy("a0", ["*", "a00", "a01"], np.array([-1, 0, 0], dtype=np.int32))
+    enc = encode(pd.DataFrame({"a0": ["a00", "a00", "a01", "a01"]}), ["a0"], [h])
+    problem = Problem(enc, [Requirement(("a0",), 2)], M.CostModel.build(enc.hierarchies), seed=0)
+    sens = pd.DataFrame({"s": ["x", "y", "x", "x"]})
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens)]
+    sol = FullDomain(suppression_limit=0.5).solve(problem)
+    assert sol.details.node == [1] and not sol.suppressed.any()
+    # without the model, the a01 class (two records) is kept as is
+    problem.privacy = []
+    assert FullDomain(suppression_limit=0.5).solve(problem).details.node == [0]

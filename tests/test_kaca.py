@@ -27,7 +27,7 @@ from hieranon import metrics, table
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
 from hieranon.requirements import Requirement
-from random_tables import make_problem, random_tables
+from random_tables import make_problem, private_problems, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]
 
@@ -391,3 +391,32 @@ def test_fast_equals_plain_on_adult_sample(adult_path, k):
         assert np.array_equal(fast[2]["merge_log"][:, :5], plain[2]["merge_log"][:, :5])
         check_output(enc, fast[0], k)
         assert metrics.distortion(enc.codes, fast[0], cost) == pytest.approx(fast[2]["distance_sum"])
+
+
+# ------------------------------------------------------------ privacy models
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(private_problems(max_rows=50), st.sampled_from([None, 0.3]))
+def test_kaca1_output_satisfies_the_models(case, threshold):
+    """KACA1 clusters for k, then the class-merging repair enforces the models
+    (suppressed records one more class); the repair's steps are in the details."""
+    from hieranon.verify import verify_codes
+
+    problem, _, _ = case
+    sol = KACA1(suppression_threshold=threshold).solve(problem)
+    assert verify_codes(problem.table, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
+    assert sol.details.privacy["privacy_classes_out"] <= sol.details.privacy["privacy_classes_in"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(private_problems(max_rows=50), st.sampled_from([0.05, 0.1, 0.3]))
+def test_kaca2_keeps_max_inconsistency_with_the_models(case, bound):
+    """The repair runs before KACA2's final level raises, which only unite
+    classes: the output meets the models and stays below max_inconsistency."""
+    from hieranon.verify import verify_codes
+
+    problem, _, _ = case
+    t = problem.table
+    sol = KACA2(max_inconsistency=bound).solve(problem)
+    assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
+    assert (metrics.inconsistency(sol.codes, t.hierarchies, t.counts) < bound + 1e-12).all()
+    assert sol.details.privacy is not None

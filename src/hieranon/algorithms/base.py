@@ -109,6 +109,23 @@ class Solution:
         return MappingProxyType(self.details.as_dict() if self.details is not None else {})
 
 
+def privacy_methods() -> list[str]:
+    """The registered methods that honour privacy models, the default first
+    (its name marked ``(default)``)."""
+    from .registry import DEFAULT_METHOD, METHODS, _method_class
+
+    out = []
+    for name in METHODS:
+        try:
+            ok = _method_class(name).privacy_models
+        except ValueError:
+            continue
+        if ok:
+            out.append(name)
+    out.sort(key=lambda m: m != DEFAULT_METHOD)
+    return [f"{m} (default)" if m == DEFAULT_METHOD else m for m in out]
+
+
 class Algorithm(ABC):
     """Base class: declared parameters (validated at construction), work in :meth:`_solve`.
 
@@ -127,6 +144,9 @@ class Algorithm(ABC):
     multi_requirement: bool = False
     #: The constructor's parameters: name -> constraint (or a shorthand such as ``bool``)
     parameters: ClassVar[dict[str, Any]] = {}
+    #: True when every class of the output (the suppressed records one more) satisfies
+    #: the privacy models of ``problem.privacy``; False: such a problem is refused
+    privacy_models: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -151,8 +171,12 @@ class Algorithm(ABC):
         cls.__init__ = validated_init
 
     def solve(self, problem: Problem) -> Solution:
-        """Anonymise ``problem``; the output satisfies every requirement."""
+        """Anonymise ``problem``; the output satisfies every requirement (and
+        every privacy model). A problem the method cannot solve, or a privacy
+        model the whole table violates, is refused before any work."""
         self.check_problem(problem)
+        for bound in problem.privacy:
+            bound.check_feasible()
         return self._solve(problem)
 
     @abstractmethod
@@ -165,6 +189,11 @@ class Algorithm(ABC):
             raise ValueError(
                 f"method {self.name!r} supports one k over all quasi-identifiers; "
                 "use 'heuristicmin' for several requirements over different attribute sets"
+            )
+        if problem.privacy and not self.privacy_models:
+            raise ValueError(
+                f"method {self.name!r} does not support l-diversity / t-closeness; "
+                f"use {', '.join(privacy_methods())}"
             )
 
     def get_params(self) -> dict[str, Any]:

@@ -69,6 +69,13 @@ Implementation.
   among its neighbours, then other points by (distance [+ penalty], rank);
   rows of a point are taken in input order. Leftover ties go to the cluster
   formed first (deterministic by index). Same seed, same output.
+
+Privacy models (``problem.privacy``): the clusters are formed for k, then the
+class-merging repair of :mod:`hieranon.algorithms.privacy_merge` enforces the
+models. DBCA is local recoding by clustering like KACA, so the same repair
+applies unchanged (classes keep ``>= k`` records, a class meeting a model keeps
+meeting it); weaving the models into the density-based growth would change
+its centre and leftover rules, which the papers fix.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ from ..table import row_keys
 from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails
 from .params import Interval
+from .privacy_merge import repair_solution
 
 __all__ = ["DBCA", "DBCACM", "DENSE_MAX_VALUES", "GROUP_MAX_COMBOS", "cluster_lca"]
 
@@ -444,9 +452,10 @@ class DBCA(Algorithm):
     """
 
     name = "dbca"
+    privacy_models = True
 
     def _solve(self, problem: Problem) -> Solution:
-        return self._cluster(problem, None)
+        return repair_solution(problem, self._cluster(problem, None))
 
     # ------------------------------------------------------------------
     def _cluster(self, problem: Problem, penalty: float | None) -> Solution:
@@ -596,4 +605,4 @@ class DBCACM(DBCA):
             )
 
     def _solve(self, problem: Problem) -> Solution:
-        return self._cluster(problem, self.penalty)
+        return repair_solution(problem, self._cluster(problem, self.penalty))

@@ -32,6 +32,8 @@ class KACADetails(Details):
     fast : whether the trie search ran.
     time_loop, time_total : seconds.
     merge_log, initial_classes : the merges and starting classes, when recorded (else None).
+    privacy : with privacy models, the repair's steps (``privacy_merges``, ``privacy_moves``...,
+    ``privacy_distortion_added``), made after the clustering (else None).
     """
 
     merges: int
@@ -48,6 +50,7 @@ class KACADetails(Details):
     time_total: float
     merge_log: np.ndarray | None = None
     initial_classes: tuple[np.ndarray, np.ndarray] | None = None
+    privacy: dict[str, Any] | None = None
 
 
 @dataclass
@@ -75,6 +78,8 @@ class KACAPlusDetails(Details):
     best_run : index of the run kept in ``runs``; runs : one dict per run (construction and
     refinement counts, ``stub_weight``, ``distortion_int``, times).
     time_total : seconds.
+    privacy : with privacy models, the repair's steps (``privacy_merges``, ``privacy_moves``...,
+    ``privacy_distortion_added``); ``distortion`` is then the clustering's, before the repair.
     """
 
     distortion_int: int
@@ -82,6 +87,7 @@ class KACAPlusDetails(Details):
     best_run: int
     runs: list[dict[str, Any]]
     time_total: float
+    privacy: dict[str, Any] | None = None
 
 
 @dataclass
@@ -227,7 +233,9 @@ class BUGDetails(Details):
 @dataclass
 class DBCADetails(Details):
     """DBCA / DBCA:CM: cluster_sizes (records), cluster_of_row, n_clusters, n_points, centre_fallbacks,
-    leftover_records, tie_break, timings (seconds per phase), penalty (DBCA:CM only, else None)."""
+    leftover_records, tie_break, timings (seconds per phase), penalty (DBCA:CM only, else None);
+    privacy: with privacy models, the repair's steps after the clustering (``cluster_of_row`` and
+    ``cluster_sizes`` are the clusters before it), else None."""
 
     cluster_sizes: list[int]
     cluster_of_row: np.ndarray
@@ -238,6 +246,7 @@ class DBCADetails(Details):
     tie_break: str
     timings: dict[str, float]
     penalty: float | None = None
+    privacy: dict[str, Any] | None = None
 
 
 @dataclass

@@ -25,6 +25,16 @@ Three methods share one vectorised checker (:class:`~hieranon.algorithms.lattice
 
 The lattice, its node checks and the predictive tagging are in
 :mod:`hieranon.algorithms.lattice`.
+
+Privacy models (``problem.privacy``): a node is feasible only when every
+class, the suppressed records one more, satisfies each model. Without
+suppression l-diversity and t-closeness (EMD) are monotone under
+generalisation (Machanavajjhala et al. 2007, Sec. 5; Li et al. 2007,
+Sec. 4.1), so the predictive tagging stays valid and :class:`FullDomain`
+remains optimal. With suppression the suppressed set can lose diversity as
+the node rises, so every node is checked without tagging; :class:`AllMin`'s
+binary search on height then returns a feasible node of a height it probed,
+not necessarily the least.
 """
 
 from __future__ import annotations
@@ -100,6 +110,7 @@ class FullDomain(Algorithm):
     """
 
     name = "fulldomain"
+    privacy_models = True
     multi_requirement = True
 
     parameters = {"objective": Options(*OBJECTIVES), "suppression_limit": SUPPRESSION_LIMIT,
@@ -111,7 +122,7 @@ class FullDomain(Algorithm):
 
     def _solve(self, problem: Problem) -> Solution:
         costs, scale = _objective_costs(problem, self.objective)
-        L = Lattice(problem.table, problem.requirements, self.suppression_limit, costs)
+        L = Lattice(problem.table, problem.requirements, self.suppression_limit, costs, privacy=problem.privacy)
         C = Classifier(L)
         ties_order = np.lexsort((np.arange(L.n_nodes), L.heights))  # height, then lexicographic
         rank = np.empty(L.n_nodes, dtype=np.int64)
@@ -231,6 +242,7 @@ class AllMin(Algorithm):
     """
 
     name = "allmin"
+    privacy_models = True
     multi_requirement = True
 
     parameters = {"suppression_limit": SUPPRESSION_LIMIT}
@@ -239,7 +251,8 @@ class AllMin(Algorithm):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
-        L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs)
+        L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs,
+                    privacy=problem.privacy)
         C = Classifier(L)
         probed: dict[int, np.ndarray] = {}
 
@@ -291,6 +304,7 @@ class Datafly(Algorithm):
     """
 
     name = "datafly"
+    privacy_models = True
     multi_requirement = True
 
     parameters = {"suppression_limit": SUPPRESSION_LIMIT}
@@ -299,7 +313,7 @@ class Datafly(Algorithm):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
-        L = Lattice(problem.table, problem.requirements, self.suppression_limit)
+        L = Lattice(problem.table, problem.requirements, self.suppression_limit, privacy=problem.privacy)
         node = np.zeros(L.m, dtype=np.int64)
         steps: list[str] = []
         # only attributes some requirement names can help
@@ -311,12 +325,15 @@ class Datafly(Algorithm):
             idx = L.index(node)
             reps, sizes = L.classes(idx)
             L.n_checked += 1
-            n_viol = int(sizes[L.violating(idx, reps, sizes)].sum())
-            if n_viol == 0 or (n_viol < k and n_viol <= L.max_suppressed):
+            sup = L.violating(idx, reps, sizes)
+            n_viol = int(sizes[sup].sum())
+            if ((n_viol == 0 or (n_viol < k and n_viol <= L.max_suppressed))
+                    and (not L.privacy or L.private(idx, reps, sup))):
                 break
             open_ = np.flatnonzero((node < L.max_steps) & used)
-            if len(open_) == 0:  # cannot happen: the top node is one class of n >= k records
-                raise RuntimeError("datafly: the top of the lattice violates the requirements")
+            if len(open_) == 0:  # the top is one class of n >= k records: only privacy on a subset can fail
+                raise ValueError("datafly: generalising every attribute the requirements name does not meet the "
+                                 "privacy models; add a requirement over all quasi-identifiers or use 'fulldomain'")
             distinct = np.array([L.radix[j][int(node[j])] for j in open_])
             j = int(open_[int(np.argmax(distinct))])
             node[j] += 1

@@ -66,6 +66,15 @@ input order for an original class). Rows with record counts > 1 are
 indivisible: a stub takes whole rows until it holds at least ``k - |C|``
 records, and the distance uses the records actually taken, so Lemma 2 still
 holds exactly.
+
+Privacy models (``problem.privacy``: l-diversity, t-closeness): KACA1 and
+KACA2 cluster for k, then the class-merging repair of
+:mod:`hieranon.algorithms.privacy_merge` grows or merges every class (the
+suppressed records one more) until it satisfies every model. KACA2 repairs
+before its final level raises (step 3): they are a function of the value, so
+classes only unite, which keeps every model (Machanavajjhala et al. 2007,
+Sec. 5; Li et al. 2007, Sec. 4.1), and the output stays below
+``max_inconsistency``.
 """
 
 from __future__ import annotations
@@ -107,6 +116,7 @@ from .kaca_core import (
     trie_remove,
 )
 from .params import Interval
+from .privacy_merge import enforce_checked, repair_solution
 
 __all__ = ["KACA1", "KACA2", "kaca1_codes", "kaca2_global_levels", "kaca2_final_levels"]
 
@@ -430,6 +440,7 @@ class KACA1(Algorithm):
     """
 
     name = "kaca1"
+    privacy_models = True
     parameters = {"fast": bool, "suppression_threshold": Interval(Real, 0, None) | None}
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None):
@@ -445,7 +456,7 @@ class KACA1(Algorithm):
         codes, sup, info = self._run_kaca1(problem, problem.table.codes, rng)
         log.info("kaca1: %d merges, distortion %.4f, %d suppressed records", info["merges"],
                  info["distance_sum"], info["suppressed_records"])
-        return Solution(codes, sup, KACADetails(**info))
+        return repair_solution(problem, Solution(codes, sup, KACADetails(**info)))
 
 
 class KACA2(KACA1):
@@ -473,6 +484,9 @@ class KACA2(KACA1):
         rng = np.random.default_rng(problem.seed)
         g1, steps = kaca2_global_levels(t.codes, t.counts, t.hierarchies, problem.k, self.max_inconsistency)
         codes, sup, info = self._run_kaca1(problem, g1, rng)
+        privacy = None
+        if problem.privacy:  # before step 3: its level raises only unite classes, which keeps every model
+            codes, sup, privacy = enforce_checked(problem, codes, sup)
         g3, rounds = kaca2_final_levels(codes, t.counts, t.hierarchies, self.max_inconsistency)
         g3[sup] = 0
         cost = problem.cost
@@ -480,6 +494,7 @@ class KACA2(KACA1):
         d3 = distortion(t.codes, g3, cost, t.counts)
         details = KACA2Details(**info, distortion_global_step=d1, distortion_final_step=d3 - d1 - info["distance_sum"],
                                distortion_total=d3, global_levels=dict(zip(t.qi_names, steps)),
-                               final_rounds=dict(zip(t.qi_names, rounds)), max_inconsistency=self.max_inconsistency)
+                               final_rounds=dict(zip(t.qi_names, rounds)), max_inconsistency=self.max_inconsistency,
+                               privacy=privacy)
         log.info("kaca2: global levels %s, %d merges, final rounds %s", steps, info["merges"], rounds)
         return Solution(g3, sup, details)

@@ -11,6 +11,18 @@ space is small and a hash factorisation otherwise: no Python loop over rows.
 A node's classes are rolled up from those of a more specific node already
 checked. :class:`Classifier` settles feasibility with predictive tagging
 (k-anonymity is monotone in the lattice), as OLA and Flash do.
+
+Privacy models (``privacy``, bound models of :mod:`hieranon.privacy`) are
+checked per node too: every class, the suppressed records one more, must
+satisfy each. Without suppression they are monotone as well -- a class of a
+more general node is a union of classes of a more specific one, and
+l-diversity (distinct, entropy, recursive; Machanavajjhala et al. 2007,
+Sec. 5) and t-closeness with the EMD (Li et al. 2007, Sec. 4.1) hold on a
+union of classes that satisfy them -- so predictive tagging stays valid. With
+suppression they are not (a class may lose the suppressed records that made
+the suppressed set diverse), so the lattice is then marked non-monotone
+(:attr:`Lattice.monotone`) and :class:`Classifier` checks every node it
+settles, tagging nothing.
 """
 
 from __future__ import annotations
@@ -73,10 +85,13 @@ class Lattice:
         :meth:`check` reports the extra cost of its suppressed rows.
     cache_elements : int
         Budget (class representatives) of the roll-up cache.
+    privacy : list of bound privacy models
+        Every class of a feasible node, the suppressed records one more, satisfies each.
     """
 
     def __init__(self, table: EncodedTable, requirements: list[Requirement], suppression_limit: float = 0.0,
-                 node_costs: list[np.ndarray] | None = None, cache_elements: int = 6_000_000):
+                 node_costs: list[np.ndarray] | None = None, cache_elements: int = 6_000_000,
+                 privacy: list | None = None):
         self.table = table
         self.hierarchies = table.hierarchies
         m = len(self.hierarchies)
@@ -150,6 +165,9 @@ class Lattice:
         self.n_checked = 0
         self.n_rolled_up = 0
         self.results: dict[int, NodeCheck] = {}
+        self.privacy = list(privacy or [])
+        #: False when feasibility is not monotone (privacy models with suppression)
+        self.monotone = not (self.privacy and self.max_suppressed > 0)
 
     # ------------------------------------------------------------ utilities
     def index(self, node) -> int:
@@ -274,6 +292,8 @@ class Lattice:
         sup = self.violating(idx, reps, sizes)
         n_sup = int(sizes[sup].sum())
         feasible = n_sup <= self.max_suppressed
+        if feasible and self.privacy:
+            feasible = self.private(idx, reps, sup)
         kept = sizes[~sup]
         dm = int((kept ** 2).sum()) + n_sup * self.n_records
         extra = 0
@@ -287,6 +307,27 @@ class Lattice:
         res = NodeCheck(bool(feasible), n_sup, int((~sup).sum()), dm, int(extra))
         self.results[idx] = res
         return res
+
+    def row_classes(self, idx: int, reps: np.ndarray, sup: np.ndarray) -> tuple[np.ndarray, int]:
+        """Class of every input row at node ``idx`` (``0..n-1``; the suppressed
+        rows -- classes ``sup`` of ``reps`` -- form class ``n - 1`` when there are any)."""
+        node = self.nodes[idx]
+        key, _ = self._keys(node, np.arange(len(self.base)), range(self.m))
+        cls_base, uniq = pd.factorize(key)
+        cls = cls_base.astype(np.int64)[self.row_base]
+        n = len(uniq)
+        if sup.any():
+            rep_key, _ = self._keys(node, reps, range(self.m))
+            cls[np.isin(key, rep_key[sup])[self.row_base]] = n
+            n += 1
+        return cls, n
+
+    def private(self, idx: int, reps: np.ndarray, sup: np.ndarray) -> bool:
+        """Does every class of node ``idx`` (the suppressed records one more)
+        satisfy every privacy model?"""
+        cls, n = self.row_classes(idx, reps, sup)
+        present = np.bincount(cls, minlength=n) > 0
+        return all(bool(b.per_class_ok(cls, n)[present].all()) for b in self.privacy)
 
     def solution_codes(self, idx: int) -> tuple[np.ndarray, np.ndarray]:
         """Generalised codes of every input row at node ``idx`` and the suppressed mask."""
@@ -329,12 +370,9 @@ class Classifier:
 
     def check(self, idx: int) -> bool:
         res = self.L.check(idx)
-        if res.feasible:
-            mask = self.L.successors_mask(idx)
-            self.status[mask & (self.status == UNKNOWN)] = FEASIBLE
-        else:
-            mask = self.L.predecessors_mask(idx)
-            self.status[mask & (self.status == UNKNOWN)] = INFEASIBLE
+        if self.L.monotone:  # predictive tagging
+            mask = self.L.successors_mask(idx) if res.feasible else self.L.predecessors_mask(idx)
+            self.status[mask & (self.status == UNKNOWN)] = FEASIBLE if res.feasible else INFEASIBLE
         self.status[idx] = FEASIBLE if res.feasible else INFEASIBLE
         return res.feasible
 
@@ -357,6 +395,8 @@ class Classifier:
 
     def resolve(self, idx: int) -> int:
         """Settle node ``idx`` (and tag what the checks imply); returns its status."""
+        if not self.L.monotone and self.status[idx] == UNKNOWN:
+            self.check(idx)
         while self.status[idx] == UNKNOWN:
             chain = self._chain(idx)
             lo, hi = 0, len(chain) - 1

@@ -444,6 +444,7 @@ class Mondrian(Algorithm):
     """
 
     name = "mondrian"
+    privacy_models = True
     multi_requirement = False
 
     parameters = {"strict": bool, "categorical": Options(*CATEGORICAL_SPLITS), "numeric": list | NoneValue(),

@@ -14,13 +14,20 @@ subtrees stay together.
 Blocks run on Dask (``dask.distributed``: a ``LocalCluster`` by default or a
 scheduler address) with a bounded number of blocks in flight, or on a
 process pool when Dask is not installed, or serially.
+
+Privacy models (``problem.privacy``): a cut is made only where both sides,
+each taken as one class, satisfy every model, so every block can meet them on
+its own (for t-closeness against the *whole* table's distribution, which the
+block's bound models keep: :meth:`~hieranon.privacy.BoundModel.subset`). The
+inner method solves each block with the models; a class of the union is a
+class of one block, so the union satisfies them.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from numbers import Integral
@@ -29,7 +36,7 @@ import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..table import EncodedTable
-from .base import Algorithm, Problem, Solution
+from .base import Algorithm, Problem, Solution, privacy_methods
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
 
@@ -51,9 +58,11 @@ def dfs_rank(h: Hierarchy) -> np.ndarray:
     return rank
 
 
-def split_blocks(table: EncodedTable, block_size: int, min_size: int) -> list[np.ndarray]:
+def split_blocks(table: EncodedTable, block_size: int, min_size: int,
+                 accept: Callable[[np.ndarray], bool] | None = None) -> list[np.ndarray]:
     """Row-index blocks of at most about ``block_size`` records, each of at
-    least ``min_size`` records (Mondrian-style median cuts, see module doc)."""
+    least ``min_size`` records (Mondrian-style median cuts, see module doc).
+    With ``accept``, a cut is made only where ``accept(rows)`` holds for both sides."""
     if block_size < 2 * min_size:
         raise ValueError(f"block size {block_size} must be at least 2k = {2 * min_size}")
     ranks = np.stack([dfs_rank(h)[table.codes[:, j]] for j, h in enumerate(table.hierarchies)], axis=1)
@@ -66,7 +75,8 @@ def split_blocks(table: EncodedTable, block_size: int, min_size: int) -> list[np
         if counts[rows].sum() <= block_size:
             done.append(rows)
             continue
-        halves = _best_cut(ranks[rows], counts[rows], spans, min_size)
+        ok = None if accept is None else (lambda mask, rows=rows: accept(rows[mask]) and accept(rows[~mask]))
+        halves = _best_cut(ranks[rows], counts[rows], spans, min_size, ok)
         if halves is None:
             done.append(rows)  # no cut keeps both sides >= min_size
             continue
@@ -74,7 +84,7 @@ def split_blocks(table: EncodedTable, block_size: int, min_size: int) -> list[np
     return sorted(done, key=lambda b: b[0])
 
 
-def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int):
+def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok=None):
     widths = (r.max(axis=0) - r.min(axis=0)) / spans
     for j in np.argsort(-widths, kind="stable"):
         if widths[j] == 0:
@@ -88,7 +98,7 @@ def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int):
         best = None
         for left_mask in (col < median, col <= median):
             left = w[left_mask].sum()
-            if min_size <= left <= total - min_size:
+            if min_size <= left <= total - min_size and (ok is None or ok(left_mask)):
                 balance = abs(total / 2 - left)
                 if best is None or balance < best[0]:
                     best = (balance, left_mask)
@@ -103,6 +113,7 @@ class _BlockTask:
     codes: np.ndarray
     counts: np.ndarray
     labels: np.ndarray | None
+    privacy: list
 
 
 def _solve_block(problem: Problem, inner_name: str, inner_params: dict, task: _BlockTask):
@@ -110,7 +121,7 @@ def _solve_block(problem: Problem, inner_name: str, inner_params: dict, task: _B
     from .registry import make_algorithm
 
     sub = Problem(EncodedTable(task.codes, problem.table.hierarchies, problem.table.qi_names, task.counts),
-                  problem.requirements, problem.cost, problem.seed, task.labels)
+                  problem.requirements, problem.cost, problem.seed, task.labels, task.privacy)
     sol = make_algorithm(inner_name, **inner_params).solve(sub)
     return sol.codes, sol.suppressed
 
@@ -144,6 +155,7 @@ class Partitioned(Algorithm):
     """
 
     name = "partitioned"
+    privacy_models = True
 
     parameters = {"inner_method": str | NoneValue(), "block_size": Interval(Integral, 2, None),
                   "executor": Options(*EXECUTORS), "scheduler": str | NoneValue(),
@@ -171,9 +183,23 @@ class Partitioned(Algorithm):
         """The inner method (former name of :attr:`inner_method`)."""
         return self.inner_method
 
+    def check_problem(self, problem: Problem) -> None:
+        """Also refuse privacy models the inner method does not support."""
+        super().check_problem(problem)
+        if problem.privacy:
+            from .registry import _method_class
+            if not _method_class(self.inner_method).privacy_models:
+                usable = [m for m in privacy_methods() if not m.startswith(self.name)]
+                raise ValueError(f"inner method {self.inner_method!r} of 'partitioned' does not support "
+                                 f"l-diversity / t-closeness; use inner_method {', '.join(usable)}")
+
     def _solve(self, problem: Problem) -> Solution:
         k = problem.k
-        blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k)
+        accept = None
+        if problem.privacy:
+            models = problem.privacy
+            accept = lambda rows: all(b.rows_ok(rows) for b in models)  # noqa: E731
+        blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k, accept)
         log.info("partitioned %d rows into %d blocks (target %d records)", problem.table.n_rows, len(blocks),
                  self.block_size)
         codes = np.empty_like(problem.table.codes)
@@ -199,7 +225,8 @@ class Partitioned(Algorithm):
         labels = problem.class_labels
         for rows in blocks:
             yield rows, _BlockTask(problem.table.codes[rows], problem.table.counts[rows],
-                                   None if labels is None else labels[rows])
+                                   None if labels is None else labels[rows],
+                                   [b.subset(rows) for b in problem.privacy])
 
     def _run(self, problem: Problem, blocks, executor: str):
         # what every block shares (hierarchies, requirements, costs), shipped once without the rows

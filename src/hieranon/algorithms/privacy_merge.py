@@ -61,9 +61,9 @@ import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..table import group
-from .base import Problem, log
+from .base import Problem, Solution, log
 
-__all__ = ["enforce", "enforce_info", "tighten", "NEAR", "MAX_DISSOLVE"]
+__all__ = ["enforce", "enforce_checked", "enforce_info", "repair_solution", "tighten", "NEAR", "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
@@ -489,3 +489,42 @@ def enforce(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> tupl
     whole table cannot satisfy a model. See the module docstring."""
     out, sup, _ = enforce_info(problem, codes, suppressed)
     return out, sup
+
+
+def enforce_checked(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """:func:`enforce_info`, then a check of every class from scratch; should a
+    class still violate a model, whole classes are merged from a fresh state
+    until none does (merges alone always end there, the whole table satisfying
+    every model)."""
+    codes, sup, info = enforce_info(problem, codes, suppressed)
+    if problem.privacy and _violating(problem, codes, sup):
+        log.warning("privacy repair left a violating class; merging whole classes to finish")
+        codes, sup, more = enforce_info(problem, codes, sup, moves=False)
+        info["privacy_merges"] += more["privacy_merges"]
+        info["privacy_second_pass"] = True
+    return codes, sup, info
+
+
+def repair_solution(problem: Problem, solution: Solution) -> Solution:
+    """``solution`` with :func:`enforce` applied when ``problem`` has privacy
+    models (unchanged otherwise); the repair's ``info`` goes to
+    ``solution.details.privacy`` when the details have that field."""
+    if not problem.privacy:
+        return solution
+    codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
+    details = solution.details
+    if details is not None and hasattr(details, "privacy"):
+        details.privacy = info
+    return Solution(codes, sup, details)
+
+
+def _violating(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> bool:
+    """Does some class of ``codes`` (the suppressed records one more) violate a model?"""
+    ec = group(codes, problem.table.counts)
+    cls = ec.row_class.astype(np.int64).copy()
+    n = ec.n_classes
+    if suppressed.any():
+        cls[suppressed] = n
+        n += 1
+    present = np.bincount(cls, minlength=n) > 0
+    return any(not b.per_class_ok(cls, n)[present].all() for b in problem.privacy)

@@ -21,6 +21,7 @@ candidate partner.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -124,6 +125,18 @@ class BoundModel(ABC):
 
     def __repr__(self) -> str:
         return f"<bound {self.describe()}>"
+
+    def subset(self, rows: np.ndarray) -> BoundModel:
+        """The model bound to some rows only (a block of the table), in their
+        order. Everything fixed by the whole table stays: t-closeness still
+        measures against the *whole* table's distribution (Li et al. 2007,
+        Def. 2), so a class of the block is t-close exactly when it is in
+        the whole table."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = copy.copy(self)
+        out.values = self.values[rows]
+        out.counts = self.counts[rows]
+        return out
 
     # ---------------------------------------------------------- histograms
     def histogram(self, class_of_row: np.ndarray, n_classes: int, rows: np.ndarray | None = None) -> np.ndarray:

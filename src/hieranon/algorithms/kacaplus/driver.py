@@ -16,6 +16,7 @@ from .. import kaca_core as K
 from ..base import Algorithm, Problem, Solution, log
 from ..details import KACAPlusDetails
 from ..params import Interval, NoneValue, Options
+from ..privacy_merge import repair_solution
 from .finishing import complete_classes
 from .refinement import refine_classes
 from .sweep import SweepData, run_sweep
@@ -196,6 +197,7 @@ class KACAPlus(Algorithm):
     """
 
     name = "kaca+"
+    privacy_models = True
     parameters = {
         "stub_weight": Interval(Real, 0, None) | Options("auto") | None,
         "refine": bool,
@@ -225,4 +227,5 @@ class KACAPlus(Algorithm):
                                      max_vectors=self.max_vectors, growth_order=self.growth_order,
                                      refine_exhaustive=self.refine_exhaustive, stub_rows=self.stub_rows)
         log.info("kaca+: distortion %.4f (run %d of %d)", info["distortion"], info["best_run"] + 1, len(info["runs"]))
-        return Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))
+        solution = Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))
+        return repair_solution(problem, solution)

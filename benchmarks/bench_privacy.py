@@ -1,0 +1,251 @@
+"""What l-diversity and t-closeness cost each method on UCI Adult.
+
+Adult (45,222 records), ARX's hierarchies, uniform WHD, seed 0, two set-ups:
+
+* sensitive ``salary-class`` (two values, 75 % ``<=50K``), the papers' 8 QIs;
+* sensitive ``occupation`` (14 values), the 7 other QIs (occupation dropped).
+
+k in {2, 5, 10, 25}; each model at two strengths: distinct l-diversity
+(l = 2; l = 3 for occupation only -- salary-class has two values), entropy
+l-diversity (l = 1.5, 2), recursive (c, l)-diversity ((4, 2), (3, 2)),
+t-closeness with the equal ground distance (t = 0.2, 0.3). A model the whole
+table cannot meet (entropy l = 2 and recursive (3, 2) on salary-class) is
+refused before any work: the benchmark records the refusal and its message.
+
+Every method that honours the models (kaca+, kaca1, mondrian, fulldomain,
+partitioned with kaca+ inside, serial) is run in this process after a warm-up
+(numba compiled), with the models and without (plain k-anonymity, the
+baseline). Per run: distortion ratio (suppressed records count as fully
+generalised), DM, suppressed records, classes, time of ``solve``, and the
+ratio to the same method's plain k-anonymity run. Every output is checked by
+the independent verifier (:func:`hieranon.verify.verify_codes`) with the
+models.
+
+Writes ``benchmarks/results/privacy.csv`` (one row per run, written as it
+goes), ``privacy.json`` (rows, refusals, machine) and ``privacy.png``.
+
+    python benchmarks/bench_privacy.py [--adult-dir DIR] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from pathlib import Path
+
+from hieranon import api
+from hieranon import metrics as M
+from hieranon.algorithms.base import Problem
+from hieranon.algorithms.registry import make_algorithm
+from hieranon.benchmarking import adult_dir, machine_info
+from hieranon.privacy import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    PrivacyError,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from hieranon.requirements import Requirement
+from hieranon.table import EncodedTable, group
+from hieranon.verify import verify_codes
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+QI8 = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
+#: the order the runs go in (the k of the quality targets first; k = 2 repairs the most classes)
+KS = [10, 25, 5, 2]
+#: (method label, registry name, parameters)
+METHODS = [
+    ("kaca+", "kaca+", {}),
+    ("kaca1", "kaca1", {}),
+    ("mondrian", "mondrian", {}),
+    ("fulldomain", "fulldomain", {}),
+    ("partitioned", "partitioned", {"executor": "serial", "inner_method": "kaca+"}),
+]
+QUICK_METHODS = {"kaca+", "mondrian", "fulldomain"}
+
+
+def models_for(sensitive: str) -> list:
+    """The models of one set-up, two strengths each."""
+    out = [DistinctLDiversity(sensitive, 2)]
+    if sensitive == "occupation":
+        out.append(DistinctLDiversity(sensitive, 3))
+    out += [EntropyLDiversity(sensitive, 1.5), EntropyLDiversity(sensitive, 2),
+            RecursiveCLDiversity(sensitive, 4, 2), RecursiveCLDiversity(sensitive, 3, 2),
+            TCloseness(sensitive, 0.2, "equal"), TCloseness(sensitive, 0.3, "equal")]
+    return out
+
+
+def measure(prob: Problem, label: str, name: str, params: dict) -> dict:
+    t0 = time.perf_counter()
+    sol = make_algorithm(name, **params).solve(prob)
+    elapsed = time.perf_counter() - t0
+    t = prob.table
+    rep = verify_codes(t, sol.codes, prob.requirements, sol.suppressed, privacy=prob.privacy)
+    if not rep.ok:
+        raise AssertionError(f"{label}: the verifier rejects the output: {rep.summary()}")
+    kept = ~sol.suppressed
+    ec = group(sol.codes[kept], t.counts[kept])
+    n_sup = int(t.counts[sol.suppressed].sum())
+    return {"method": label, "distortion_ratio": M.distortion_ratio(t.codes, sol.codes, prob.cost, t.counts),
+            "dm": M.discernibility(ec.sizes, n_sup), "suppressed": n_sup, "classes": int(ec.n_classes),
+            "time_s": elapsed}
+
+
+SETUPS = {"salary-class": QI8, "occupation": [q for q in QI8 if q != "occupation"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adult-dir")
+    ap.add_argument("--quick", action="store_true", help="salary-class, k = 10, kaca+/mondrian/fulldomain")
+    ap.add_argument("--sensitive", choices=list(SETUPS), action="append",
+                    help="only this set-up (repeatable); results then go to privacy_<attribute>.*")
+    ap.add_argument("--summary", action="store_true",
+                    help="only write privacy.md from the privacy*.csv/json already in benchmarks/results")
+    args = ap.parse_args()
+    if args.summary:
+        summarise(RESULTS)
+        return
+    from hieranon.datasets import load_adult
+
+    ad = load_adult(adult_dir(args.adult_dir), download=False)
+    df = ad.frame
+    ks = [10] if args.quick else KS
+    methods = [m for m in METHODS if not args.quick or m[0] in QUICK_METHODS]
+    machine = machine_info()
+    chosen = args.sensitive or (["salary-class"] if args.quick else list(SETUPS))
+    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    cols = ["sensitive", "model", "k", "method", "distortion_ratio", "plain_ratio", "ratio_vs_plain", "dm",
+            "plain_dm", "suppressed", "classes", "time_s", "plain_time_s"]
+    rows: list[dict] = []
+    refused: list[dict] = []
+    csv_path = RESULTS / f"privacy{suffix}.csv"
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for sensitive in chosen:
+            qis = SETUPS[sensitive]
+            hs = {q: ad.hierarchies[q] for q in qis}
+            base = api.prepare(df, qis, hs, 10)
+            enc = base.table
+            # warm-up: compile every kernel on a slice
+            small = Problem(EncodedTable(enc.codes[:2000], enc.hierarchies, enc.qi_names, enc.counts[:2000]),
+                            [Requirement(tuple(qis), 5)], base.cost, seed=0)
+            for _, name, params in methods:
+                make_algorithm(name, **params).solve(small)
+            bound = []
+            for model in models_for(sensitive):
+                b = model.bind(df)
+                try:
+                    b.check_feasible()
+                except PrivacyError as e:
+                    refused.append({"sensitive": sensitive, "model": model.describe(), "message": str(e)})
+                    print(f"refused: {e}", flush=True)
+                    continue
+                bound.append(b)
+            for k in ks:
+                reqs = [Requirement(tuple(qis), k)]
+                plain = {}
+                for label, name, params in methods:
+                    plain[label] = measure(Problem(enc, reqs, base.cost, seed=0), label, name, params)
+                for b in bound:
+                    prob = Problem(enc, reqs, base.cost, seed=0, privacy=[b])
+                    for label, name, params in methods:
+                        r = measure(prob, label, name, params)
+                        p = plain[label]
+                        r.update({"sensitive": sensitive, "model": b.describe(), "k": k,
+                                  "plain_ratio": p["distortion_ratio"], "plain_dm": p["dm"],
+                                  "plain_time_s": p["time_s"],
+                                  "ratio_vs_plain": r["distortion_ratio"] / p["distortion_ratio"]
+                                  if p["distortion_ratio"] else float("nan")})
+                        rows.append(r)
+                        w.writerow({c: (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in cols})
+                        f.flush()
+                        print(f"{sensitive:12s} k={k:3d} {b.describe():45s} {label:12s} "
+                              f"ratio={r['distortion_ratio']:.4f} (plain {p['distortion_ratio']:.4f}) "
+                              f"DM={r['dm']} sup={r['suppressed']} t={r['time_s']:.1f}s", flush=True)
+                save(RESULTS / f"privacy{suffix}", machine, refused, rows)  # after every k: a cut run keeps its part
+
+
+def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
+    machine = {**machine, "load_average_now": list(os.getloadavg())}
+    with open(stem.with_suffix(".json"), "w") as f:
+        json.dump({"machine": machine, "refused": refused, "rows": rows}, f, indent=1, default=float)
+    plot(rows, stem.with_suffix(".png"))
+
+
+def summarise(results: Path) -> None:
+    """``privacy.md``: the ratio of every run (one table per sensitive
+    attribute), the refusals and the machine, from the set-ups' CSV/JSON."""
+    lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
+             "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
+             "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
+             "Times are of `solve`, in seconds, on a shared machine.", ""]
+    for stem in sorted(results.glob("privacy_*.json")):
+        if "quick" in stem.name:
+            continue
+        data = json.loads(stem.read_text())
+        rows = data["rows"]
+        if not rows:
+            continue
+        sens = rows[0]["sensitive"]
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        lines += [f"## Sensitive `{sens}` ({len(SETUPS[sens])} QIs)", "",
+                  "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+        for model in dict.fromkeys(r["model"] for r in rows):
+            for k in sorted({r["k"] for r in rows if r["model"] == model}):
+                cells = []
+                for m in methods:
+                    r = next((r for r in rows if r["model"] == model and r["k"] == k and r["method"] == m), None)
+                    cells.append("" if r is None else
+                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s")
+                lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
+        lines.append("")
+        for ref in data["refused"]:
+            lines.append(f"* refused before any work: {ref['message']}")
+        m = data["machine"]
+        lines += ["", f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
+                      f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
+                      f"{m.get('date')}.", ""]
+    (results / "privacy.md").write_text("\n".join(lines) + "\n")
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Distortion ratio against k, one panel per (sensitive attribute, model), one line per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["sensitive"], r["model"]) for r in rows})
+    if not panels:
+        return
+    ncol = min(4, len(panels))
+    nrow = -(-len(panels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False, sharey=True)
+    for ax, (sens, model) in zip(axes.ravel(), panels):
+        sub = [r for r in rows if r["sensitive"] == sens and r["model"] == model]
+        for label in dict.fromkeys(r["method"] for r in sub):
+            pts = sorted((r["k"], r["distortion_ratio"], r["plain_ratio"]) for r in sub if r["method"] == label)
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], ls=":", color=line.get_color())
+        ax.set_xscale("log")
+        ax.set_title(model, fontsize=8)
+        ax.set_xlabel("k")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("distortion ratio")
+    axes.ravel()[0].legend(fontsize=7, title="dotted: plain k", title_fontsize=7)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
