@@ -224,7 +224,21 @@ class FullDomain(Algorithm):
         return values
 
 
-class AllMin(Algorithm):
+class _LatticeHeuristic(Algorithm):
+    """What AllMin and Datafly share: several requirements, privacy models
+    checked per lattice node, and Samarati's suppression limit as their one
+    parameter."""
+
+    privacy_models = True
+    multi_requirement = True
+
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
+
+    def __init__(self, suppression_limit: float = 0.0):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
+
+
+class AllMin(_LatticeHeuristic):
     """Samarati's AllMin: binary search on the lattice height (seed 003, sec. 5.1.2).
 
     The height of a node is its total number of generalisation steps. If some
@@ -242,13 +256,6 @@ class AllMin(Algorithm):
     """
 
     name = "allmin"
-    privacy_models = True
-    multi_requirement = True
-
-    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
-
-    def __init__(self, suppression_limit: float = 0.0):
-        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs,
@@ -289,7 +296,7 @@ class AllMin(Algorithm):
         return Solution(codes, suppressed, AllMinDetails(**info))
 
 
-class Datafly(Algorithm):
+class Datafly(_LatticeHeuristic):
     """Sweeney's Datafly: greedy full-domain generalisation.
 
     While some record violates a requirement, generalise one step (globally)
@@ -304,13 +311,6 @@ class Datafly(Algorithm):
     """
 
     name = "datafly"
-    privacy_models = True
-    multi_requirement = True
-
-    parameters = {"suppression_limit": SUPPRESSION_LIMIT}
-
-    def __init__(self, suppression_limit: float = 0.0):
-        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, privacy=problem.privacy)

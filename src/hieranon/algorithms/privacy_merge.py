@@ -78,6 +78,26 @@ def _lca_fn(h: Hierarchy):
     return h.lca
 
 
+def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray, fixes: np.ndarray,
+           improves: np.ndarray) -> None:
+    """Judge candidate changes of class ``c`` for model ``b``, in place:
+    ``h_c`` its histogram now, ``hc`` / ``hd`` the histograms of ``c`` and of
+    the donor class after each candidate. A donor must keep satisfying the
+    model (``valid``); ``fixes`` keeps the candidates after which ``c``
+    satisfies it; a class that satisfies it must keep doing so, one that
+    does not may never get worse and ``improves`` marks those that help."""
+    valid &= b.ok_hist(hd)
+    ok_new = b.ok_hist(hc)
+    fixes &= ok_new
+    if b.ok_hist(h_c)[0]:
+        valid &= ok_new
+    else:
+        old = b.measure_hist(h_c)
+        new = b.measure_hist(hc)
+        valid &= ok_new | ~b.better(old, new)  # never worse
+        improves |= ok_new | b.better(new, old)
+
+
 class _State:
     """Alive classes (tuples, sizes, per-model histograms, cost per record)
     and the class of every row."""
@@ -190,16 +210,7 @@ class _State:
             hc[np.arange(len(rows)), v] += w
             hd = h[d].copy()
             hd[np.arange(len(rows)), v] -= w
-            valid &= b.ok_hist(hd)
-            ok_new = b.ok_hist(hc)
-            fixes &= ok_new
-            if b.ok_hist(h[c:c + 1])[0]:
-                valid &= ok_new
-            else:
-                old = b.measure_hist(h[c:c + 1])
-                new = b.measure_hist(hc)
-                valid &= ok_new | ~b.better(old, new)  # never worse
-                improves |= ok_new | b.better(new, old)
+            _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves)
         keep = np.flatnonzero(valid & improves)
         if len(keep) == 0:
             return None
@@ -236,16 +247,7 @@ class _State:
             hd = h[d].copy()
             hd[idx, vr] -= wr
             hd[idx, vo] += wo
-            valid &= b.ok_hist(hd)
-            ok_new = b.ok_hist(hc)
-            fixes &= ok_new
-            if b.ok_hist(h[c:c + 1])[0]:
-                valid &= ok_new
-            else:
-                old = b.measure_hist(h[c:c + 1])
-                new = b.measure_hist(hc)
-                valid &= ok_new | ~b.better(old, new)
-                improves |= ok_new | b.better(new, old)
+            _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves)
         keep = np.flatnonzero(valid & improves)
         if len(keep) == 0:
             return None
