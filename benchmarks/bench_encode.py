@@ -25,7 +25,6 @@ Writes ``benchmarks/results/encode.json`` (with machine information) and
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -37,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from hieranon import table as T
-from hieranon.benchmarking import machine_info
-from hieranon.datasets import ADULT_ENV, ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
+from hieranon.benchmarking import benchmark_parser, machine_info
+from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon.hierarchy import value_to_label
 from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
@@ -137,11 +136,8 @@ def plot(results: dict, path: Path, title: str) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--adult-dir",
-                    help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
+    ap = benchmark_parser(__doc__, HERE / "results")
     ap.add_argument("--runs", type=int, default=5, help="runs per measurement (median reported)")
-    ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
 

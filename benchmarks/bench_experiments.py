@@ -12,7 +12,6 @@ Writes ``benchmarks/results/experiments_quick.json`` (with machine information).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,18 +21,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hieranon.benchmarking import machine_info
+from hieranon.benchmarking import benchmark_parser, machine_info
 from hieranon.datasets import ADULT_ENV, find_adult_dir
 
 HERE = Path(__file__).resolve().parent
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--adult-dir",
-                    help=f"directory with adult.data, adult.test and hierarchies/ (default ${ADULT_ENV})")
+    ap = benchmark_parser(__doc__, HERE / "results")
     ap.add_argument("--target", type=float, default=300.0, help="seconds the quick run should stay under")
-    ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory")
     args = ap.parse_args(argv)
 
     env = {**os.environ, ADULT_ENV: str(find_adult_dir(args.adult_dir)), "MPLBACKEND": "Agg"}

@@ -47,15 +47,22 @@ def released(problem, codes, sens: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_tables(max_rows=60), st.data())
-def test_repair_satisfies_every_model(case, data):
+def private_problem(case, data):
+    """A random table's problem with one or two drawn models of a drawn
+    sensitive column ``s``: (encoded table, problem, sensitive frame)."""
     enc, k, seed = case
     problem = make_problem(enc, k, seed)
     numeric = data.draw(st.booleans())
     sens = sensitive_frame(data, enc.n_rows, data.draw(st.integers(1, 4)), numeric)
     models = [draw_model(data, numeric) for _ in range(data.draw(st.integers(1, 2)))]
     problem.privacy = [m.bind(sens, enc.counts) for m in models]
+    return enc, problem, sens
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_repair_satisfies_every_model(case, data):
+    enc, problem, sens = private_problem(case, data)
     # the k-anonymous start, without the models (KACA1 itself would apply the repair, or refuse)
     base = KACA1(suppression_threshold=data.draw(st.sampled_from([None, 0.3]))).solve(replace(problem, privacy=[]))
     feasible = all(b.ok_hist(b.table_hist())[0] for b in problem.privacy)
@@ -67,7 +74,7 @@ def test_repair_satisfies_every_model(case, data):
     codes, sup, info = enforce_info(problem, base.codes, base.suppressed, moves=moves)
     rep = verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy)
     assert rep.ok, rep.summary()
-    assert min(rep.achieved_k.values()) >= k
+    assert min(rep.achieved_k.values()) >= problem.k
     # nothing changes when every class already satisfies the models
     before = verify_codes(enc, base.codes, problem.requirements, base.suppressed, privacy=problem.privacy)
     if before.ok:
@@ -75,7 +82,7 @@ def test_repair_satisfies_every_model(case, data):
     # pycanon, where it measures the same thing (its classes: the released QI columns)
     out = released(problem, codes, sens)
     qi = list(enc.qi_names)
-    for m in models:
+    for m in (b.model for b in problem.privacy):
         if isinstance(m, DistinctLDiversity):
             assert anonymity.l_diversity(out, qi, ["s"]) >= m.l
         elif isinstance(m, EntropyLDiversity):
@@ -203,12 +210,7 @@ def test_swap_when_no_class_has_a_record_to_spare():
 def test_mondrian_cuts_keep_every_model(case, data):
     from hieranon.algorithms.mondrian import Mondrian
 
-    enc, k, seed = case
-    problem = make_problem(enc, k, seed)
-    numeric = data.draw(st.booleans())
-    sens = sensitive_frame(data, enc.n_rows, data.draw(st.integers(1, 4)), numeric)
-    models = [draw_model(data, numeric) for _ in range(data.draw(st.integers(1, 2)))]
-    problem.privacy = [m.bind(sens, enc.counts) for m in models]
+    enc, problem, sens = private_problem(case, data)
     algo = Mondrian(strict=data.draw(st.booleans()))
     if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
         with pytest.raises(PrivacyError):

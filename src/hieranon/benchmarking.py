@@ -3,6 +3,7 @@ the machine a measurement was taken on, and medians of repeated timings."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -39,6 +40,17 @@ def machine_info() -> dict:
     return {"hieranon": __version__, "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version(), **versions, "load_average_at_start": load,
             "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def benchmark_parser(doc: str, out: Path) -> argparse.ArgumentParser:
+    """The arguments every Adult benchmark takes: ``--adult-dir`` (see
+    :func:`adult_dir`) and ``--out``, the results folder (default ``out``);
+    the description is the first paragraph of the script's ``doc``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--adult-dir", help="directory with adult.data, adult.test and hierarchies/ "
+                                        "(default $HIERANON_ADULT_DIR)")
+    ap.add_argument("--out", type=Path, default=out, help="output directory")
+    return ap
 
 
 def median_time(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:
