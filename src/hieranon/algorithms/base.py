@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..metrics import CostModel
+from ..privacy import check_feasible
 from ..requirements import Requirement
 from ..table import EncodedTable
 from .params import validate_parameters
@@ -175,8 +176,7 @@ class Algorithm(ABC):
         every privacy model). A problem the method cannot solve, or a privacy
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
-        for bound in problem.privacy:
-            bound.check_feasible()
+        check_feasible(problem.privacy)
         return self._solve(problem)
 
     @abstractmethod

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..hierarchy import Hierarchy
+from ..privacy import classes_ok
 from ..requirements import Requirement
 from ..table import EncodedTable, group
 
@@ -326,8 +327,7 @@ class Lattice:
         """Does every class of node ``idx`` (the suppressed records one more)
         satisfy every privacy model?"""
         cls, n = self.row_classes(idx, reps, sup)
-        present = np.bincount(cls, minlength=n) > 0
-        return all(bool(b.per_class_ok(cls, n)[present].all()) for b in self.privacy)
+        return classes_ok(self.privacy, cls, n)
 
     def solution_codes(self, idx: int) -> tuple[np.ndarray, np.ndarray]:
         """Generalised codes of every input row at node ``idx`` and the suppressed mask."""

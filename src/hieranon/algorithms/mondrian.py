@@ -453,7 +453,6 @@ class Mondrian(Algorithm):
     def __init__(self, strict: bool = True, categorical: str = "median", numeric: list[str] | None = None,
                  numeric_ranges: bool = False):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
-        self._privacy: list = []
 
     # --------------------------------------------------------------- setup
     def _attributes(self, problem: Problem) -> list[_Attribute]:
@@ -536,11 +535,8 @@ class Mondrian(Algorithm):
         attrs = self._attributes(problem)
         if t.n_records < k:
             raise ValueError(f"mondrian: the table has {t.n_records} records, fewer than k={k}")
-        self._privacy = list(getattr(problem, "privacy", None) or [])
-        for b in self._privacy:
-            b.check_feasible()
         counts = t.counts.astype(np.float64)
-        if self._privacy:
+        if problem.privacy:  # feasibility was checked by Algorithm.solve
             return self._solve_private(problem, attrs, counts)
         m = len(attrs)
         rep, inv = _group_rows(t.codes, [a.h.n_nodes for a in attrs])
@@ -575,16 +571,12 @@ class Mondrian(Algorithm):
         """Row-by-row partitioning whose cuts also keep every privacy model."""
         t = problem.table
         self._row_arrays(attrs)
-        finals, n_cuts = self._partition_rows(attrs, np.arange(t.n_rows), counts, problem.k)
+        finals, n_cuts = self._partition_rows(attrs, np.arange(t.n_rows), counts, problem.k, problem.privacy)
         partition = np.empty(t.n_rows, dtype=np.int64)
         for p, (rows, _) in enumerate(finals):
             partition[rows] = p
         lcas = np.array([l for _, l in finals], dtype=np.int64).reshape(len(finals), len(attrs))
         return self._solution(problem, attrs, partition, lcas, counts, n_cuts)
-
-    def _parts_private(self, parts: list[np.ndarray]) -> bool:
-        """Does every part of a cut satisfy every privacy model?"""
-        return all(b.rows_ok(p) for b in self._privacy for p in parts)
 
     def _solution(self, problem: Problem, attrs, partition, lcas, counts, n_cuts) -> Solution:
         t = problem.table
@@ -653,9 +645,11 @@ class Mondrian(Algorithm):
             self._nhi = np.stack([attrs[j].num_hi for j in self._num_cols], axis=1)
             self._inv_span = np.array([1.0 / attrs[j].span if attrs[j].span > 0 else 0.0 for j in self._num_cols])
 
-    def _partition_rows(self, attrs, rows, counts, k):
+    def _partition_rows(self, attrs, rows, counts, k, privacy=()):
         """Mondrian row by row (strict cuts first, then relaxed ones) on
         ``rows``; the final partitions (rows, LCAs) depth first, and the cuts.
+        With bound ``privacy`` models a cut is allowable only when every side
+        satisfies each.
         On all rows (``np.arange``) this is the whole algorithm, without
         grouping -- the reference the grouped solve is tested against."""
         finals = []
@@ -671,7 +665,7 @@ class Mondrian(Algorithm):
             for relax in ((False,) if self.strict else (False, True)):
                 for j in ranked:
                     parts = self._cut(attrs[j], rows, w, k, lcas[j], relax)
-                    if parts is not None and self._privacy and not self._parts_private(parts):
+                    if parts is not None and privacy and not all(b.rows_ok(p) for b in privacy for p in parts):
                         parts = None  # both sides must keep every privacy model too
                     if parts is not None:
                         break

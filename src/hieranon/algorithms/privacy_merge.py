@@ -60,6 +60,7 @@ import time
 import numpy as np
 
 from ..hierarchy import Hierarchy
+from ..privacy import classes_ok
 from ..table import group
 from .base import Problem, Solution, log
 
@@ -118,7 +119,7 @@ class _State:
         self.lca = [_lca_fn(h) for h in t.hierarchies]
         self.gT = self.tuple_cost(self.T)
         self.alive = np.ones(n, dtype=bool)
-        self.ok = self.ok_all([h for h in self.hist])
+        self.ok = self.ok_all(self.hist)
         self.by_tuple = {self.T[c].tobytes(): c for c in range(n)}
         self.merges = self.moves = self.swaps = self.dissolved = 0
         self.donors: set[int] = set()
@@ -429,10 +430,6 @@ def _do(s: _State, action: tuple) -> None:
         s.merge(c, x, tup, cost)
 
 
-def _step(s: _State, c: int, n_near: int) -> None:
-    _do(s, _best(s, c, n_near)[1])
-
-
 def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
                  moves: bool = True) -> tuple[np.ndarray, np.ndarray, dict]:
     """:func:`enforce`, also returning ``info``: the steps made
@@ -463,7 +460,8 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
         if len(bad) == 0:
             break
         steps += 1
-        _step(s, int(bad[np.argmin(s.size[bad])]), n_near if steps <= guard else 0)  # smallest first
+        c = int(bad[np.argmin(s.size[bad])])  # smallest first
+        _do(s, _best(s, c, n_near if steps <= guard else 0)[1])
     out = s.T[s.rc]
     donors = np.zeros(len(s.size), dtype=bool)
     donors[list(s.donors)] = True
@@ -528,5 +526,4 @@ def _violating(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> b
     if suppressed.any():
         cls[suppressed] = n
         n += 1
-    present = np.bincount(cls, minlength=n) > 0
-    return any(not b.per_class_ok(cls, n)[present].all() for b in problem.privacy)
+    return not classes_ok(problem.privacy, cls, n)

@@ -34,6 +34,8 @@ The command-line and configuration forms are parsed by
 :func:`parse_privacy_config` (:mod:`hieranon.privacy.parse`).
 """
 
+import numpy as np
+
 from ._base import BoundModel, PrivacyError, PrivacyModel
 from .assess import PrivacyAssessment, assess_privacy, sensitive_columns
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
@@ -42,7 +44,7 @@ from .t_closeness import DISTANCES, TCloseness
 
 __all__ = ["PrivacyError", "PrivacyModel", "BoundModel", "DistinctLDiversity", "EntropyLDiversity",
            "RecursiveCLDiversity", "TCloseness", "DISTANCES", "parse_l_diversity", "parse_t_closeness",
-           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible",
+           "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible", "classes_ok",
            "PrivacyAssessment", "assess_privacy", "sensitive_columns"]
 
 
@@ -55,3 +57,10 @@ def check_feasible(bound: list[BoundModel]) -> None:
     """Raise :class:`PrivacyError` for the first model the whole table cannot satisfy."""
     for b in bound:
         b.check_feasible()
+
+
+def classes_ok(bound: list[BoundModel], class_of_row: np.ndarray, n_classes: int) -> bool:
+    """Does every non-empty class (``class_of_row`` in ``0..n_classes-1``)
+    satisfy every model of ``bound``?"""
+    present = np.bincount(class_of_row, minlength=n_classes) > 0
+    return all(bool(b.per_class_ok(class_of_row, n_classes)[present].all()) for b in bound)
