@@ -22,7 +22,6 @@ from . import metrics as M
 from .algorithms.base import Problem, Solution
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
-from .config import HierarchySpec
 from .privacy import check_feasible, sensitive_columns
 from .hierarchy import Hierarchy
 from .roles import check_roles
@@ -31,21 +30,6 @@ from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special
 from .table import EncodedTable, apply_codes, check_columns
 
 log = logging.getLogger("hieranon")
-
-def resolve_priorities(priorities, qi_names: Sequence[str]):
-    """Priorities as given (mapping attribute -> weight) or a ranking turned
-    into equally scaled priorities (Sun et al. 2008); see
-    :meth:`AnonymizationSpec.priority_weights`, which this calls."""
-    if priorities is None:
-        return None
-    hs = {q: HierarchySpec(q, builder="suppress") for q in qi_names}
-    return AnonymizationSpec(hierarchies=hs, priorities=priorities).priority_weights()
-
-
-def check_missing_mode(missing) -> str:
-    if missing not in MISSING_MODES:
-        raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {missing!r}")
-    return missing
 
 
 def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, requirements=None,
@@ -188,7 +172,6 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
     but of little use. Mondrian (fast) is tried on the same problem; when its
     verified output keeps much more, the warning names it. Returns the
     alternative's ratio, if one was computed."""
-    from .algorithms.registry import make_algorithm
     from .verify import verify_codes
 
     table = problem.table
@@ -213,6 +196,8 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
                     "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
                     method, ratio)
     return better
+
+
 def pseudonyms(column: pd.Series, seed: int | None) -> pd.Series:
     """A random pseudonym per distinct value of ``column`` (the same value,
     the same pseudonym; missing cells stay missing), seeded by ``seed``:

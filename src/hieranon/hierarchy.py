@@ -174,14 +174,8 @@ class Hierarchy:
                 f"hierarchy of attribute {self.name!r}: label {excerpt(label)} names two different nodes "
                 f"({self._describe(a)} and {self._describe(b)}); a label must stand for one set of values",
                 label, (a, b))
-        self.leaf_index = {}
-        for v in np.flatnonzero(counts == 0):
-            label = self.labels[v]
-            if label in self.leaf_index:
-                raise HierarchyError(
-                    f"hierarchy of attribute {self.name!r}: leaf value {label!r} appears more than once"
-                )
-            self.leaf_index[label] = int(v)
+        # two leaves with one label were refused above (ambiguous_label)
+        self.leaf_index = {self.labels[v]: int(v) for v in np.flatnonzero(counts == 0)}
 
     def _describe(self, v: int) -> str:
         """A node in words, for messages: its place in the tree."""

@@ -113,11 +113,12 @@ class AnonymizationResult:
 
     @property
     def risk_threshold(self) -> float:
-        """The spec's risk threshold, else 1/k of the largest k required."""
+        """The spec's risk threshold, else 1/k of the largest k required
+        (:meth:`hieranon.spec.AnonymizationSpec.threshold_for`)."""
+        if self.spec is not None:
+            return self.spec.threshold_for(self.requirements)
         from .risk import default_threshold
-        given = getattr(self.spec, "risk_threshold", None)
-        return given if given is not None else default_threshold(max((r.k for r in self.requirements),
-                                                                     default=None))
+        return default_threshold(max((r.k for r in self.requirements), default=None))
 
     def risk(self, threshold: float | None = None):
         """``(before, after, suppressed_records)`` risk figures

@@ -112,12 +112,11 @@ def assess_roles(df: pd.DataFrame, spec) -> RoleReport:
     if n == 0:
         return out
     qis = {q: _codes(df[q]) for q in spec.hierarchies if q in df.columns}
-    dropped = set(spec.identifiers) if spec.identifier_action in ("drop", "pseudonym") else set()
     for c in df.columns:
-        if c in qis or c in dropped or c == spec.count_column or c in spec.identifiers:
+        if c in qis or c == spec.count_column or c in spec.identifiers:
             continue
         codes = _codes(df[c])
-        distinct = int(codes.max()) + 1 if n else 0
+        distinct = int(codes.max()) + 1
         if n > NEAR_UNIQUE_MIN_ROWS and distinct / n > NEAR_UNIQUE_SHARE:
             out.linkage.append({"column": c, "reason": "near_unique", "share": round(distinct / n, 4),
                                 "detail": f"is near-unique ({distinct / n:.0%} distinct values among {n} rows): "

@@ -341,8 +341,10 @@ class MinGen(Algorithm):
                               constraints=LinearConstraint(A, lb, ub), options=options())
         if res1.x is None:
             if res1.status == 1:  # the time limit, before any feasible point
+                limit = "its solver's iteration limit" if self.time_limit is None else \
+                    f"its time limit of {self.time_limit:g} s"
                 raise MinGenTimeout(
-                    f"mingen found no solution within its time limit of {self.time_limit:g} s; give it more "
+                    f"mingen found no solution within {limit}; give it more "
                     "(parameter time_limit, e.g. --param time_limit=600) or use heuristicmin or fulldomain")
             raise RuntimeError(f"mingen: the integer program has no solution ({res1.message})")
         optimal = res1.status == 0
