@@ -25,6 +25,7 @@ from hieranon.datasets import example_path
 from hieranon.io import read_table
 from hieranon.report import SECTIONS
 from hieranon.verify import verify
+from main_runner import run_main
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")
@@ -819,17 +820,6 @@ def test_suppression_threshold_only_for_methods_that_take_it(tmp_path):
 
 
 # ------------------------------------------- audit: usage errors via main()
-def run_main(monkeypatch, capsys, *args):
-    """Call the real entry point (CliRunner bypasses it) with ``args`` as sys.argv."""
-    monkeypatch.setattr(sys, "argv", ["hieranon", *map(str, args)])
-    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (0 if code is None else code), out, err
-
-
 @pytest.mark.parametrize("args, fragments", [
     (["anonymize", EXAMPLE, "-o", "o.csv", "--config", EXAMPLE_CFG, "--seed", "abc"], ["--seed", "integer"]),
     (["anonymize", EXAMPLE, "-o", "o.csv", "--config", EXAMPLE_CFG, "-k", "abc"], ["-k", "integer"]),

@@ -313,11 +313,12 @@ def test_impossible_privacy_model_is_refused_before_any_work(method, monkeypatch
     """Every method refuses a model the whole table violates (or models it
     does not support) without starting its work."""
     from hieranon.privacy import DistinctLDiversity
+    from hieranon.table import EncodedTable
     from random_tables import make_problem
 
     h = balanced("a0", [2, 2])
-    enc = __import__("hieranon").table.EncodedTable(np.array([[v] for v in h.leaves] * 2, dtype=np.int32), [h],
-                                                   ["a0"], np.ones(8, dtype=np.int64))
+    enc = EncodedTable(np.array([[v] for v in h.leaves] * 2, dtype=np.int32), [h], ["a0"],
+                       np.ones(8, dtype=np.int64))
     problem = make_problem(enc, 2, 0)
     problem.class_labels = np.array(["yes", "no"] * 4)
     sens = pd.DataFrame({"s": ["x", "y"] * 4})

@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -357,4 +356,3 @@ def test_fuzz_suite_helpers_see_a_failure():
         (d / ".o.csv.1.deadbeef.tmp").write_text("x")
         with pytest.raises(AssertionError):
             assert_contract(2, "hieranon: error: x\n", d, set(), [])
-    assert np.isfinite(1.0)

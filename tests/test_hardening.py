@@ -15,20 +15,11 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import cli, files
+from hieranon import files
 from hieranon import hierarchy as H
 from hieranon.hierarchy import AmbiguousLabelError, HierarchyError
 from hieranon.io import OutputError, read_table, write_table, write_text
-
-
-def run_main(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["hieranon", *map(str, args)])
-    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (0 if code is None else code), out, err
+from main_runner import run_main
 
 
 @pytest.fixture
@@ -325,8 +316,7 @@ def test_api_duplicate_columns_and_paths_as_hierarchies(tmp_path):
 
 
 # ------------------------------------------------------------ 9. small ones
-def test_an_empty_column_name_is_kept(tmp_path, job):
-    _, hier = job
+def test_an_empty_column_name_is_kept(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("sex,,c\nM,1,2\nM,3,4\n")
     assert list(read_table(table).columns) == ["sex", "", "c"]
