@@ -205,6 +205,9 @@ class UtilityReport:
     folds, seed : int
         Cross-validation folds and the seed of the folds, the subsample and
         the random forests.
+    stratified : bool
+        Whether the folds keep the class shares (classification, when every
+        class has at least ``folds`` records).
     rows_used, rows_total : int
         Rows the models were trained and tested on, and rows of the table
         (fewer used: rows with a missing target are left out, and tables of
@@ -221,6 +224,7 @@ class UtilityReport:
     models: list[ModelScore] = field(default_factory=list)
     baseline: float | None = None
     folds: int = 5
+    stratified: bool = False
     seed: int = 0
     rows_used: int = 0
     rows_total: int = 0
@@ -235,7 +239,7 @@ class UtilityReport:
         sub = (f" on a seeded sample of {self.rows_used:,} of {self.rows_total:,} rows"
                if self.rows_used < self.rows_total else "")
         return (f"{score} of predicting the original {self.target!r} of held-out records, by {self.folds}-fold "
-                f"{'stratified ' if self.task == 'classification' else ''}cross-validation{sub} (seed "
+                f"{'stratified ' if self.stratified else ''}cross-validation{sub} (seed "
                 f"{self.seed}, same folds for both): models trained on the anonymised quasi-identifiers "
                 "(tested on the held-out records' anonymised values) against the same models trained on the "
                 "original values (tested on their original values)")
@@ -335,9 +339,9 @@ def _entropy_loss(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray
     if not len(orig):
         return 0.0
     tot = _node_totals(h, orig, w)
-    lost = -(w * np.log2(tot[orig] / tot[gen])).sum()
-    full = -(w * np.log2(tot[orig] / tot[0])).sum()
-    return float(lost / full) if full > 0 else 0.0
+    lost = float((w * np.log2(tot[gen] / tot[orig])).sum())
+    full = float((w * np.log2(tot[0] / tot[orig])).sum())
+    return max(lost / full, 0.0) if full > 0 else 0.0
 
 
 def _top_shares(labels: Sequence[str], nodes: np.ndarray, w: np.ndarray) -> dict[str, float]:
@@ -458,7 +462,7 @@ def _category_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, np.array(n)
 
 
-def _models(task: str, seed: int) -> list[tuple[str, str, object]]:
+def _models(task: str, seed: int, n_classes: int = 2) -> list[tuple[str, str, object]]:
     """(name, input kind, factory): 'onehot' reads a sparse one-hot, 'dense' a dense one, 'codes' category codes."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
     from sklearn.linear_model import LogisticRegression, Ridge
@@ -466,7 +470,10 @@ def _models(task: str, seed: int) -> list[tuple[str, str, object]]:
 
     forest = dict(n_estimators=30, min_samples_leaf=5, max_samples=0.5, random_state=seed, n_jobs=1)
     if task == "classification":
-        return [("logistic regression", "onehot", lambda n_cats: LogisticRegression(solver="liblinear", C=1.0)),
+        # liblinear for two classes (fast on one-hot), lbfgs (multinomial) for more: both deterministic
+        solver = "liblinear" if n_classes == 2 else "lbfgs"
+        return [("logistic regression", "onehot",
+                 lambda n_cats: LogisticRegression(solver=solver, C=1.0, max_iter=1000)),
                 ("random forest", "dense", lambda n_cats: RandomForestClassifier(**forest)),
                 ("naive Bayes", "codes", lambda n_cats: CategoricalNB(alpha=1.0, min_categories=n_cats))]
     return [("ridge regression", "onehot", lambda n_cats: Ridge(alpha=1.0)),
@@ -508,12 +515,19 @@ def _baseline(task: str, y, w, splits) -> float:
 
 
 def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int) -> dict[str, list[float]]:
+    import warnings
+
     out: dict[str, list[float]] = {}
-    for name, kind, make in _models(task, seed):
+    n_classes = int(y.max()) + 1 if task == "classification" else 0
+    for name, kind, make in _models(task, seed, n_classes):
         X = inputs[kind]
         scores = []
         for train, test in splits:
-            model = make(inputs["n_cats"]).fit(X[train], y[train], sample_weight=w[train])
+            with warnings.catch_warnings(record=True) as caught:  # logged, never printed
+                warnings.simplefilter("always")
+                model = make(inputs["n_cats"]).fit(X[train], y[train], sample_weight=w[train])
+            for wmsg in {str(c.message) for c in caught}:
+                log.info("%s: %s", name, wmsg)
             scores.append(_score(task, y[test], model.predict(X[test]), w[test]))
         out[name] = scores
     return out
@@ -538,9 +552,12 @@ def _task_of(target: np.ndarray, task: str) -> str:
         if task not in ("classification", "regression"):
             raise ValueError(f"task {task!r}: expected auto, classification or regression")
         return task
-    s = pd.Series(target)
-    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-    return "regression" if numeric and s.nunique() >= REGRESSION_MIN_DISTINCT else "classification"
+    s = pd.Series(target).dropna()
+    if pd.api.types.is_bool_dtype(s):
+        return "classification"
+    numbers = pd.to_numeric(s, errors="coerce")  # a CSV's numbers may arrive as text
+    numeric = len(s) > 0 and not numbers.isna().any()
+    return "regression" if numeric and numbers.nunique() >= REGRESSION_MIN_DISTINCT else "classification"
 
 
 def _prepare_target(target: np.ndarray, task: str, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -580,7 +597,8 @@ def _analysis(orig, gen, w, target, name: str, task: str, folds: int, seed: int,
     o = _cv_scores(task, _inputs(orig[rows]), y, w, splits, seed)
     a = _cv_scores(task, _inputs(gen[rows]), y, w, splits, seed)
     baseline = _baseline(task, y, w, splits)
-    return task, _model_scores(task, o, a, baseline), baseline, len(rows)
+    stratified = task == "classification" and np.bincount(y).min() >= folds  # as _splits chose
+    return task, _model_scores(task, o, a, baseline), baseline, len(rows), bool(stratified)
 
 
 # ------------------------------------------------------------------ entry points
@@ -627,11 +645,11 @@ def assess_codes(original_codes: np.ndarray, codes: np.ndarray, hierarchies: Seq
     if not chosen:
         raise ValueError(f"target {name!r}: no quasi-identifier left to predict it from")
     idx = [names.index(f) for f in chosen]
-    task_, models, baseline, used = _analysis(original_codes[:, idx], codes[:, idx], w, np.asarray(target), name,
-                                              task, int(folds), int(seed), max_rows)
+    task_, models, baseline, used, stratified = _analysis(
+        original_codes[:, idx], codes[:, idx], w, np.asarray(target), name, task, int(folds), int(seed), max_rows)
     log.info("utility of %s: %s", name, ", ".join(f"{m.model} {m.relative}" for m in models))
     return UtilityReport(**report, target=name, task=task_, features=chosen, models=models, baseline=baseline,
-                         rows_used=used)
+                         rows_used=used, stratified=stratified)
 
 
 def _target_of_result(result, target: str, original: pd.DataFrame | None) -> np.ndarray:
