@@ -45,7 +45,7 @@ def _table(header, rows, num_from: int = 1) -> str:
 def _models_plot(u) -> str:
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.2, 0.5 * len(u.models) + 1.2))
+    fig = Figure(figsize=(5.2, 0.5 * len(u.models) + 1.3))
     ax = fig.add_subplot(1, 1, 1)
     y = np.arange(len(u.models))[::-1]
     ax.barh(y + 0.18, [m.original for m in u.models], height=0.36, color="#8fb3de", label="trained on original")
@@ -78,11 +78,12 @@ def _models(u) -> str:
                   "relative over the baseline"], rows)
     base = (f" Majority-class accuracy (baseline): {u.baseline:.4f}." if u.task == "classification" else "")
     return (f"<h3>Analysis preserved: predicting <code>{_e(u.target)}</code> ({_e(u.task)})</h3>"
-            f'<div class="cols even"><div>{tbl}<p class="note">{_e(u.compared[0].upper() + u.compared[1:])}. '
+            f'<div class="cols"><div>{tbl}</div><div>{_models_plot(u)}</div></div>'
+            f'<p class="note">{_e(u.compared[0].upper() + u.compared[1:])}. '
             f"Relative = anonymised / original; relative over the baseline = (anonymised - baseline) / "
             f"(original - baseline).{_e(base)} Features: {_e(', '.join(u.features))}, every value a category "
             "(ARX's classification analysis, Prasser et al. 2017; workload-aware utility, LeFevre, DeWitt &amp; "
-            f"Ramakrishnan 2006).</p></div><div>{_models_plot(u)}</div></div>")
+            "Ramakrishnan 2006).</p>")
 
 
 # --------------------------------------------------------------- attributes
@@ -113,6 +114,9 @@ def _marginals_plot(u) -> str:
     fig = Figure(figsize=(11, 2.15 * n_rows + 0.3))
     axes = fig.subplots(n_rows, 2 * per_row, squeeze=False)
     for i in range(n_rows * per_row):
+        top = 0.0 if i >= len(attrs) else max(
+            [v for when in ("before", "after") for k_, v in getattr(attrs[i], when).items() if k_ != "(other)"],
+            default=0.0)
         for k, when in enumerate(("before", "after")):
             ax = axes[i // per_row, 2 * (i % per_row) + k]
             if i >= len(attrs):
@@ -125,7 +129,7 @@ def _marginals_plot(u) -> str:
             ax.barh(range(len(values)), values, color="#8fb3de" if when == "before" else "#1f5fa8")
             ax.set_yticks(range(len(values)))
             ax.set_yticklabels(labels, fontsize=7)
-            ax.set_xlim(0, 1)
+            ax.set_xlim(0, min(1.0, 1.15 * top) or 1.0)  # the same scale before and after
             ax.tick_params(axis="x", labelsize=7)
             ax.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}%")
             ax.set_title(f"{_short(attrs[i].name, 22)}: {when}", fontsize=9)
@@ -152,7 +156,7 @@ def _pairs_plot(u) -> str:
         i, j = names.index(p.a), names.index(p.b)
         for w, v in (("before", p.cramers_v_before), ("after", p.cramers_v_after)):
             mats[w][i, j] = mats[w][j, i] = v
-    fig = Figure(figsize=(10, 0.42 * n + 1.6))
+    fig = Figure(figsize=(10, 0.42 * n + 2.2), layout="constrained")
     axes = fig.subplots(1, 2)
     im = None
     for ax, w in zip(axes, ("before", "after")):
