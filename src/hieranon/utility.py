@@ -62,7 +62,7 @@ from scipy import sparse
 from .hierarchy import Hierarchy
 
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
-           "assess_result", "naive_bayes_accuracy"]
+           "assess_result", "cramers_v", "naive_bayes_accuracy"]
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,8 @@ class ModelScore:
     anonymised_std: float
     relative: float | None
     normalised: float | None
+    #: CPU seconds of this model's cross-validation on both tables (not compared: it varies run to run)
+    cpu_seconds: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -514,7 +516,9 @@ def _baseline(task: str, y, w, splits) -> float:
     return float(np.mean(scores))
 
 
-def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int) -> dict[str, list[float]]:
+def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int, cpu: dict) -> dict[str, list[float]]:
+    """Held-out scores of every model (``cpu``: model -> CPU seconds, added to)."""
+    import time
     import warnings
 
     out: dict[str, list[float]] = {}
@@ -522,6 +526,7 @@ def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int) -> dict[str, li
     for name, kind, make in _models(task, seed, n_classes):
         X = inputs[kind]
         scores = []
+        started = time.process_time()
         for train, test in splits:
             with warnings.catch_warnings(record=True) as caught:  # logged, never printed
                 warnings.simplefilter("always")
@@ -530,10 +535,11 @@ def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int) -> dict[str, li
                 log.info("%s: %s", name, wmsg)
             scores.append(_score(task, y[test], model.predict(X[test]), w[test]))
         out[name] = scores
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - started
     return out
 
 
-def _model_scores(task: str, orig: dict, anon: dict, baseline: float) -> list[ModelScore]:
+def _model_scores(task: str, orig: dict, anon: dict, baseline: float, cpu: dict) -> list[ModelScore]:
     out = []
     for name in orig:
         o, a = float(np.mean(orig[name])), float(np.mean(anon[name]))
@@ -543,7 +549,8 @@ def _model_scores(task: str, orig: dict, anon: dict, baseline: float) -> list[Mo
         else:
             normalised = relative
         out.append(ModelScore(name, "accuracy" if task == "classification" else "r2", o, a,
-                              float(np.std(orig[name])), float(np.std(anon[name])), relative, normalised))
+                              float(np.std(orig[name])), float(np.std(anon[name])), relative, normalised,
+                              cpu_seconds=cpu.get(name, 0.0)))
     return out
 
 
@@ -594,11 +601,12 @@ def _analysis(orig, gen, w, target, name: str, task: str, folds: int, seed: int,
                          "cross-validation")
     w = w[rows].astype(np.float64)
     splits = _splits(task, y, folds, seed)
-    o = _cv_scores(task, _inputs(orig[rows]), y, w, splits, seed)
-    a = _cv_scores(task, _inputs(gen[rows]), y, w, splits, seed)
+    cpu: dict[str, float] = {}
+    o = _cv_scores(task, _inputs(orig[rows]), y, w, splits, seed, cpu)
+    a = _cv_scores(task, _inputs(gen[rows]), y, w, splits, seed, cpu)
     baseline = _baseline(task, y, w, splits)
     stratified = task == "classification" and np.bincount(y).min() >= folds  # as _splits chose
-    return task, _model_scores(task, o, a, baseline), baseline, len(rows), bool(stratified)
+    return task, _model_scores(task, o, a, baseline, cpu), baseline, len(rows), bool(stratified)
 
 
 # ------------------------------------------------------------------ entry points
