@@ -156,7 +156,7 @@ def _pairs_plot(u) -> str:
         i, j = names.index(p.a), names.index(p.b)
         for w, v in (("before", p.cramers_v_before), ("after", p.cramers_v_after)):
             mats[w][i, j] = mats[w][j, i] = v
-    fig = Figure(figsize=(10, 0.42 * n + 2.2), layout="constrained")
+    fig = Figure(figsize=(10, 4.9), layout="constrained")  # two square maps: the width sets the height
     axes = fig.subplots(1, 2)
     im = None
     for ax, w in zip(axes, ("before", "after")):
@@ -172,7 +172,7 @@ def _pairs_plot(u) -> str:
                     v = mats[w][i, j]
                     ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                             color="white" if v > 0.55 else "#1f2430")
-    fig.colorbar(im, ax=list(axes), shrink=0.8)
+    fig.colorbar(im, ax=list(axes), shrink=0.7)
     return _png(fig)
 
 
