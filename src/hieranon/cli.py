@@ -11,7 +11,7 @@ Commands::
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
                        [--utility [--target COL]]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
-                       [--risk-threshold T]
+                       [--risk-threshold T] [--utility [--target COL]]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
