@@ -248,6 +248,8 @@ def test_result_utility_equals_api_and_follows_a_shuffle():
     r = _result(df)
     u = r.utility("label")
     assert r.utility("label") is u  # cached
+    only_age = r.utility("label", features=["age"])
+    assert only_age.features == ["age"] and r.utility("label", features=["age"]) is only_age
     v = U.assess(df, r.data, quasi_identifiers=["age", "job", "noise"], hierarchies=_hierarchies(df), target="label")
     assert u == v
     shuffled = _result(df, shuffle=True)

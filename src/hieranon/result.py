@@ -141,7 +141,8 @@ class AnonymizationResult:
         ``target``, the accuracy (R^2 for a numeric target) of models trained on
         the anonymised against the original quasi-identifiers. Computed once per
         set of arguments; the last one is shown in the HTML report."""
-        key = ("utility", target, tuple(sorted(options.items())))
+        key = ("utility", target, tuple(sorted((k, tuple(v) if isinstance(v, (list, set)) else v)
+                                               for k, v in options.items())))
         if key not in self.risk_cache or original is not None:
             from .utility import assess_result
             self.risk_cache[key] = assess_result(self, target, original=original, **options)

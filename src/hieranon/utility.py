@@ -397,19 +397,25 @@ def _dense(col: np.ndarray) -> tuple[np.ndarray, int]:
 def cramers_v(a: np.ndarray, b: np.ndarray, w: np.ndarray | None = None) -> float:
     """Cramér's V (Cramér 1946) of two code columns, rows weighted by ``w``;
     0 when either column has a single category."""
-    ra, na = _dense(a)
-    rb, nb = _dense(b)
+    return _cramers_v_ranked(*_dense(a), *_dense(b), np.ones(len(a)) if w is None else w)
+
+
+def _cramers_v_ranked(ra: np.ndarray, na: int, rb: np.ndarray, nb: int, w: np.ndarray) -> float:
+    """Cramér's V of two columns already ranked 0..na-1 and 0..nb-1."""
     if min(na, nb) < 2:
         return 0.0
-    w = np.ones(len(a)) if w is None else w
-    table = sparse.coo_matrix((w, (ra, rb)), shape=(na, nb)).tocsr()
-    n = table.sum()
-    row = np.asarray(table.sum(axis=1)).ravel()
-    col = np.asarray(table.sum(axis=0)).ravel()
-    coo = table.tocoo()
+    if na * nb <= MAX_TABLE_CELLS:
+        cells = np.bincount(ra.astype(np.int64) * nb + rb, weights=w, minlength=na * nb)
+        r, c = np.divmod(np.flatnonzero(cells), nb)
+        observed = cells[cells > 0]
+    else:
+        coo = sparse.coo_matrix((w, (ra, rb)), shape=(na, nb)).tocsr().tocoo()
+        r, c, observed = coo.row, coo.col, coo.data
+    row = np.bincount(ra, weights=w, minlength=na)
+    col = np.bincount(rb, weights=w, minlength=nb)
+    n = float(w.sum())
     # chi2 = n * (sum over cells of O^2 / (row * col) - 1): only the nonzero cells contribute to the sum
-    s = float((coo.data ** 2 / (row[coo.row] * col[coo.col])).sum())
-    chi2 = n * (s - 1.0)
+    chi2 = n * (float((observed ** 2 / (row[r] * col[c])).sum()) - 1.0)
     return float(math.sqrt(max(chi2, 0.0) / (n * (min(na, nb) - 1))))
 
 
@@ -430,11 +436,14 @@ def _contingency_tvd(ha: Hierarchy, hb: Hierarchy, oa, ob, ga, gb, w, ma, mb) ->
 
 def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray) -> list[PairAssociation]:
     members = [_leaf_membership(h) for h in hs]
+    ranked_orig = [_dense(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
+    ranked_gen = [_dense(gen[:, j]) for j in range(len(hs))]
     out = []
     for i in range(len(hs)):
         for j in range(i + 1, len(hs)):
             out.append(PairAssociation(
-                hs[i].name, hs[j].name, cramers_v(orig[:, i], orig[:, j], w), cramers_v(gen[:, i], gen[:, j], w),
+                hs[i].name, hs[j].name, _cramers_v_ranked(*ranked_orig[i], *ranked_orig[j], w),
+                _cramers_v_ranked(*ranked_gen[i], *ranked_gen[j], w),
                 _contingency_tvd(hs[i], hs[j], orig[:, i], orig[:, j], gen[:, i], gen[:, j], w,
                                  members[i], members[j])))
     return out
