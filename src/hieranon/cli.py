@@ -9,8 +9,9 @@ Commands::
                        [--l-diversity ATTR=L|ATTR=entropy:L|ATTR=recursive:C,L]...
                        [--t-closeness ATTR=T[:equal|ordered|hierarchical]]... [--sensitive-hierarchy ATTR=FILE]...
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
+                       [--utility [--target COL]]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
-                       [--risk-threshold T]
+                       [--risk-threshold T] [--utility [--target COL]]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
@@ -200,6 +201,13 @@ OrderMapOption = Annotated[Optional[Path], typer.Option(
 StrictOption = Annotated[Optional[bool], typer.Option(
     "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
     "is an error, not a warning (default: the config's strict).", show_default=False)]
+UtilityOption = Annotated[bool, typer.Option(
+    "--utility", help="Also measure the release's utility: cells kept/generalised/suppressed, granularity and "
+    "non-uniform entropy loss, marginals and QI-pair associations before/after, and with --target the accuracy "
+    "(R^2 for a numeric target) of models trained on ANONYMISED against ORIGINAL.")]
+TargetOption = Annotated[Optional[str], typer.Option(
+    "--target", help="Column of ORIGINAL the utility's models predict (logistic regression, random forest, "
+    "naive Bayes; ridge and random forest for a numeric target), by 5-fold cross-validation; implies --utility.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -713,9 +721,12 @@ def _unshuffle(anon, order_map: Path):
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None):
+                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None,
+                   utility: Optional[dict] = None):
     """Read an (original, anonymised) pair and evaluate it under the job the
-    options describe; warn when a verified pair keeps the input's row order."""
+    options describe; warn when a verified pair keeps the input's row order.
+    ``utility``: ``{"target": COL or None}`` also computes the utility report
+    (cached on the result, see :func:`_utility_of`)."""
     from .report import evaluate_pair
 
     orig = _read(original, encoding, None)
@@ -731,7 +742,36 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     result = evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
                            suppressed_records=suppressed)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
+    if utility is not None:
+        _utility_of(result, orig, utility.get("target"))
     return result
+
+
+# ------------------------------------------------------------------ utility (evaluate/report --utility)
+def _utility_of(result, orig, target: Optional[str]):
+    """The utility report of an evaluated pair (None when ANONYMISED cannot be
+    read against the hierarchies); the target's values come from ORIGINAL."""
+    if target is not None and target not in orig.columns:
+        raise UsageError(f"--target {target!r}: no such column in the original table (its columns: "
+                         f"{', '.join(map(str, list(orig.columns)[:20]))})")
+    if result.codes is None:
+        return None
+    try:
+        return result.utility(target, original=orig)
+    except ValueError as exc:
+        raise UsageError(f"--utility: {exc}") from None
+
+
+def _utility_rows(result) -> list[tuple[str, str]]:
+    u = result.risk_cache.get("utility:last")
+    if u is None:
+        return [("utility", "not available: ANONYMISED does not generalise ORIGINAL (see the verification)")]
+    return u.rows()
+
+
+def _utility_json(result) -> dict:
+    u = result.risk_cache.get("utility:last")
+    return {"utility": u.as_dict() if u is not None else None}
 
 
 def _order_warning(result, quiet: bool) -> None:
@@ -766,8 +806,11 @@ def evaluate(
                                    "class of their own that must hold k records too (default) -- or 'removed' -- "
                                    "left out, as ARX publishes them."),
     order_map: OrderMapOption = None,
+    utility: UtilityOption = False,
+    target: TargetOption = None,
 ):
-    """Print every metric of ANONYMISED against ORIGINAL and verify it."""
+    """Print every metric of ANONYMISED against ORIGINAL and verify it (ANONYMISED may come from any tool,
+    e.g. ARX); with --utility, also what the release keeps for analysis."""
     _configure_logging(True, False)
     try:
         if suppressed not in ("class", "removed"):
@@ -775,18 +818,26 @@ def evaluate(
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
             weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map,
+            utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
                                "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
-                               "privacy": pair.privacy().as_dict()}, default=_json_default, indent=2))
+                               "privacy": pair.privacy().as_dict(),
+                               **(_utility_json(pair) if utility or target is not None else {})},
+                              default=_json_default, indent=2))
     elif not quiet:
         if metrics is not None:
             _print_metrics(f"{anonymised.name} against {original.name}",
                            _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
+        if utility or target is not None:
+            _print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
+            u = pair.risk_cache.get("utility:last")
+            if u is not None and u.target is not None:
+                typer.echo(f"utility: {u.compared}; relative = anonymised / original")
         typer.echo(_verdict_line(report))
         _order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
@@ -829,6 +880,8 @@ def report_command(
     order_map: OrderMapOption = None,
     public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
                                 "uniques, input class sizes, before-figures), for sharing outside."),
+    utility: UtilityOption = False,
+    target: TargetOption = None,
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -849,7 +902,8 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map)
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map,
+                utility={"target": target} if (utility or target is not None) and not public else None)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
             risk_before, risk_after, _ = result.risk()
@@ -863,7 +917,9 @@ def report_command(
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": _risk_summary(risk_before, risk_after, threshold),
                                **result.bound_summary(), "privacy": result.privacy().as_dict(),
-                               "report": str(output)}, default=_json_default, indent=2))
+                               "report": str(output),
+                               **(_utility_json(result) if (utility or target is not None) and not public else {})},
+                              default=_json_default, indent=2))
     elif not quiet:
         typer.echo(_verdict_line(result.verification), err=not ok)
         _order_warning(result, quiet)

@@ -45,6 +45,7 @@ SECTIONS = {
     "sensitive": "Sensitive attributes",
     "class-sizes": "Equivalence class sizes",
     "generalisation": "Generalisation per attribute",
+    "utility": "Utility for analysis",
     "reading": "Reading the metrics",
     "metrics": "Quality metrics",
     "timings": "Timings",
@@ -838,10 +839,23 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
             + "".join(body) + f'</tbody></table></div><p class="note">{_e(note)}</p>')
 
 
+def _utility(result, utility, public: bool) -> str:
+    """The utility section (:mod:`hieranon.report_utility`)."""
+    from .report_utility import utility_section
+
+    if public or utility is False or result.codes is None:
+        return utility_section(None, public=public) if result.codes is not None or public else \
+            '<p class="note">Not available: the output could not be read against the hierarchies.</p>'
+    if utility is None or utility is True:
+        utility = result.risk_cache.get("utility:last") or result.utility()
+    return utility_section(utility)
+
+
 # ------------------------------------------------------------------ public
 def render_report(original_df: pd.DataFrame | None, result, config=None, *, counts=None, title: str | None = None,
                   input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
-                  sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False) -> str:
+                  sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False,
+                  utility=None) -> str:
     """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
 
     Everything comes from the result: its codes, record counts, risk figures
@@ -888,6 +902,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         "sensitive": _sensitive(result, public),
         "class-sizes": _class_sizes(risk_before, risk_after, k, public),
         "generalisation": _generalisation(result, cnt),
+        "utility": _utility(result, utility, public),
         "reading": _reading(),
         "metrics": _metrics(result, public),
         "timings": _timings(result),
