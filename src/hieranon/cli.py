@@ -414,6 +414,9 @@ def anonymize(
                                                   "permutation as a CSV input_row,output_row (keep it private)."),
     public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
                                 "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    max_suppression: Optional[str] = typer.Option(None, "--max-suppression", help="Suppress at most this share "
+                                                  "('5%') or number (120) of records, each only where that lowers "
+                                                  "the distortion (none or at least k are suppressed)."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -437,11 +440,13 @@ def anonymize(
             if keep_order_map is not None:
                 _check_output(input, keep_order_map, force, what="order map")
             cli_params = _parse_params(param)
+            budget = _budget_option(max_suppression)
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
+                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
+                         max_suppression=budget)
             _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if keep_order_map is not None and not spec.shuffle:
                 raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
@@ -468,7 +473,7 @@ def anonymize(
     else:
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       _metric_rows(result.metrics) + _bound_rows(result)
+                       _metric_rows(result.metrics) + _suppression_rows(result) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
@@ -476,6 +481,27 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _budget_option(text: Optional[str]):
+    """``--max-suppression`` as a budget (a bad form: one line naming the option)."""
+    if text is None:
+        return None
+    from .algorithms.suppression import parse_budget
+    try:
+        return parse_budget(text, f"--max-suppression {text}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _suppression_rows(result) -> list[tuple[str, str]]:
+    """What a suppression budget did: records suppressed out of the budget, and why."""
+    s = result.info.get("suppression")
+    if not s:
+        return []
+    return [("suppression budget", f"{s['budget']} ({s['budget_records']} records): {s['suppressed_records']} "
+                                   f"suppressed -- {s['reason']}"),
+            ("distortion ratio without suppression", f"{s['distortion_ratio_without']:.4f}")]
 
 
 def _warn(line: str) -> None:
@@ -829,6 +855,9 @@ def report_command(
     order_map: OrderMapOption = None,
     public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
                                 "uniques, input class sizes, before-figures), for sharing outside."),
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -840,6 +869,8 @@ def report_command(
         from .report import render_report
 
         _checked_options(k, None, missing, beta, risk_threshold)
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
@@ -849,7 +880,8 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map)
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, suppressed,
+                order_map=order_map)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
             risk_before, risk_after, _ = result.risk()

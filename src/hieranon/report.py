@@ -763,8 +763,19 @@ def _timings(result) -> str:
             text = _value_text(v)
             irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
         out += (f'<div><h3>What the method did</h3><p>{_e(_details_sentence(result.method, info))}</p>'
-                f"<details><summary>All details</summary>{_kv(irows)}</details></div>")
+                f"{_suppression_note(result)}<details><summary>All details</summary>{_kv(irows)}</details></div>")
     return out + "</div>"
+
+
+def _suppression_note(result) -> str:
+    """What a record-suppression budget did: how many records, within which budget, why."""
+    s = (result.info or {}).get("suppression")
+    if not s:
+        return ""
+    return (f"<p><strong>Record suppression</strong>: budget {_e(s['budget'])} ({_fmt(s['budget_records'])} "
+            f"records); {_fmt(s['suppressed_records'])} suppressed &mdash; {_e(s['reason'])}. Distortion ratio "
+            f"{_fmt(s['distortion_ratio'])} (without suppression {_fmt(s['distortion_ratio_without'])}); "
+            "suppressed records count as fully generalised.</p>")
 
 
 #: Algorithm details worth a phrase: key -> phrase (``{}`` the value).
