@@ -19,7 +19,7 @@ from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
-from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain
+from hieranon.algorithms.fulldomain import DEFAULT_TIME_LIMIT, AllMin, Datafly, FullDomain, FullDomainTimeout
 from hieranon.algorithms.lattice import apply_node
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
@@ -465,3 +465,39 @@ def test_suppressed_records_must_meet_the_models_too():
     # without the model, the a01 class (two records) is kept as is
     problem.privacy = []
     assert FullDomain(suppression_limit=0.5).solve(problem).details.node == [0]
+
+
+# ------------------------------------------------------------ search limits
+def test_search_limits_are_declared_with_a_default():
+    assert FullDomain().time_limit == DEFAULT_TIME_LIMIT and AllMin().time_limit == DEFAULT_TIME_LIMIT
+    assert FullDomain().max_checks is None
+    with pytest.raises(ValueError, match="time_limit"):
+        FullDomain(time_limit=0)
+    with pytest.raises(ValueError, match="max_checks"):
+        AllMin(max_checks=0)
+
+
+def _chain_problem():
+    """Three masked digits, k = 4: only the two top levels are k-anonymous."""
+    df = pd.DataFrame({"a": ["111", "112", "121", "122", "211", "212", "221", "222"]})
+    return make_problem(df, ["a"], {"a": H.masking("a", list(df["a"]))}, k=4)
+
+
+def test_node_budget_returns_the_best_node_found_with_a_warning(caplog):
+    p = _chain_problem()
+    best = FullDomain().solve(p)
+    assert best.details.search_complete and best.details.node == [2]
+    # the brute force checks nodes by height: after three checks it has found [2], not yet [3]
+    sol = FullDomain(exhaustive=True, max_checks=3).solve(p)
+    assert_satisfies(p, sol)
+    assert sol.details.node == [2] and not sol.details.search_complete and not sol.details.minimal_nodes_complete
+    assert "stopped at its budget of 3 node checks" in caplog.text
+    assert FullDomain(exhaustive=True, max_checks=4).solve(p).details.search_complete
+
+
+def test_limit_before_any_feasible_node_stops_with_a_clear_message():
+    p = _chain_problem()
+    for algo in (FullDomain(max_checks=1), FullDomain(time_limit=1e-12), AllMin(max_checks=1), AllMin(time_limit=1e-12),
+                 FullDomain(objective="dm", max_checks=1), FullDomain(exhaustive=True, max_checks=1)):
+        with pytest.raises(FullDomainTimeout, match="without finding one that meets the requirements; raise it"):
+            algo.solve(p)

@@ -75,22 +75,19 @@ class SearchLimit:
     def __init__(self, lattice: Lattice, time_limit: float | None, max_checks: int | None):
         self.L, self.time_limit, self.max_checks = lattice, time_limit, max_checks
         self.started = time.monotonic()
-        self.hit = False
+        self.hit = ""
 
     def reached(self) -> bool:
-        """True (and remembered) once the time or the node budget is spent."""
+        """True (and remembered, with which limit) once the time or the node budget is spent."""
         if not self.hit:
-            self.hit = ((self.max_checks is not None and self.L.n_checked >= self.max_checks)
-                        or (self.time_limit is not None and time.monotonic() - self.started > self.time_limit))
-        return self.hit
+            if self.max_checks is not None and self.L.n_checked >= self.max_checks:
+                self.hit = f"budget of {self.max_checks:,} node checks"
+            elif self.time_limit is not None and time.monotonic() - self.started > self.time_limit:
+                self.hit = f"time limit of {self.time_limit:g} s"
+        return bool(self.hit)
 
     def describe(self) -> str:
-        what = []
-        if self.time_limit is not None:
-            what.append(f"time limit of {self.time_limit:g} s")
-        if self.max_checks is not None:
-            what.append(f"budget of {self.max_checks:,} node checks")
-        return " / ".join(what) or "limit"
+        return self.hit or "limit"
 
     def fail(self, method: str) -> FullDomainTimeout:
         return FullDomainTimeout(
@@ -316,7 +313,9 @@ class AllMin(_LatticeHeuristic):
     The height of a node is its total number of generalisation steps. If some
     node of height ``h`` satisfies the requirements, some node of height
     ``h + 1`` does too (any successor), so the least height with a feasible
-    node is found by binary search between 0 and the top; at each probed
+    node is found by binary search between 0 and the top (upwards, height by
+    height, when suppression or privacy models make feasibility
+    non-monotone); at each probed
     height every node is settled (with predictive tagging from the other
     probes). ``details.nodes`` lists *all* feasible nodes of the least height
     (Samarati's k-minimal generalisations of minimal height), ordered by the
@@ -362,7 +361,8 @@ class AllMin(_LatticeHeuristic):
         lo, hi = 0, int(L.heights.max())
         try:
             while lo < hi:
-                mid = (lo + hi) // 2
+                # binary search while feasibility is monotone in the height; else upwards, height by height
+                mid = (lo + hi) // 2 if L.monotone else lo
                 if len(feasible_at(mid)):
                     hi = mid
                 else:
