@@ -1069,7 +1069,8 @@ def methods(as_json: JsonOption = False):
     def supports(i) -> str:
         privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
         return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
-                          f"suppression ({i['suppression']})" if i["suppression"] else "no suppression",
+                          "suppression (--max-suppression" + (f", {i['suppression']})" if i["suppression"] else ")")
+                          if i.get("max_suppression") else "no suppression",
                           privacy[i["privacy_models"]]])
 
     table = Table(title="hieranon methods (--method NAME)", show_lines=True)
