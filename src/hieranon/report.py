@@ -300,7 +300,8 @@ def _configuration(result, config) -> str:
                 action, "") if key == "identifiers" else ""
             rows.append((label, ", ".join(map(str, v)) + extra))
     for key, label in (("class_column", "class column"), ("count_column", "count column"),
-                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold")):
+                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold"),
+                       ("max_suppression", "record suppression budget")):
         v = _cfg(config, key)
         if v is not None:
             rows.append((label, str(v)))
