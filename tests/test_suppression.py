@@ -253,3 +253,17 @@ def test_report_takes_suppressed(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "r1.html").exists() and (tmp_path / "r2.html").exists()
     code, _, err = run_main(monkeypatch, capsys, *common, "-o", tmp_path / "r3.html", "--suppressed", "gone")
     assert code == 2 and "--suppressed" in err
+
+
+def test_check_takes_suppressed(tmp_path, monkeypatch, capsys):
+    """The published pair's output alone: two '*' rows at k = 3 fail as a class, pass when removed."""
+    h, orig, anon = _pair_with_two_suppressed()
+    (tmp_path / "a0.csv").write_text(h.to_arx_csv())
+    anon.to_csv(tmp_path / "a.csv", index=False)
+    common = ["check", tmp_path / "a.csv", "--qi", f"a0={tmp_path / 'a0.csv'}", "-k", 3, "--json"]
+    code_class, out_class, _ = run_main(monkeypatch, capsys, *common)
+    code_removed, out_removed, err = run_main(monkeypatch, capsys, *common, "--suppressed", "removed")
+    assert (code_class, code_removed) == (1, 0), err
+    assert json.loads(out_class)["achieved_k"] == 2 and json.loads(out_removed)["achieved_k"] == 4
+    code, _, err = run_main(monkeypatch, capsys, *common, "--suppressed", "gone")
+    assert code == 2 and "--suppressed" in err

@@ -678,6 +678,9 @@ def check(
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     strict: StrictOption = None,
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Report the k a table achieves as it is, its risk, its class-size
     distribution, the classes below each requirement, and the columns without
@@ -698,11 +701,14 @@ def check(
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        result = assess(prepared.table, reqs, threshold=spec.threshold_for(reqs))
-        privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
-                                 sensitive=spec.sensitive)
+        table, models = _without_suppressed(prepared) if suppressed == "removed" else \
+            (prepared.table, prepared.problem.privacy)
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs))
+        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -715,6 +721,22 @@ def check(
         for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
             _warn(line)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _without_suppressed(prepared):
+    """The checked table and its privacy models without the rows printing '*'
+    everywhere (the 'removed' convention: suppressed records not published)."""
+    import numpy as np
+
+    from .table import EncodedTable
+
+    t = prepared.table
+    keep = np.flatnonzero(~(t.codes == 0).all(axis=1))
+    if len(keep) == 0:
+        raise UsageError("--suppressed removed: every row is suppressed ('*' in every quasi-identifier); nothing "
+                         "is left to check")
+    return (EncodedTable(t.codes[keep], t.hierarchies, t.qi_names, t.counts[keep]),
+            [b.subset(keep) for b in prepared.problem.privacy])
 
 
 def _unshuffle(anon, order_map: Path):
