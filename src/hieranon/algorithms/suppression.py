@@ -243,7 +243,7 @@ class _Trimmer:
         have = int(t.counts[suppressed].sum())
         room = budget - have
         chosen, n = [], 0
-        for gain, rows in sorted(self.trims(codes, suppressed), key=lambda g: -g[0] / t.counts[g[1]].sum()):
+        for _gain, rows in sorted(self.trims(codes, suppressed), key=lambda g: -g[0] / t.counts[g[1]].sum()):
             r = int(t.counts[rows].sum())
             if n + r <= room:
                 chosen.append(rows)
