@@ -422,6 +422,9 @@ def anonymize(
                                                   "permutation as a CSV input_row,output_row (keep it private)."),
     public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
                                 "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    max_suppression: Optional[str] = typer.Option(None, "--max-suppression", help="Suppress at most this share "
+                                                  "('5%') or number (120) of records, each only where that lowers "
+                                                  "the distortion (none or at least k are suppressed)."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -445,11 +448,13 @@ def anonymize(
             if keep_order_map is not None:
                 _check_output(input, keep_order_map, force, what="order map")
             cli_params = _parse_params(param)
+            budget = _budget_option(max_suppression)
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
+                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
+                         max_suppression=budget)
             _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if keep_order_map is not None and not spec.shuffle:
                 raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
@@ -476,7 +481,7 @@ def anonymize(
     else:
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       _metric_rows(result.metrics) + _bound_rows(result)
+                       _metric_rows(result.metrics) + _suppression_rows(result) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
@@ -484,6 +489,27 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _budget_option(text: Optional[str]):
+    """``--max-suppression`` as a budget (a bad form: one line naming the option)."""
+    if text is None:
+        return None
+    from .algorithms.suppression import parse_budget
+    try:
+        return parse_budget(text, f"--max-suppression {text}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _suppression_rows(result) -> list[tuple[str, str]]:
+    """What a suppression budget did: records suppressed out of the budget, and why."""
+    s = result.info.get("suppression")
+    if not s:
+        return []
+    return [("suppression budget", f"{s['budget']} ({s['budget_records']} records): {s['suppressed_records']} "
+                                   f"suppressed -- {s['reason']}"),
+            ("distortion ratio without suppression", f"{s['distortion_ratio_without']:.4f}")]
 
 
 def _warn(line: str) -> None:
@@ -660,6 +686,9 @@ def check(
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     strict: StrictOption = None,
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Report the k a table achieves as it is, its risk, its class-size
     distribution, the classes below each requirement, and the columns without
@@ -680,11 +709,14 @@ def check(
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        result = assess(prepared.table, reqs, threshold=spec.threshold_for(reqs))
-        privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
-                                 sensitive=spec.sensitive)
+        table, models = _without_suppressed(prepared) if suppressed == "removed" else \
+            (prepared.table, prepared.problem.privacy)
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs))
+        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -697,6 +729,22 @@ def check(
         for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
             _warn(line)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _without_suppressed(prepared):
+    """The checked table and its privacy models without the rows printing '*'
+    everywhere (the 'removed' convention: suppressed records not published)."""
+    import numpy as np
+
+    from .table import EncodedTable
+
+    t = prepared.table
+    keep = np.flatnonzero(~(t.codes == 0).all(axis=1))
+    if len(keep) == 0:
+        raise UsageError("--suppressed removed: every row is suppressed ('*' in every quasi-identifier); nothing "
+                         "is left to check")
+    return (EncodedTable(t.codes[keep], t.hierarchies, t.qi_names, t.counts[keep]),
+            [b.subset(keep) for b in prepared.problem.privacy])
 
 
 def _unshuffle(anon, order_map: Path):
@@ -882,6 +930,9 @@ def report_command(
                                 "uniques, input class sizes, before-figures), for sharing outside."),
     utility: UtilityOption = False,
     target: TargetOption = None,
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -893,6 +944,8 @@ def report_command(
         from .report import render_report
 
         _checked_options(k, None, missing, beta, risk_threshold)
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
@@ -902,7 +955,8 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map,
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, suppressed,
+                order_map=order_map,
                 utility={"target": target} if (utility or target is not None) and not public else None)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
@@ -1093,7 +1147,8 @@ def methods(as_json: JsonOption = False):
     def supports(i) -> str:
         privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
         return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
-                          f"suppression ({i['suppression']})" if i["suppression"] else "no suppression",
+                          "suppression (--max-suppression" + (f", {i['suppression']})" if i["suppression"] else ")")
+                          if i.get("max_suppression") else "no suppression",
                           privacy[i["privacy_models"]]])
 
     table = Table(title="hieranon methods (--method NAME)", show_lines=True)

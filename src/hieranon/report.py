@@ -301,7 +301,8 @@ def _configuration(result, config) -> str:
                 action, "") if key == "identifiers" else ""
             rows.append((label, ", ".join(map(str, v)) + extra))
     for key, label in (("class_column", "class column"), ("count_column", "count column"),
-                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold")):
+                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold"),
+                       ("max_suppression", "record suppression budget")):
         v = _cfg(config, key)
         if v is not None:
             rows.append((label, str(v)))
@@ -764,8 +765,19 @@ def _timings(result) -> str:
             text = _value_text(v)
             irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
         out += (f'<div><h3>What the method did</h3><p>{_e(_details_sentence(result.method, info))}</p>'
-                f"<details><summary>All details</summary>{_kv(irows)}</details></div>")
+                f"{_suppression_note(result)}<details><summary>All details</summary>{_kv(irows)}</details></div>")
     return out + "</div>"
+
+
+def _suppression_note(result) -> str:
+    """What a record-suppression budget did: how many records, within which budget, why."""
+    s = (result.info or {}).get("suppression")
+    if not s:
+        return ""
+    return (f"<p><strong>Record suppression</strong>: budget {_e(s['budget'])} ({_fmt(s['budget_records'])} "
+            f"records); {_fmt(s['suppressed_records'])} suppressed &mdash; {_e(s['reason'])}. Distortion ratio "
+            f"{_fmt(s['distortion_ratio'])} (without suppression {_fmt(s['distortion_ratio_without'])}); "
+            "suppressed records count as fully generalised.</p>")
 
 
 #: Algorithm details worth a phrase: key -> phrase (``{}`` the value).

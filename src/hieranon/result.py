@@ -205,6 +205,7 @@ class AnonymizationResult:
             "requirements": [str(r) for r in self.requirements],
             "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
             "suppressed_records": int(self.metrics.suppressed_records),
+            **({"suppression": dict(self.info["suppression"])} if "suppression" in self.info else {}),
             "timings": self.timings,
             "privacy": self.privacy().as_dict(),
             **({"output": str(self.output)} if self.output is not None else {}),

@@ -97,6 +97,7 @@ class LatticeDetails(Details):
     node : generalisation steps per QI (in ``qi_names`` order).
     nodes_checked, lattice_size : nodes whose classes were counted, and all nodes.
     suppressed : records suppressed.
+    search_complete : False when an exact search stopped at its time limit or node budget.
     """
 
     node: list[int]
@@ -104,6 +105,7 @@ class LatticeDetails(Details):
     lattice_size: int
     suppressed: int
     qi_names: list[str]
+    search_complete: bool = True
 
 
 @dataclass
