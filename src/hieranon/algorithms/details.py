@@ -80,6 +80,9 @@ class KACAPlusDetails(Details):
     time_total : seconds.
     privacy : with privacy models, the repair's steps (``privacy_merges``, ``privacy_moves``...,
     ``privacy_distortion_added``); ``distortion`` is then the clustering's, before the repair.
+    requirements : with several requirements over different attribute sets, the essential
+    ones, the order kept (``best_order``; ``runs`` then has one entry per order tried) and the
+    repair's unions (else None).
     """
 
     distortion_int: int
@@ -88,6 +91,7 @@ class KACAPlusDetails(Details):
     runs: list[dict[str, Any]]
     time_total: float
     privacy: dict[str, Any] | None = None
+    requirements: dict[str, Any] | None = None
 
 
 @dataclass
