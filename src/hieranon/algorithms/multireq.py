@@ -211,18 +211,30 @@ def _blocks(codes: np.ndarray) -> list[np.ndarray]:
 
 
 def nested_codes(base: np.ndarray, counts: np.ndarray, hierarchies: Sequence[Hierarchy], cost: CostModel,
-                 reqs: Sequence[_Req], order: Sequence[int], cluster: Clusterer) -> tuple[np.ndarray, np.ndarray, dict]:
+                 reqs: Sequence[_Req], order: Sequence[int], cluster: Clusterer, joint: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Steps 2 and 3 for one order of the requirements: ``(codes,
-    rows the clusterer suppressed, info)``."""
+    rows the clusterer suppressed, info)``. With ``joint``, a requirement
+    sharing attributes with earlier ones is clustered over the whole table
+    on all its attributes, the shared ones from their published values
+    (which may split earlier groups: step 3 repairs them)."""
     n, m = base.shape
     out = base.copy()
     sup = np.zeros(n, dtype=bool)
     fixed = np.zeros(m, dtype=bool)
-    info = {"blocks": 0, "block_merges": 0, "clusterings": 0}
+    info = {"blocks": 0, "block_merges": 0, "clusterings": 0, "joint": joint}
     for i in order:
         r = reqs[i]
         free = r.cols[~fixed[r.cols]]
         shared = r.cols[fixed[r.cols]]
+        if joint and len(shared) and len(free):
+            codes, s, _ = cluster(np.ascontiguousarray(out[:, r.cols]), counts, [hierarchies[j] for j in r.cols],
+                                  sub_cost(cost, r.cols), r.k)
+            out[:, r.cols] = codes
+            sup |= s
+            info["clusterings"] += 1
+            fixed[free] = True
+            continue
         if len(free) == 0:
             continue
         if len(shared):
@@ -250,6 +262,16 @@ def _orders(reqs: Sequence[_Req]) -> list[tuple[int, ...]]:
     return [first, *rest]
 
 
+def _overlapping(reqs: Sequence[_Req]) -> bool:
+    """Do two requirements share an attribute?"""
+    seen: set[int] = set()
+    for r in reqs:
+        if seen & set(r.cols.tolist()):
+            return True
+        seen |= set(r.cols.tolist())
+    return False
+
+
 def _distortion_int(orig: np.ndarray, out: np.ndarray, counts: np.ndarray, cost: CostModel) -> int:
     d = np.zeros(len(orig), dtype=np.int64)
     for j, c in enumerate(cost.int_costs):
@@ -271,9 +293,11 @@ def solve_requirements(problem: Problem, cluster: Clusterer, base: np.ndarray | 
     reqs = [_Req(np.asarray(r.indices(t.qi_names), dtype=np.int64), r.k) for r in ess]
     best = None
     runs = []
-    for order in _orders(reqs):
+    for order, joint in itertools.product(_orders(reqs), (False, True)):
+        if joint and not _overlapping(reqs):
+            continue
         ts = time.perf_counter()
-        out, sup, info = nested_codes(base, t.counts, t.hierarchies, problem.cost, reqs, order, cluster)
+        out, sup, info = nested_codes(base, t.counts, t.hierarchies, problem.cost, reqs, order, cluster, joint)
         d = _distortion_int(t.codes, out, t.counts, problem.cost)
         info.update(order=[str(ess[i]) for i in order], distortion_int=d, time=time.perf_counter() - ts)
         runs.append(info)

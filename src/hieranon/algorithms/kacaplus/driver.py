@@ -219,13 +219,15 @@ class KACAPlus(Algorithm):
                  stub_rows: bool = True):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
-    def _codes(self, codes, counts, hierarchies, cost, k, seed):
+    def _codes(self, codes, counts, hierarchies, cost, k, seed, refine_exhaustive=None):
+        if refine_exhaustive is None:
+            refine_exhaustive = self.refine_exhaustive
         return kacaplus_codes(codes, counts, hierarchies, cost, k, seed,
                               construction=self.construction, stub_weight=self.stub_weight,
                               refine=self.refine, refine_all=self.refine_all,
                               refine_budget=self.refine_budget, restarts=self.restarts,
                               max_vectors=self.max_vectors, growth_order=self.growth_order,
-                              refine_exhaustive=self.refine_exhaustive, stub_rows=self.stub_rows)
+                              refine_exhaustive=refine_exhaustive, stub_rows=self.stub_rows)
 
     def _solve(self, problem: Problem) -> Solution:
         t = problem.table
@@ -241,9 +243,15 @@ class KACAPlus(Algorithm):
 
     def _solve_several(self, problem: Problem, seed: int) -> Solution:
         """Several requirements: :func:`~hieranon.algorithms.multireq.solve_requirements`
-        clustering each block with KACA+."""
+        clustering each block with KACA+. The exhaustive partner search of
+        step 4 follows the whole table's size, not the block's (on Adult,
+        8 QIs, it cost six times the time for a distortion 0.00001 lower)."""
+        exhaustive = self.refine_exhaustive
+        if exhaustive is None:
+            exhaustive = problem.table.n_rows <= 1_000
+
         def cluster(codes, counts, hierarchies, cost, k):
-            out, _ = self._codes(codes, counts, hierarchies, cost, k, seed)
+            out, _ = self._codes(codes, counts, hierarchies, cost, k, seed, exhaustive)
             return out, np.zeros(len(out), dtype=bool), {}
 
         codes, sup, info = solve_requirements(problem, cluster)
