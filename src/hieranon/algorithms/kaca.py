@@ -67,6 +67,12 @@ indivisible: a stub takes whole rows until it holds at least ``k - |C|``
 records, and the distance uses the records actually taken, so Lemma 2 still
 holds exactly.
 
+Several requirements ``<A_i, k_i>`` over different attribute sets (Arca &
+Hewett): :mod:`hieranon.algorithms.multireq` runs KACA1 per requirement on
+the attributes it adds (block by block of the values earlier requirements
+published, or over the whole table), then unites groups until every
+requirement holds; KACA2 does so between its two level steps.
+
 Privacy models (``problem.privacy``: l-diversity, t-closeness): KACA1 and
 KACA2 cluster for k, then the class-merging repair of
 :mod:`hieranon.algorithms.privacy_merge` grows or merges every class (the

@@ -24,6 +24,15 @@ until every requirement holds.
    printing its shared values, its clusters are groups of ``A_i`` of at
    least ``k_i`` records. A block below ``k_i`` is first united with its
    nearest block (step 3 on the shared attributes).
+   *Joint* variant: a requirement sharing attributes with earlier ones is
+   clustered over the whole table on all of ``A_i``, the shared attributes
+   starting from their published values. It may generalise a shared
+   attribute further for some records (splitting earlier groups, which step
+   3 repairs), which pays when blocks are too small for ``k_i`` without
+   generalising the free attributes a lot: on ISLR Wage with ``<{age,
+   race}, 10>`` and ``<{age, maritl, education, jobclass}, 3>`` the blocks
+   of exact ages force race to ``*`` for most non-white records (distortion
+   ratio 0.070), the joint variant generalises their ages instead (0.038).
 3. **Group-merge repair** (fixpoint): while some requirement has a group
    below its k, the smallest such group ``g`` is united with the group ``h``
    of that requirement whose union is cheapest -- both print, on ``A_i``,
@@ -36,11 +45,15 @@ until every requirement holds.
    A union changes whole equivalence classes over all QIs alike, so classes
    only unite: every privacy model kept so far stays kept (Machanavajjhala
    et al. 2007, Sec. 5; Li et al. 2007, Sec. 4.1).
-4. Every order of the requirements (up to :data:`MAX_ORDERS` of them, the
-   largest k first) is tried and the least distortion is kept.
+4. Every order of the requirements (all of them up to three requirements,
+   else the largest k first), each with blocks and, when requirements share
+   attributes, jointly, is tried; the least distortion is kept.
 5. **Privacy models**: the class-merging repair of
    :mod:`hieranon.algorithms.privacy_merge` runs on the result (keeping the
    size of its smallest class), then step 3 again, which keeps the models.
+
+Measured (``benchmarks/results/multireq.csv``): see the benchmark's summary
+in the README.
 """
 
 from __future__ import annotations
@@ -63,7 +76,7 @@ from .privacy_merge import enforce_checked
 __all__ = ["MAX_ORDERS", "Clusterer", "essential_requirements", "merge_groups", "enforce_requirements",
            "single_problem", "solve_requirements", "sub_cost"]
 
-#: Orders of the requirements tried (every permutation when there are at most this many).
+#: Orders of the requirements tried: every permutation when there are at most this many.
 MAX_ORDERS = 6
 
 #: ``(codes, counts, hierarchies, cost, k) -> (codes, suppressed rows, info)``: a single-k
