@@ -116,7 +116,7 @@ def test_random_requirement_sets_hold(method):
     check()
 
 
-@pytest.mark.parametrize("method", ["kaca+", "kaca1"])
+@pytest.mark.parametrize("method", METHODS)
 def test_random_requirements_with_privacy_models(method):
     from hieranon.verify import verify_codes
 
