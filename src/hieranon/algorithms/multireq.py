@@ -53,8 +53,11 @@ until every requirement holds.
    4 (keeping the size of its smallest class), then step 3 again, which
    keeps the models; the least distortion after the repairs is kept.
 
-Measured (``benchmarks/results/multireq.csv``): see the benchmark's summary
-in the README.
+Measured (``benchmarks/results/multireq.csv``, uniform WHD, seed 0): ISLR
+Wage with the two requirements above, distortion ratio 0.038 (KACA+) against
+0.111 for ``k = 10`` over every QI and 0.209 for HeuristicMin; UCI Adult, 8
+QIs, ``<{age, sex, race, native-country}, 10>`` and ``<{age, workclass,
+education, marital-status, occupation}, 5>``: 0.053 against 0.108 and 0.630.
 """
 
 from __future__ import annotations
