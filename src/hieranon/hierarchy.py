@@ -281,7 +281,7 @@ class Hierarchy:
     @property
     def height(self) -> int:
         """Number of levels h (a leaf-balanced tree has h-1 generalisation steps)."""
-        return int(self.depth.max()) + 1
+        return self.ancestors.shape[1]  # one column per depth
 
     @property
     def level(self) -> np.ndarray:
