@@ -164,8 +164,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     log.info("running %s on %d rows, %d QIs, requirements %s%s", algo.name, problem.table.n_rows,
              len(problem.table.qi_names), [str(r) for r in problem.requirements],
              f"; plan: {plan.describe()}" if plan is not None else "")
-    with progress_stage(f"{spec.method} on the whole table" if plan is None or plan.mode == "whole"
-                        else f"{spec.method} in blocks", expected_seconds=plan and plan.estimated_seconds,
+    with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
                         detail=plan.describe() if plan is not None else ""):
         solution: Solution = algo.solve(problem)
     timings["solve"] = time.perf_counter() - t

@@ -343,10 +343,9 @@ def _read_checked(path: Path, encoding: str, quiet: bool):
     if path.is_file():
         table_format(path)  # an unknown extension: the reader's message
         check_fits(path)
-    with _progress(quiet):
-        size = path.stat().st_size / 2**20 if path.is_file() else 0
-        with progress_stage(f"reading {path.name}", detail=f"{size:.0f} MiB"):
-            return _read(path, encoding, None)
+    size = path.stat().st_size / 2**20 if path.is_file() else 0
+    with progress_stage(f"reading {path.name}", detail=f"{size:.0f} MiB"):
+        return _read(path, encoding, None)
 
 
 def _print_metrics(title: str, rows: list[tuple[str, str]], quiet: bool):
@@ -469,46 +468,47 @@ def anonymize(
     try:
         from .result import AnonymizationError
         try:
-            if dataset:
-                _check_dataset_output(input, output, force)
-            else:
-                _check_output(input, output, force)
-                from .io import table_format
-                table_format(output, fmt)  # an unknown extension is refused before any work
-            if report is not None:
-                _check_output(input, report, force, what="report")
-                if report.resolve() == output.resolve():
-                    raise UsageError(f"the report and the output are the same file {output}; choose another "
-                                     "--report")
-            if keep_order_map is not None:
-                _check_output(input, keep_order_map, force, what="order map")
-            cli_params = _parse_params(param)
-            data = None if dataset else _read_checked(input, encoding, quiet or as_json)
-            spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
-                         risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
-                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
-            _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
-            if keep_order_map is not None and not spec.shuffle:
-                raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
-            if distributed and spec.shuffle:
-                raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
-            if distributed:
-                _quiet_dask(verbose)
-                spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
-                                        n_workers=workers)
-            else:
-                if scheduler is not None:
+            with _progress(quiet or as_json):
+                if dataset:
+                    _check_dataset_output(input, output, force)
+                else:
+                    _check_output(input, output, force)
+                    from .io import table_format
+                    table_format(output, fmt)  # an unknown extension is refused before any work
+                if report is not None:
+                    _check_output(input, report, force, what="report")
+                    if report.resolve() == output.resolve():
+                        raise UsageError(f"the report and the output are the same file {output}; choose another "
+                                         "--report")
+                if keep_order_map is not None:
+                    _check_output(input, keep_order_map, force, what="order map")
+                cli_params = _parse_params(param)
+                data = None if dataset else _read_checked(input, encoding, quiet or as_json)
+                spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
+                             risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                             l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                             count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
+                _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
+                if keep_order_map is not None and not spec.shuffle:
+                    raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
+                if distributed and spec.shuffle:
+                    raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                if distributed:
                     _quiet_dask(verbose)
-                partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
-                spec = spec.with_overrides(execution="whole" if whole_table else None,
-                                           partition={**spec.partition, **{n: v for n, v in partition.items()
-                                                                            if v is not None}} or None)
-            if dataset:
-                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
-            else:
-                result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                quiet or as_json, keep_order_map, public)
+                    spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
+                                            n_workers=workers)
+                else:
+                    if scheduler is not None:
+                        _quiet_dask(verbose)
+                    partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
+                    spec = spec.with_overrides(execution="whole" if whole_table else None,
+                                               partition={**spec.partition, **{n: v for n, v in partition.items()
+                                                                                if v is not None}} or None)
+                if dataset:
+                    result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
+                else:
+                    result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
+                                                    quiet or as_json, keep_order_map, public)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -562,20 +562,18 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     from .io import write_table
 
     _require_rows(data, input)
-    with _progress(quiet) as progress:
-        with progress_stage("building the hierarchies"):
-            hierarchies = _hierarchies(spec, data)
-        result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound, progress=progress)
+    with progress_stage("building the hierarchies"):
+        hierarchies = _hierarchies(spec, data)
+    result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from .report import render_report
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
-    with _progress(quiet):
-        with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
-            write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
-                        source=input, source_encoding=encoding)
+    with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
+        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+                    source=input, source_encoding=encoding)
     if html is not None:
         _write_report_or_undo(html, report, output)
     if order_map is not None:

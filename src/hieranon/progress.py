@@ -165,16 +165,20 @@ def rich_callback(console) -> tuple[Callable[[ProgressEvent], None], Callable[[]
     (one line per stage: description, bar, share, time left), and the
     function that stops the display. Nothing is drawn when the console is
     not a terminal."""
+    from rich.markup import escape
+    from rich.table import Column
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+    describe = TextColumn("{task.description}", table_column=Column(width=56, no_wrap=True, overflow="ellipsis"))
+    bars = Progress(describe, BarColumn(bar_width=24), TaskProgressColumn(),
                     TextColumn("{task.fields[left]}"), TimeElapsedColumn(), console=console, transient=False,
                     disable=not console.is_terminal)
     tasks: dict[str, int] = {}
 
     def show(ev: ProgressEvent) -> None:
         left = "" if ev.remaining is None or ev.finished else f"~{_duration(ev.remaining)} left"
-        text = ev.stage + (f" [dim]{ev.detail}[/dim]" if ev.detail else "")
+        detail = ev.detail if len(ev.detail) <= 60 else ev.detail[:57] + "..."
+        text = ev.stage + (f" [dim]{escape(detail)}[/dim]" if detail else "")
         total = ev.total if ev.total is not None else (100.0 if ev.finished or ev.remaining is not None else None)
         done = ev.done if ev.total is not None else (
             100.0 if ev.finished else (100.0 * ev.elapsed / max(ev.elapsed + ev.remaining, 1e-9)

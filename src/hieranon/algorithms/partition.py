@@ -326,9 +326,12 @@ def _bounded(submit, result, tasks, light, method, params, limit: int, wait=_fut
 WHOLE_TABLE_SECONDS = 60.0
 #: Records per block when ``auto`` partitions (large blocks keep the distortion near the whole table's).
 AUTO_BLOCK_SIZE = 200_000
-#: Methods with a time model: seconds ~ fixed + per_cell * n_qis * distinct_rows ** exponent
-#: (fitted on synthetic Adult-schema tables and a 10^6-value ZIP-code table; see benchmarks/bench_scale.py).
-TIME_MODELS = {"kaca+": (1.5, 2.0e-6, 1.1), "kaca1": (1.0, 1.0e-6, 1.2), "kaca2": (1.0, 1.0e-6, 1.2)}
+#: Methods with a time model: CPU seconds ~ fixed + c(m) * distinct_rows ** p(m) for m QIs, with
+#: ``p(m) = p2 + (m - 2) * dp`` and ``log c(m)`` linear in m between ``c2`` (2 QIs) and ``c8`` (8 QIs):
+#: the search grows faster with more QIs. Fitted on this project's 2-core test machine to the
+#: whole-table runs of synthetic Adult-schema tables (8 QIs, 2*10^4 to 2.4*10^5 distinct rows) and
+#: of a ZIP-code table (2 QIs, 10^5 and 10^6 distinct rows): benchmarks/bench_scale.py.
+TIME_MODELS = {"kaca+": {"fixed": 1.5, "p2": 0.84, "dp": 0.12, "c2": 4.1e-5, "c8": 3.2e-7}}
 #: Seconds to start a pool of worker processes and ship them the shared data.
 POOL_SECONDS = 2.0
 
@@ -366,8 +369,10 @@ def estimate_seconds(method: str, distinct_rows: int, n_qis: int) -> float | Non
     model = TIME_MODELS.get(method)
     if model is None:
         return None
-    fixed, per_cell, exponent = model
-    return fixed + per_cell * max(n_qis, 1) * float(max(distinct_rows, 1)) ** exponent
+    m = min(max(n_qis, 1), 16)
+    exponent = min(max(model["p2"] + (m - 2) * model["dp"], 0.8), 2.0)
+    log_c = np.log(model["c2"]) + (m - 2) / 6 * (np.log(model["c8"]) - np.log(model["c2"]))
+    return float(model["fixed"] + np.exp(log_c) * float(max(distinct_rows, 1)) ** exponent)
 
 
 def scheduler_configured() -> str | None:
@@ -404,7 +409,8 @@ def plan_run(table: EncodedTable, method: str, execution: str = "auto", *, block
     records = table.n_records
     n_blocks = max(1, -(-records // size))
     est_block = estimate_seconds(method, max(distinct // n_blocks, 1), m)
-    est_part = None if est_block is None else POOL_SECONDS + est_block * -(-n_blocks // workers)
+    fixed = TIME_MODELS[method]["fixed"] if method in TIME_MODELS else 0.0  # paid once per worker
+    est_part = None if est_block is None else POOL_SECONDS + fixed + (est_block - fixed) * -(-n_blocks // workers)
 
     def whole(reason: str) -> RunPlan:
         return RunPlan("whole", reason, None if est_whole is None else round(est_whole, 1), n, distinct)
