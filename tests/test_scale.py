@@ -311,7 +311,6 @@ def test_a_large_hierarchy_encodes_whole_columns_and_reports_missing_values(monk
 
 def test_a_table_that_would_not_fit_is_refused_before_reading(tmp_path, monkeypatch):
     from hieranon import scale
-    from main_runner import run_main
 
     src = tmp_path / "in.csv"
     src.write_text("a,b\n" + "x,1\n" * 200)
