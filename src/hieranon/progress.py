@@ -166,8 +166,8 @@ def rich_callback(console) -> tuple[Callable[[ProgressEvent], None], Callable[[]
     function that stops the display. Nothing is drawn when the console is
     not a terminal."""
     from rich.markup import escape
-    from rich.table import Column
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     describe = TextColumn("{task.description}", table_column=Column(width=56, no_wrap=True, overflow="ellipsis"))
     bars = Progress(describe, BarColumn(bar_width=24), TaskProgressColumn(),
