@@ -56,7 +56,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               identifiers: Sequence[str] = (), identifier_action: str = "drop",
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
               sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
-              shuffle: bool = False, risk_threshold: float | None = None,
+              shuffle: bool = False, risk_threshold: float | None = None, execution: str = "auto",
+              progress: Callable[[ProgressEvent], None] | None = None,
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
@@ -114,6 +115,13 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         Also bound the distortion of every local recoding meeting the
         requirements from below (:mod:`hieranon.bounds`; about a minute on
         45,000 records with 8 QIs): ``result.lower_bound``.
+    execution : {"auto", "whole", "partitioned"}
+        How to run: chosen from the table's size and shape (``auto``,
+        recorded in ``result.plan``), or forced (see :func:`run`).
+    progress : callable
+        Called with a :class:`~hieranon.progress.ProgressEvent` at every step
+        of every long stage, with an estimate of the time left (default: the
+        stages are logged on the ``hieranon.progress`` logger).
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
@@ -122,8 +130,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
-        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold)
-    return run(df, spec, lower_bound=lower_bound)
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, execution=execution)
+    return run(df, spec, lower_bound=lower_bound, progress=progress)
 
 
 def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
