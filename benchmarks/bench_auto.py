@@ -173,7 +173,9 @@ def sweep(sizes: list[int]) -> list[dict]:
     if scale.exists():
         r = json.loads(scale.read_text())
         out.append({"table": "synthetic (Parquet dataset path)", "rows": r["rows"], "execution": "partitioned",
-                    "seconds": r["seconds"], "cpu_seconds": round(r["driver_cpu_seconds"] + r["workers_cpu_seconds"], 2),
+                    "seconds": r["seconds"],
+                    "cpu_seconds": r.get("total_cpu_seconds_time_v",
+                                         round(r["driver_cpu_seconds"] + r["workers_cpu_seconds"], 2)),
                     "distortion_ratio": r["distortion_ratio"], "peak_mib": r["driver_peak_mib"],
                     "method": f"partitioned {r.get('method', 'kaca+')}"})
     return out
@@ -208,6 +210,7 @@ def main() -> None:
     ap = benchmark_parser(__doc__, RESULTS)
     ap.add_argument("--parts", nargs="+", default=["zip", "real", "sweep"])
     ap.add_argument("--sweep", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--replot", action="store_true", help="redraw the sweep from auto.json (adding scale_10m.json)")
     ap.add_argument("--child", nargs=3, help="internal: one measurement")
     args = ap.parse_args()
     if args.child:
@@ -221,7 +224,10 @@ def main() -> None:
         print(json.dumps(results["zip_1m_plain_command"]), flush=True)
     if "real" in args.parts:
         results["real_tables"] = real_runs(args.adult_dir)
-    if "sweep" in args.parts:
+    if args.replot:
+        results["sweep"] = [p for p in results.get("sweep", []) if "Parquet" not in p["table"]] + sweep([])
+        plot(results["sweep"])
+    elif "sweep" in args.parts:
         results["sweep"] = sweep(args.sweep)
         plot(results["sweep"])
     args.out.mkdir(exist_ok=True)
