@@ -34,7 +34,7 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def one_size(n: int, block_size: int, workers: int, executor: str) -> dict:
+def one_size(n: int, block_size: int, workers: int, executor: str, method: str | None = None) -> dict:
     from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
     from hieranon.scale import anonymize_parquet
 
@@ -46,11 +46,17 @@ def one_size(n: int, block_size: int, workers: int, executor: str) -> dict:
             chunk.to_parquet(src / f"part-{i:05d}.parquet", index=False)
         gen = time.perf_counter() - t
         t = time.perf_counter()
+        cpu = time.process_time()
         res = anonymize_parquet(src, Path(tmp) / "out", COLUMNS[:8], synthetic_hierarchies(), k=10,
-                                block_size=block_size, executor=executor, n_workers=workers)
+                                block_size=block_size, executor=executor, n_workers=workers, method=method)
         total = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
-    return {"rows": n, "executor": executor, "blocks": res.blocks, "seconds": round(total, 2),
+        driver_cpu = time.process_time() - cpu
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    peak = usage.ru_maxrss / 1024  # KiB -> MiB on Linux
+    workers_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"rows": n, "executor": executor, "method": method or "kaca+", "blocks": res.blocks,
+            "seconds": round(total, 2), "driver_cpu_seconds": round(driver_cpu, 2),
+            "workers_cpu_seconds": round(workers_usage.ru_utime + workers_usage.ru_stime, 2),
             "generate_seconds": round(gen, 2), **{f"t_{k}": round(v, 2) for k, v in res.timings.items()},
             "distortion_ratio": round(res.distortion_ratio, 5), "verified": res.verification.ok,
             "achieved_k": min(res.verification.achieved_k.values()), "driver_peak_mib": round(peak, 1)}
@@ -58,7 +64,7 @@ def one_size(n: int, block_size: int, workers: int, executor: str) -> dict:
 
 def run_child(n: int, args, executor: str) -> dict:
     cmd = [sys.executable, __file__, "--child", str(n), "--block-size", str(args.block_size), "--workers",
-           str(args.workers), "--executor", executor]
+           str(args.workers), "--executor", executor, *(["--method", args.method] if args.method else [])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -117,10 +123,11 @@ def main() -> None:
     ap.add_argument("--block-size", type=int, default=20_000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--executor", default="dask")
+    ap.add_argument("--method", help="method inside each block (default: the default method)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(one_size(args.child, args.block_size, args.workers, args.executor)))
+        print(json.dumps(one_size(args.child, args.block_size, args.workers, args.executor, args.method)))
         return
     from rich.progress import track
 

@@ -210,3 +210,62 @@ def test_inner_method_without_privacy_support_is_refused_in_one_line():
     with pytest.raises(ValueError, match="inner method 'heuristicmin' of 'partitioned' does not support") as err:
         Partitioned(inner_method="heuristicmin", executor="serial").solve(problem)
     assert "\n" not in str(err.value) and "kaca+ (default)" in str(err.value)
+
+
+# ------------------------------------------------------------------ the run's plan
+def test_plan_keeps_a_small_table_whole_and_says_why(synth):
+    from hieranon.algorithms.partition import plan_run
+
+    df, hs = synth
+    p = prepare(df, COLUMNS[:8], hs, k=10)
+    plan = plan_run(p.table, "kaca+")
+    assert plan.mode == "whole" and plan.distinct_rows == len(np.unique(p.table.codes, axis=0))
+    assert plan.estimated_seconds > 0 and "distinct rows" in plan.reason
+    assert plan_run(p.table, "mondrian").mode == "whole"  # no time model: never partitioned unasked
+
+
+def test_plan_partitions_when_the_whole_table_is_expected_to_be_slow(synth, monkeypatch):
+    from hieranon.algorithms import partition
+
+    df, hs = synth
+    p = prepare(df, COLUMNS[:8], hs, k=10)
+    # a steep model: twice the rows, four times the time, so blocks pay off
+    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", {"fixed": 0.0, "p2": 2.0, "dp": 0.0, "c2": 1e-6,
+                                                        "c8": 1e-6})
+    plan = partition.plan_run(p.table, "kaca+", block_size=1500, whole_seconds=1.0, workers=2)
+    assert plan.mode == "partitioned" and plan.blocks == 4 and plan.executor == "processes"
+    assert plan.estimated_seconds < partition.estimate_seconds("kaca+", plan.distinct_rows, 8)
+    assert partition.plan_run(p.table, "kaca+", "whole", block_size=1500, whole_seconds=1.0).mode == "whole"
+    assert partition.plan_run(p.table, "kaca+", block_size=1500, whole_seconds=1.0, scheduler="tcp://x:1"
+                              ).executor == "dask"
+
+
+def test_auto_run_in_blocks_is_verified_recorded_and_close_to_the_whole_table(synth, monkeypatch):
+    from hieranon.algorithms import partition
+    from hieranon.api import run
+    from hieranon.spec import AnonymizationSpec
+
+    df, hs = synth
+    df = df.head(2000)
+    monkeypatch.setattr(partition, "POOL_SECONDS", 0.0)
+    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", {"fixed": 0.0, "p2": 2.0, "dp": 0.0, "c2": 1e-6,
+                                                        "c8": 1e-6})
+    spec = AnonymizationSpec(hierarchies={c: hs[c] for c in COLUMNS[:4]}, k=10,
+                             insensitive=tuple(COLUMNS[4:]), partition={"block_size": 1000, "whole_seconds": 0.1,
+                                                                        "n_workers": 2})
+    auto = run(df, spec)
+    whole = run(df, spec.with_overrides(execution="whole"))
+    assert auto.plan["mode"] == "partitioned" and auto.method == "partitioned" and auto.info["blocks"] >= 2
+    assert whole.plan["mode"] == "whole" and whole.method == "kaca+"
+    check_result(df, auto, {c: hs[c] for c in COLUMNS[:4]}, k=10)
+    assert auto.summary()["plan"]["reason"]
+    assert auto.metrics.distortion_ratio <= 1.15 * whole.metrics.distortion_ratio
+
+
+def test_dfs_rank_is_a_preorder_with_children_by_id():
+    from hieranon.hierarchy import from_mapping
+
+    h = from_mapping("x", {"*": {"b": ["b2", "b1"], "a": {"a1": ["a11"], "a2": []}}})
+    rank = dfs_rank(h)
+    order = [h.labels[v] for v in np.argsort(rank)]
+    assert order == ["*", "b", "b2", "b1", "a", "a1", "a11", "a2"]

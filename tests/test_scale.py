@@ -256,3 +256,94 @@ def test_verify_parquet_checks_privacy_models_on_the_whole_dataset(tmp_path):
         if not streamed.ok:
             assert any(model.describe().split(" (")[0] in p for p in streamed.problems), streamed.problems
     assert verdicts == {True, False}  # some models hold, some fail
+
+
+# ------------------------------------------------------------------ large hierarchies, memory
+def zip_rows(n: int, seed: int = 0) -> list[list[str]]:
+    """ARX rows of n six-digit codes (shuffled): code, 4 digits + **, 2 digits + ****, *."""
+    codes = [f"{v:06d}" for v in np.random.default_rng(seed).choice(10**6, n, replace=False)]
+    return [[c, c[:4] + "**", c[:2] + "****", "*"] for c in codes]
+
+
+@pytest.mark.parametrize("sep", [";", ","])
+def test_column_loader_builds_the_same_tree_as_the_row_reader(monkeypatch, sep):
+    rows = zip_rows(3000)
+    rows[5][1] = " " + rows[5][1] + " "  # surrounding spaces are stripped by both
+    text = "\n".join(sep.join(r) for r in rows) + "\n"
+    monkeypatch.setattr(H, "FAST_LOAD_MIN_ROWS", 10)
+    fast = H.from_arx_csv(text, "zip", sep=sep)
+    fast_rows = H.from_paths("zip", rows)
+    monkeypatch.setattr(H, "FAST_LOAD_MIN_ROWS", 10**9)
+    slow = H.from_arx_csv(text, "zip", sep=sep)
+    for h in (fast, fast_rows):
+        assert h.labels == slow.labels and np.array_equal(h.parent, slow.parent)
+        assert dict(h.leaf_index) == dict(slow.leaf_index)
+
+
+@pytest.mark.parametrize("defect, expected", [
+    (lambda rows: rows.__setitem__(7, rows[7][:2] + ["*"]), "rows of different lengths"),
+    (lambda rows: rows.__setitem__(9, [rows[3][0]] + rows[9][1:]), "listed twice"),
+    (lambda rows: rows.__setitem__(11, [rows[11][0], rows[12][1], "ZZ****", "*"]), "two parents"),
+    (lambda rows: rows.__setitem__(4, [rows[4][0], rows[4][1], rows[4][2], "ALL"]), "several roots"),
+])
+def test_column_loader_leaves_a_defective_file_to_the_row_reader_and_its_message(monkeypatch, defect, expected):
+    rows = zip_rows(300, seed=1)
+    defect(rows)
+    text = "\n".join(";".join(r) for r in rows) + "\n"
+    monkeypatch.setattr(H, "FAST_LOAD_MIN_ROWS", 10)
+    with pytest.raises(H.HierarchyError, match=expected):
+        H.from_arx_csv(text, "zip")
+
+
+def test_a_large_hierarchy_encodes_whole_columns_and_reports_missing_values(monkeypatch):
+    from hieranon.table import DataError, encode
+
+    monkeypatch.setattr(H, "FAST_LOAD_MIN_ROWS", 10)
+    rows = zip_rows(2000, seed=2)
+    h = H.from_paths("zip", rows)
+    values = pd.Series([r[0] for r in rows[:50]] * 3, name="zip")
+    enc = encode(pd.DataFrame({"zip": values}), ["zip"], {"zip": h})
+    assert [h.labels[c] for c in enc.codes[:, 0]] == values.tolist()
+    assert h.children[h.parent[enc.codes[0, 0]]].tolist().count(enc.codes[0, 0]) == 1
+    with pytest.raises(DataError, match="'999999x'"):
+        encode(pd.DataFrame({"zip": ["999999x", rows[0][0]]}), ["zip"], {"zip": h})
+
+
+def test_a_table_that_would_not_fit_is_refused_before_reading(tmp_path, monkeypatch):
+    from hieranon import scale
+
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n" + "x,1\n" * 200)
+    with pytest.raises(scale.TableTooLarge, match="Parquet dataset"):
+        scale.check_fits(src, available=scale.MEMORY_BASE)
+    assert scale.check_fits(src, available=2**40) > src.stat().st_size
+
+
+def test_cli_refuses_a_table_too_large_for_memory_in_one_line(tmp_path, monkeypatch, capsys):
+    from hieranon import scale
+    from main_runner import run_main
+
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n" + "x,1\n" * 200)
+    monkeypatch.setattr(scale, "available_memory", lambda: scale.MEMORY_BASE)
+    code, out, err = run_main(monkeypatch, capsys, "anonymize", src, "-o", tmp_path / "out.csv", "--qi",
+                              "a=suppress", "-k", "2", "-q")
+    assert code == 2 and "--distributed" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_cli_whole_table_and_plan_in_json(tmp_path, monkeypatch, capsys):
+    import json
+
+    from main_runner import run_main
+
+    src = tmp_path / "in.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.choice(["x", "y", "z"], 300), "b": rng.integers(0, 9, 300)}).to_csv(src, index=False)
+    args = ["anonymize", src, "-o", tmp_path / "out.csv", "--qi", "a=suppress", "--qi", "b=suppress", "-k", "3",
+            "--json"]
+    code, out, _ = run_main(monkeypatch, capsys, *args, "--whole-table")
+    assert code == 0 and json.loads(out)["plan"]["mode"] == "whole"
+    assert "asked" in json.loads(out)["plan"]["reason"]
+    code, _, err = run_main(monkeypatch, capsys, *args, "--force", "--whole-table", "--distributed")
+    assert code == 2 and "--whole-table" in err

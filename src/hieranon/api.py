@@ -13,14 +13,17 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import metrics as M
 from .algorithms.base import Problem, Solution
+from .algorithms.partition import RunPlan, plan_run
 from .algorithms.suppression import with_budget
+from .progress import ProgressEvent, reporting
+from .progress import stage as progress_stage
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .privacy import check_feasible, sensitive_columns
@@ -55,6 +58,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
               sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
               shuffle: bool = False, risk_threshold: float | None = None, max_suppression=None,
+              execution: str = "auto", progress: Callable[[ProgressEvent], None] | None = None,
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
@@ -117,6 +121,13 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         Also bound the distortion of every local recoding meeting the
         requirements from below (:mod:`hieranon.bounds`; about a minute on
         45,000 records with 8 QIs): ``result.lower_bound``.
+    execution : {"auto", "whole", "partitioned"}
+        How to run: chosen from the table's size and shape (``auto``,
+        recorded in ``result.plan``), or forced (see :func:`run`).
+    progress : callable
+        Called with a :class:`~hieranon.progress.ProgressEvent` at every step
+        of every long stage, with an estimate of the time left (default: the
+        stages are logged on the ``hieranon.progress`` logger).
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
@@ -125,37 +136,59 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
-        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression)
-    return run(df, spec, lower_bound=lower_bound)
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression,
+        execution=execution)
+    return run(df, spec, lower_bound=lower_bound, progress=progress)
 
 
 def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
-        hierarchies: Mapping[str, Hierarchy] | None = None) -> AnonymizationResult:
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        progress: Callable[[ProgressEvent], None] | None = None) -> AnonymizationResult:
     """Anonymise ``df`` as ``spec`` says: build the problem
-    (:func:`hieranon.spec.build_problem`), solve, decode, verify and measure.
-    ``hierarchies``: the spec's, already built (else built here)."""
+    (:func:`hieranon.spec.build_problem`), choose how to run it
+    (``spec.execution``, :func:`hieranon.algorithms.partition.plan_run`:
+    recorded as ``result.plan``), solve, decode, verify and measure.
+    ``hierarchies``: the spec's, already built (else built here).
+    ``progress``: called with a :class:`~hieranon.progress.ProgressEvent` at
+    every step of every long stage (else the stages are logged on
+    ``hieranon.progress``)."""
+    with reporting(progress):
+        return _run(df, spec, lower_bound, hierarchies)
+
+
+def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
+         hierarchies: Mapping[str, Hierarchy] | None) -> AnonymizationResult:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    algo = with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
+    # bad parameters (and a budget the method cannot spend) are refused before any work
+    with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     check_columns(df, list(spec.identifiers), "identifier")
-    prepared = build_problem(df, spec, hierarchies=hierarchies)  # checks the table's columns first
-    roles = check_roles(df, spec)  # DataError when strict and a column has no role
+    with progress_stage("encoding", detail=f"{len(df)} rows, {len(spec.hierarchies)} QIs"):
+        prepared = build_problem(df, spec, hierarchies=hierarchies)  # checks the table's columns first
+        roles = check_roles(df, spec)  # DataError when strict and a column has no role
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
+    plan = choose_plan(problem, spec)
+    method, params = run_method(spec, plan)
+    algo = with_budget(make_algorithm(method, **params), spec.max_suppression)
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    log.info("running %s on %d rows, %d QIs, requirements %s", spec.method, problem.table.n_rows,
-             len(problem.table.qi_names), [str(r) for r in problem.requirements])
-    solution: Solution = algo.solve(problem)
+    log.info("running %s on %d rows, %d QIs, requirements %s%s", algo.name, problem.table.n_rows,
+             len(problem.table.qi_names), [str(r) for r in problem.requirements],
+             f"; plan: {plan.describe()}" if plan is not None else "")
+    with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
+                        detail=plan.describe() if plan is not None else ""):
+        solution: Solution = algo.solve(problem)
     timings["solve"] = time.perf_counter() - t
-    result = finish(df, problem, solution, spec.method, algo.get_params(), timings, spec.identifiers,
+    result = finish(df, problem, solution, algo.name, algo.get_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
-    warn_if_useless(problem, solution, spec.method)
+    warn_if_useless(problem, solution, algo.name)
     result.roles = roles
+    result.plan = plan.as_dict() if plan is not None else None
     if lower_bound:
         from .bounds import BoundTooLarge, problem_lower_bound
 
@@ -166,6 +199,33 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
             warnings.warn(f"no lower bound: {exc}", stacklevel=2)
         timings["lower_bound"] = time.perf_counter() - t
     return result
+
+
+def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
+    """How to run ``spec`` on ``problem``'s table
+    (:func:`~hieranon.algorithms.partition.plan_run`), None when the spec
+    already names the partitioned method; ``spec.partition`` holds the
+    options of a partitioned run (``block_size``, ``n_workers``,
+    ``scheduler``, ``whole_seconds``)."""
+    if spec.method == "partitioned":
+        return None
+    options = spec.partition
+    plan = plan_run(problem.table, spec.method, spec.execution, block_size=options.get("block_size"),
+                    workers=options.get("n_workers"), scheduler=options.get("scheduler"),
+                    **({"whole_seconds": options["whole_seconds"]} if "whole_seconds" in options else {}))
+    log.info("plan: %s", plan.describe())
+    return plan
+
+
+def run_method(spec: AnonymizationSpec, plan: RunPlan | None) -> tuple:
+    """``(method, parameters)`` of the algorithm that carries out ``plan``."""
+    params = spec.algorithm_params()
+    if plan is None or plan.mode == "whole":
+        return spec.method, params
+    options = spec.partition
+    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
+                           "executor": plan.executor,
+                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
 
 
 #: Distortion ratio above which an output has lost nearly everything.
@@ -247,8 +307,9 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     table: EncodedTable = problem.table
     t = time.perf_counter()
-    report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed,
-                          privacy=problem.privacy)
+    with progress_stage("verifying", detail=f"{table.n_rows} rows"):
+        report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed,
+                              privacy=problem.privacy)
     timings["verify"] = time.perf_counter() - t
     if not report.ok:
         raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")
@@ -270,9 +331,10 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
     timings["decode"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                        table.qi_names, problem.class_labels, suppressed=solution.suppressed,
-                        requirements=problem.requirements)
+    with progress_stage("measuring"):
+        metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
+                            table.qi_names, problem.class_labels, suppressed=solution.suppressed,
+                            requirements=problem.requirements)
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,

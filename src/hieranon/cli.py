@@ -58,10 +58,13 @@ import logging
 import math
 import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
+from .progress import stage as progress_stage
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="k-anonymise tables by generalisation in attribute hierarchies.")
@@ -320,6 +323,39 @@ def _status(quiet: bool, text: str):
     return Console(stderr=True).status(text)
 
 
+@contextmanager
+def _progress(quiet: bool):
+    """Show the progress events of the stages run inside as rich bars on
+    stderr (nothing when ``quiet`` or stderr is not a terminal); yields the
+    callback for :func:`hieranon.api.run`."""
+    if quiet:
+        yield None
+        return
+    from rich.console import Console
+
+    from .progress import reporting, rich_callback
+    show, stop = rich_callback(Console(stderr=True))
+    try:
+        with reporting(show):
+            yield show
+    finally:
+        stop()
+
+
+def _read_checked(path: Path, encoding: str, quiet: bool):
+    """The input table, refused before reading when it would not fit in
+    memory (:func:`hieranon.scale.check_fits`)."""
+    from .io import table_format
+    from .scale import check_fits
+
+    if path.is_file():
+        table_format(path)  # an unknown extension: the reader's message
+        check_fits(path)
+    size = path.stat().st_size / 2**20 if path.is_file() else 0
+    with progress_stage(f"reading {path.name}", detail=f"{size:.0f} MiB"):
+        return _read(path, encoding, None)
+
+
 def _print_metrics(title: str, rows: list[tuple[str, str]], quiet: bool):
     if quiet:
         return
@@ -408,10 +444,13 @@ def anonymize(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Log progress details."),
     distributed: bool = typer.Option(False, "--distributed", help="Partition into blocks and anonymise them in "
                                      "parallel on Dask (a Parquet dataset directory in -> one out)."),
+    whole_table: bool = typer.Option(False, "--whole-table", help="Anonymise the whole table in one process "
+                                     "(default: chosen from the table's size, in blocks when that is faster)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address (default: a "
                                             "local cluster)."),
-    block_size: int = typer.Option(20_000, "--block-size", help="Records per block with --distributed."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Local workers with --distributed."),
+    block_size: Optional[int] = typer.Option(None, "--block-size", help="Records per block (default 20000 with "
+                                             "--distributed, else chosen with the plan)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a partitioned run."),
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far the output is from it (minutes on large tables)."),
     strict: StrictOption = None,
@@ -430,45 +469,59 @@ def anonymize(
     _configure_logging(quiet or as_json, verbose)
     if bound and distributed:
         _die("--bound needs the whole table in one process; leave out --distributed")
+    if whole_table and distributed:
+        _die("--whole-table and --distributed contradict each other; give one of them")
+    if block_size is not None and block_size < 2:
+        _die(f"--block-size {block_size}: expected a whole number >= 2")
+    if workers is not None and workers < 1:
+        _die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
         from .result import AnonymizationError
         try:
-            if dataset:
-                _check_dataset_output(input, output, force)
-            else:
-                _check_output(input, output, force)
-                from .io import table_format
-                table_format(output, fmt)  # an unknown extension is refused before any work
-            if report is not None:
-                _check_output(input, report, force, what="report")
-                if report.resolve() == output.resolve():
-                    raise UsageError(f"the report and the output are the same file {output}; choose another "
-                                     "--report")
-            if keep_order_map is not None:
-                _check_output(input, keep_order_map, force, what="order map")
-            cli_params = _parse_params(param)
-            budget = _budget_option(max_suppression)
-            data = None if dataset else _read(input, encoding, None)
-            spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
-                         risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
-                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
-                         max_suppression=budget)
-            _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
-            if keep_order_map is not None and not spec.shuffle:
-                raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
-            if distributed and spec.shuffle:
-                raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
-            if distributed:
-                _quiet_dask(verbose)
-                spec = spec.partitioned(block_size=block_size, executor="dask", scheduler=scheduler,
-                                        n_workers=workers)
-            if dataset:
-                result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
-            else:
-                result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                quiet or as_json, keep_order_map, public)
+            with _progress(quiet or as_json):
+                if dataset:
+                    _check_dataset_output(input, output, force)
+                else:
+                    _check_output(input, output, force)
+                    from .io import table_format
+                    table_format(output, fmt)  # an unknown extension is refused before any work
+                if report is not None:
+                    _check_output(input, report, force, what="report")
+                    if report.resolve() == output.resolve():
+                        raise UsageError(f"the report and the output are the same file {output}; choose another "
+                                         "--report")
+                if keep_order_map is not None:
+                    _check_output(input, keep_order_map, force, what="order map")
+                cli_params = _parse_params(param)
+                budget = _budget_option(max_suppression)
+                data = None if dataset else _read_checked(input, encoding, quiet or as_json)
+                spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
+                             risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                             l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                             count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
+                             max_suppression=budget)
+                _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
+                if keep_order_map is not None and not spec.shuffle:
+                    raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
+                if distributed and spec.shuffle:
+                    raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                if distributed:
+                    _quiet_dask(verbose)
+                    spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
+                                            n_workers=workers)
+                else:
+                    if scheduler is not None:
+                        _quiet_dask(verbose)
+                    partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
+                    spec = spec.with_overrides(execution="whole" if whole_table else None,
+                                               partition={**spec.partition, **{n: v for n, v in partition.items()
+                                                                                if v is not None}} or None)
+                if dataset:
+                    result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
+                else:
+                    result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
+                                                    quiet or as_json, keep_order_map, public)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -480,6 +533,8 @@ def anonymize(
                               default=_json_default, indent=2))
     else:
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
+        if result.plan is not None and not blocks:
+            blocks = ", whole table"
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
                        _metric_rows(result.metrics) + _suppression_rows(result) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
@@ -541,18 +596,18 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     from .io import write_table
 
     _require_rows(data, input)
-    hierarchies = _hierarchies(spec, data)
-    doing = f"anonymising {len(data)} rows" + (" and bounding the optimum (can take minutes)" if bound else "")
-    with _status(quiet, doing + "..."):
-        result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
+    with progress_stage("building the hierarchies"):
+        hierarchies = _hierarchies(spec, data)
+    result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from .report import render_report
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
-    write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
-                source=input, source_encoding=encoding)
+    with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
+        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+                    source=input, source_encoding=encoding)
     if html is not None:
         _write_report_or_undo(html, report, output)
     if order_map is not None:

@@ -77,22 +77,102 @@ def ambiguous_label(labels: Sequence[str], parent: np.ndarray, ancestors: np.nda
     itself one level up) names the same values and is fine; a label used as
     a leaf and as a generalisation of other values, or in two branches, or
     in a cycle (``M;F;*`` with ``F;M;*``), is not."""
-    by_label: dict[str, list[int]] = {}
-    for v, label in enumerate(labels):
-        by_label.setdefault(label, []).append(v)
-    repeated = [nodes for nodes in by_label.values() if len(nodes) > 1]
-    if not repeated:
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(labels, dtype=object))
+    if len(uniques) == len(codes):  # the common case: every label once
         return None
+    repeated = np.flatnonzero(np.bincount(codes)[codes] > 1)
+    # by label (in order of first appearance), then shallower first, then by id
+    repeated = repeated[np.lexsort((repeated, depth[repeated], codes[repeated]))]
+    a, b = repeated[:-1], repeated[1:]
+    pair = codes[a] == codes[b]
+    a, b = a[pair], b[pair]
     n = len(labels)
     is_leaf = np.bincount(parent[1:], minlength=n) == 0
     counts = _leaf_counts(parent, ancestors, depth, is_leaf)
-    for nodes in repeated:
-        nodes = sorted(nodes, key=lambda v: (depth[v], v))
-        for a, b in zip(nodes, nodes[1:]):
-            same_chain = depth[a] < depth[b] and ancestors[b, depth[a]] == a
-            if not (same_chain and counts[a] == counts[b]):
-                return labels[a], int(a), int(b)
-    return None
+    same_chain = (depth[a] < depth[b]) & (ancestors[b, np.minimum(depth[a], ancestors.shape[1] - 1)] == a)
+    bad = np.flatnonzero(~(same_chain & (counts[a] == counts[b])))
+    if len(bad) == 0:
+        return None
+    i = bad[0]
+    return labels[a[i]], int(a[i]), int(b[i])
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of every node (0 at the root) by walking all nodes up one level
+    at a time: ``height`` vector steps."""
+    depth = np.zeros(len(parent), dtype=np.int32)
+    up = parent.astype(np.int64)
+    live = np.flatnonzero(up >= 0)
+    while len(live):
+        depth[live] += 1
+        up[live] = parent[up[live]]
+        live = live[up[live] >= 0]
+    return depth
+
+
+class Children(Sequence):
+    """The children of every node as one index array and offsets (no Python
+    list per node): ``children[v]`` is a view of the ids under ``v``."""
+
+    def __init__(self, order: np.ndarray, offsets: np.ndarray):
+        self._order, self._offsets = order, offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, v):
+        if isinstance(v, slice):
+            return [self[i] for i in range(*v.indices(len(self)))]
+        v = int(v)
+        if v < 0:
+            v += len(self)
+        if not 0 <= v < len(self):
+            raise IndexError(f"node {v} out of range")
+        return self._order[self._offsets[v]:self._offsets[v + 1]]
+
+
+class LeafIndex(Mapping):
+    """Leaf label -> node id, backed by a :class:`pandas.Index` (one hash
+    table in C, built on first look-up): a hierarchy of millions of leaves
+    holds no Python int or dict entry per leaf, and :meth:`lookup` finds a
+    whole array of labels at once."""
+
+    def __init__(self, labels: np.ndarray, nodes: np.ndarray):
+        self._labels, self._nodes = labels, nodes
+        self._index = None
+
+    @property
+    def index(self):
+        if self._index is None:
+            import pandas as pd
+            self._index = pd.Index(self._labels, dtype=object)
+        return self._index
+
+    def lookup(self, labels: np.ndarray) -> np.ndarray:
+        """Node id of every label, -1 where it is not a leaf."""
+        if len(labels) == 0:
+            return np.zeros(0, dtype=np.int32)
+        pos = self.index.get_indexer(np.asarray(labels, dtype=object))
+        return np.where(pos >= 0, self._nodes[np.maximum(pos, 0)], -1).astype(np.int32)
+
+    def __getitem__(self, label) -> int:
+        if not isinstance(label, str):
+            raise KeyError(label)
+        return int(self._nodes[self.index.get_loc(label)])
+
+    def __contains__(self, label) -> bool:
+        return isinstance(label, str) and label in self.index
+
+    def __iter__(self):
+        return iter(self._labels.tolist())
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def __getstate__(self):  # the hash table is rebuilt where it is needed
+        return {"_labels": self._labels, "_nodes": self._nodes, "_index": None}
 
 
 def value_to_label(value) -> str:
@@ -132,11 +212,12 @@ class Hierarchy:
     parent: np.ndarray
     date_format: str | None = field(default=None, repr=False)
     depth: np.ndarray = field(init=False, repr=False)
-    children: list[np.ndarray] = field(init=False, repr=False)
     ancestors: np.ndarray = field(init=False, repr=False)
-    leaf_index: dict[str, int] = field(init=False, repr=False)
+    leaf_index: LeafIndex = field(init=False, repr=False)
     _lca_table: np.ndarray | None = field(init=False, repr=False, default=None)
     _nodes_by_label: dict | None = field(init=False, repr=False, default=None)
+    _children: Children | None = field(init=False, repr=False, default=None)
+    _leaf_depth: np.ndarray | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self.parent = np.asarray(self.parent, dtype=np.int32)
@@ -145,18 +226,14 @@ class Hierarchy:
             raise HierarchyError(f"hierarchy of attribute {self.name!r} is empty")
         if self.parent.shape != (n,) or self.parent[0] != -1:
             raise HierarchyError(f"hierarchy of attribute {self.name!r}: node 0 must be the root")
-        depth = np.zeros(n, dtype=np.int32)
-        for v in range(1, n):  # parents always precede children (builders guarantee it)
-            p = self.parent[v]
-            if not 0 <= p < v:
-                raise HierarchyError(f"hierarchy of attribute {self.name!r}: node {self.labels[v]!r} "
-                                     "has no valid parent")
-            depth[v] = depth[p] + 1
+        # parents always precede children (builders guarantee it)
+        bad = np.flatnonzero((self.parent[1:] < 0) | (self.parent[1:] >= np.arange(1, n)))
+        if len(bad):
+            raise HierarchyError(f"hierarchy of attribute {self.name!r}: node {self.labels[int(bad[0]) + 1]!r} "
+                                 "has no valid parent")
+        depth = _depths(self.parent)
         self.depth = depth
         counts = np.bincount(self.parent[1:], minlength=n)
-        order = np.argsort(self.parent[1:], kind="stable") + 1
-        splits = np.cumsum(counts)[:-1]
-        self.children = [c.astype(np.int32) for c in np.split(order, splits)]
         height = int(depth.max()) + 1
         anc = np.empty((n, height), dtype=np.int32)
         anc[:, :] = np.arange(n, dtype=np.int32)[:, None]
@@ -175,7 +252,18 @@ class Hierarchy:
                 f"({self._describe(a)} and {self._describe(b)}); a label must stand for one set of values",
                 label, (a, b))
         # two leaves with one label were refused above (ambiguous_label)
-        self.leaf_index = {self.labels[v]: int(v) for v in np.flatnonzero(counts == 0)}
+        leaves = np.flatnonzero(counts == 0).astype(np.int32)
+        self.leaf_index = LeafIndex(np.asarray(self.labels, dtype=object)[leaves], leaves)
+
+    @property
+    def children(self) -> Children:
+        """``children[v]``: the child ids of node ``v`` (int32, increasing),
+        built on first use as one index array and offsets."""
+        if self._children is None:
+            counts = np.bincount(self.parent[1:], minlength=self.n_nodes)
+            order = (np.argsort(self.parent[1:], kind="stable") + 1).astype(np.int32)
+            self._children = Children(order, np.concatenate([[0], np.cumsum(counts)]))
+        return self._children
 
     def _describe(self, v: int) -> str:
         """A node in words, for messages: its place in the tree."""
@@ -193,7 +281,7 @@ class Hierarchy:
     @property
     def height(self) -> int:
         """Number of levels h (a leaf-balanced tree has h-1 generalisation steps)."""
-        return int(self.depth.max()) + 1
+        return self.ancestors.shape[1]  # one column per depth
 
     @property
     def level(self) -> np.ndarray:
@@ -227,11 +315,13 @@ class Hierarchy:
     def leaf_depth(self) -> np.ndarray:
         """Per node, the depth of the leaves below it in a balanced tree, else the
         deepest leaf below it (used as 'level_from_leaf' origin)."""
-        below = self.depth.copy()
-        for v in range(self.n_nodes - 1, 0, -1):
-            p = self.parent[v]
-            below[p] = max(below[p], below[v])
-        return below
+        if self._leaf_depth is None:
+            below = self.depth.copy()
+            for d in range(self.height - 1, 0, -1):  # deepest level first: a node's value is final before its parent's
+                nodes = np.flatnonzero(self.depth == d)
+                np.maximum.at(below, self.parent[nodes], below[nodes])
+            self._leaf_depth = below
+        return self._leaf_depth
 
     @property
     def level_from_leaf(self) -> np.ndarray:
@@ -276,15 +366,15 @@ class Hierarchy:
         """Vector version of :meth:`code_of` on distinct labels; the error lists
         every missing value (up to 10). With ``generalised``, inner-node labels
         (an already anonymised table) are read as those nodes."""
-        labels = [self.label_of(x) for x in labels]
-        if generalised:
-            nodes = [self.node_of_label(x) for x in labels]
-            missing = [x for x, v in zip(labels, nodes) if v is None]
-            if not missing:
-                return np.array(nodes, dtype=np.int32)
-        else:
-            missing = [x for x in labels if x not in self.leaf_index]
-        if missing:
+        labels = self.labels_of(labels)
+        nodes = self.leaf_index.lookup(labels)
+        absent = np.flatnonzero(nodes < 0)
+        if generalised and len(absent):  # inner-node labels: few distinct ones
+            inner = [self.node_of_label(x) for x in labels[absent]]
+            nodes[absent] = [-1 if v is None else v for v in inner]
+            absent = np.flatnonzero(nodes < 0)
+        if len(absent):
+            missing = labels[absent].tolist()
             shown = ", ".join(excerpt(x) for x in sorted(set(missing))[:10])
             more = len(set(missing)) - 10
             raise HierarchyError(
@@ -292,7 +382,21 @@ class Hierarchy:
                 f"not found among the {'nodes' if generalised else 'leaves'} of its hierarchy -- "
                 "add them to the hierarchy file"
             )
-        return np.array([self.leaf_index[x] for x in labels], dtype=np.int32)
+        return nodes
+
+    def labels_of(self, values) -> np.ndarray:
+        """:meth:`label_of` of every value, as an object array; whole columns
+        of text or integers are converted without a Python call per value."""
+        import pandas as pd
+
+        arr = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
+        if arr.dtype.kind in "iu":
+            return arr.astype(str).astype(object)
+        if arr.dtype.kind == "U":
+            return np.char.strip(arr).astype(object)
+        if arr.dtype == object and len(arr) and pd.api.types.infer_dtype(arr, skipna=False) == "string":
+            return pd.Series(arr, dtype=object).str.strip().to_numpy(dtype=object)
+        return np.array([self.label_of(x) for x in arr], dtype=object).reshape(arr.shape)
 
     def ancestor_at_depth(self, codes: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
         """Ancestor of each code at ``depth`` (unchanged where the code is shallower)."""
@@ -446,6 +550,11 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
     generalisation, a cycle ``M;F;*`` / ``F;M;*``) is refused naming both
     lines (:func:`ambiguous_label`).
     """
+    if len(rows) >= FAST_LOAD_MIN_ROWS:
+        try:
+            return _from_columns(name, _row_columns(rows))
+        except _NotSimple:
+            pass  # read row by row below, which names what is wrong
     where = f" ({source})" if source else ""
     numbered = [(i, _without_trailing_empties([str(c).strip() for c in r])) for i, r in enumerate(rows, start=1)
                 if any(str(c).strip() for c in r)]
@@ -504,6 +613,112 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
     return h
 
 
+#: From this many rows on, a hierarchy is loaded column by column (:func:`_from_columns`).
+FAST_LOAD_MIN_ROWS = 5_000
+
+
+class _NotSimple(Exception):
+    """The rows are not a plain balanced, well-formed hierarchy: the row-by-row
+    reader takes over (and names the problem, if there is one)."""
+
+
+def _factorized(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of every cell, distinct values in order of first appearance) of
+    a column of cells, stripped as text."""
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(col, skipna=False) != "string":
+        col = np.array([str(c) for c in col], dtype=object)
+    code, uniq = pd.factorize(col)
+    stripped = pd.Series(uniq, dtype=object).str.strip().to_numpy(dtype=object)
+    if not (stripped == uniq).all():  # surrounding spaces: values equal once stripped are one value
+        code, uniq = pd.factorize(stripped[code])
+    return code.astype(np.int64), np.asarray(uniq, dtype=object)
+
+
+def _row_columns(rows: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Leaf-to-root rows as one factorized column per level (leaf first)."""
+    if len({len(r) for r in rows}) != 1:
+        raise _NotSimple
+    table = np.empty((len(rows), len(rows[0])), dtype=object)
+    table[:] = rows if isinstance(rows, list) else list(rows)
+    return [_factorized(table[:, j]) for j in range(table.shape[1])]
+
+
+def _text_columns(text: str, sep: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """ARX CSV text as one factorized column per level, read and
+    dictionary-encoded by Arrow (no Python string per cell); a trailing
+    separator on every row adds no level."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    first = next(csv.reader(io.StringIO(text[: text.find("\n") + 1 or len(text)]), delimiter=sep), [])
+    names = [f"c{j}" for j in range(len(first))]
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(text.encode("utf-8")),
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char='"', double_quote=True),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, ValueError) as exc:  # ragged rows, odd quoting: the row reader decides
+        raise _NotSimple from exc
+    cols = []
+    for name in names:
+        enc = pc.dictionary_encode(pc.utf8_trim_whitespace(table[name].combine_chunks()))
+        cols.append((enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                     np.asarray(enc.dictionary.to_pylist(), dtype=object)))
+    while len(cols) > 1 and list(cols[-1][1]) == [""]:  # an empty last column
+        cols.pop()
+    return cols
+
+
+def _from_columns(name: str, cols: list[tuple[np.ndarray, np.ndarray]]) -> Hierarchy:
+    """A balanced hierarchy from its levels, each factorized as (code of
+    every row, distinct values in order of first appearance), leaf column
+    first, root column last, with the node ids :func:`from_paths` gives
+    (order of first appearance, row by row, root side first) and no Python
+    work per row. Anything unusual (an empty cell, two roots, a value with
+    two parents, a repeated leaf, an ambiguous label) raises :class:`_NotSimple`."""
+    if len(cols) < 2 or len(cols[0][0]) == 0:
+        raise _NotSimple
+    root = cols[-1][1]
+    if len(root) != 1 or not root[0]:
+        raise _NotSimple
+    ids, firsts, uniques, parents = [], [], [], []
+    for d, (code, uniq) in enumerate(cols[-2::-1], start=1):  # depth 1 (below the root) .. the leaves
+        if not all(uniq):  # an empty cell
+            raise _NotSimple
+        seen = np.maximum.accumulate(code)  # values are numbered in order of first appearance
+        first = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
+        if d == 1:
+            parent = np.full(len(uniq), -1, dtype=np.int64)
+        else:
+            parent = ids[-1][first]
+            if (parent[code] != ids[-1]).any():  # a value with two parents
+                raise _NotSimple
+        ids.append(code)
+        firsts.append(first)
+        uniques.append(uniq)
+        parents.append(parent)
+    if len(uniques[-1]) != len(cols[0][0]):  # a leaf listed twice
+        raise _NotSimple
+    sizes = [len(u) for u in uniques]
+    offset = np.concatenate([[0], np.cumsum(sizes)])
+    depth = np.concatenate([np.full(n, d, dtype=np.int64) for d, n in enumerate(sizes)])
+    order = np.lexsort((depth, np.concatenate(firsts)))  # by first row, the root side first
+    new_id = np.empty(len(order), dtype=np.int64)
+    new_id[order] = np.arange(1, len(order) + 1)
+    parent_old = np.concatenate([p + offset[d - 1] if d else p for d, p in enumerate(parents)])
+    parent = np.where(parent_old >= 0, new_id[np.maximum(parent_old, 0)], 0)
+    labels = np.concatenate(uniques)[order]
+    try:
+        return Hierarchy(name, [str(root[0]), *labels.tolist()], np.concatenate([[-1], parent[order]]))
+    except HierarchyError as exc:
+        raise _NotSimple from exc
+
+
 def _sniff_sep(text: str) -> str:
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
     counts = {s: first.count(s) for s in (";", ",", "\t", "|")}
@@ -530,6 +745,11 @@ def from_arx_csv(path_or_text, name: str | None = None, *, sep: str | None = Non
         text = str(path_or_text)
     name = name or "attribute"
     sep = sep or _sniff_sep(text)
+    if text.count("\n") >= FAST_LOAD_MIN_ROWS:
+        try:
+            return _from_columns(name, _text_columns(text, sep))
+        except _NotSimple:
+            pass  # read row by row below, which names what is wrong
     rows = list(csv.reader(io.StringIO(text), delimiter=sep))
     return from_paths(name, rows, allow_unbalanced=allow_unbalanced, source=source)
 

@@ -72,18 +72,26 @@ def node_costs_exact(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
     """Exact per-node cost ``g[v]``: the distortion of a leaf (at the deepest
     level) generalised to ``v``. Leaf -> root costs ``multiplier`` (1 for WHD)
     except under MAGE, where it is ``(H-1)/H``."""
+    values, index = node_cost_levels(h, scheme, beta, custom, multiplier)
+    return [values[i] for i in index]
+
+
+def node_cost_levels(h: Hierarchy, scheme: str = "uniform", beta: float = 1.0,
+                     custom: Sequence[float] | None = None, multiplier=1) -> tuple[list[Fraction], np.ndarray]:
+    """The exact costs of :func:`node_costs_exact` as ``(values, index)``:
+    node ``v`` costs ``values[index[v]]``. A cost depends on the node's level
+    only, so there are ``height`` values however many nodes (no Fraction per node)."""
     mult = _fraction(multiplier)
-    if h.height == 1:
-        return [Fraction(0)] * h.n_nodes
+    height = h.height
+    if height == 1:
+        return [Fraction(0)], np.zeros(h.n_nodes, dtype=np.int64)
     if scheme == "mage":
-        lfl = h.level_from_leaf
-        return [mult * Fraction(int(lfl[v]), h.height) for v in range(h.n_nodes)]
+        return [mult * Fraction(lvl, height) for lvl in range(height)], h.level_from_leaf.astype(np.int64)
     ws = level_weights(h, scheme, beta, custom)
     total = sum(ws)
-    height = h.height
     # C(l) = sum_{j=l+1..h} w(j,j-1) / total;  ws[j-2] = w(j,j-1)
     c_of_level = [sum(ws[j - 2] for j in range(lvl + 1, height + 1)) / total for lvl in range(1, height + 1)]
-    return [mult * c_of_level[int(d)] for d in h.depth]
+    return [mult * c for c in c_of_level], h.depth.astype(np.int64)
 
 
 def equal_priorities(ranking: Sequence[str]) -> dict[str, Fraction]:
@@ -127,18 +135,18 @@ class CostModel:
         if scheme not in WEIGHT_SCHEMES:
             raise ValueError(f"unknown weight scheme {scheme!r}; choose one of {WEIGHT_SCHEMES}")
         mults = _priority_list(hierarchies, priorities)
-        fracs = [node_costs_exact(h, scheme, beta, (custom or {}).get(h.name), m)
-                 for h, m in zip(hierarchies, mults)]
+        levels = [node_cost_levels(h, scheme, beta, (custom or {}).get(h.name), m)
+                  for h, m in zip(hierarchies, mults)]
         scale = 1
-        for fs in fracs:
-            for f in fs:
+        for fs, index in levels:
+            for f in (fs[i] for i in np.unique(index)):  # the costs some node has
                 scale = math.lcm(scale, f.denominator)
-        biggest = max((max(fs) for fs in fracs), default=Fraction(0))
+        biggest = max((max(fs[i] for i in np.unique(index)) for fs, index in levels), default=Fraction(0))
         exact = scale * biggest * len(hierarchies) * max_rows * 4 < 2**62
         if not exact:
             scale = 10**9
-        ints = [np.array([round(f * scale) for f in fs], dtype=np.int64) for fs in fracs]
-        floats = [np.array([float(f) for f in fs], dtype=np.float64) for fs in fracs]
+        ints = [np.array([round(f * scale) for f in fs], dtype=np.int64)[index] for fs, index in levels]
+        floats = [np.array([float(f) for f in fs], dtype=np.float64)[index] for fs, index in levels]
         desc = scheme + (f"(beta={beta})" if scheme == "height" else "")
         if priorities is not None:
             desc += " with priorities"

@@ -279,6 +279,10 @@ def _hierarchy_source(config, name: str) -> str:
 
 def _configuration(result, config) -> str:
     rows = [("method", result.method)]
+    plan = getattr(result, "plan", None)
+    if plan:
+        how = "whole table" if plan["mode"] == "whole" else f"{plan['blocks']} partitioned blocks"
+        rows.append(("execution", f"{how}: {plan['reason']}"))
     given = _cfg(config, "params")
     params = dict(given) if isinstance(given, Mapping) else {k: v for k, v in (result.params or {}).items()
                                                              if v is not None}

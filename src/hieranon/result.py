@@ -96,6 +96,9 @@ class AnonymizationResult:
     row_order: np.ndarray | None = field(default=None, repr=False)
     #: the columns' roles (:class:`hieranon.roles.RoleReport`): unclassified columns, linkage risks
     roles: object = field(default=None, repr=False)
+    #: how the run was executed (:class:`hieranon.algorithms.partition.RunPlan` as a dict): whole table or
+    #: partitioned blocks, why, and the expected seconds
+    plan: dict | None = None
     #: risk figures by threshold, filled by :func:`hieranon.risk.assess_result`
     risk_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -211,6 +214,7 @@ class AnonymizationResult:
             **({"output": str(self.output)} if self.output is not None else {}),
             **(self.roles.as_dict() if self.roles is not None else {}),
             "shuffled": self.row_order is not None,
+            **({"plan": self.plan} if self.plan is not None else {}),
             **self.bound_summary(),
         }
 

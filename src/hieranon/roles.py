@@ -71,7 +71,12 @@ def _dependence(a: np.ndarray, b: np.ndarray) -> float:
     """Share of rows on which ``a`` determines ``b``: for each value of ``a``
     its most frequent ``b``, summed (1.0: ``b`` is a function of ``a``)."""
     nb = int(b.max()) + 1 if len(b) else 1
-    pairs = np.bincount(a.astype(np.int64) * nb + b, minlength=(int(a.max()) + 1) * nb).reshape(-1, nb)
+    na = int(a.max()) + 1 if len(a) else 1
+    if na * nb > max(4 * len(a), 1 << 20):  # many values on both sides: count the pairs that occur only
+        pair, count = np.unique(a.astype(np.int64) * nb + b, return_counts=True)
+        first = np.flatnonzero(np.r_[True, pair[1:] // nb != pair[:-1] // nb])
+        return float(np.maximum.reduceat(count, first).sum() / max(len(a), 1))
+    pairs = np.bincount(a.astype(np.int64) * nb + b, minlength=na * nb).reshape(-1, nb)
     return float(pairs.max(axis=1).sum() / max(len(a), 1))
 
 

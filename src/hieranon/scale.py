@@ -350,3 +350,57 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
                                  sensitive=sensitive_columns(sensitive, spec.sensitive, table.counts))
     return ScaleResult(output_dir, table.n_rows, sol.info["blocks"], metrics.distortion_ratio, report, timings,
                        sol.info, result)
+
+
+# ------------------------------------------------------------------ memory
+#: Peak bytes of memory per byte of input file when a table is anonymised in one
+#: process (the DataFrame of text cells, its codes, the output copy), by format; measured on
+#: CSV tables of 10^5-10^6 rows (benchmarks/bench_scale.py), with a margin. Parquet and Excel
+#: files are compressed, hence the larger factors.
+MEMORY_PER_FILE_BYTE = {"csv": 40, "parquet": 150, "excel": 60}
+#: Bytes the interpreter, the libraries and the hierarchies take besides the table.
+MEMORY_BASE = 400 * 2**20
+
+
+class TableTooLarge(DataError):
+    """The table would not fit in memory in one process (refused before any work)."""
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable`` of
+    ``/proc/meminfo``), or None where that is unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_needed(path, fmt: str | None = None) -> int:
+    """Estimated peak bytes of anonymising the table file ``path`` in one process."""
+    from .io import table_format
+
+    path = Path(path)
+    kind = table_format(path, fmt)
+    return MEMORY_BASE + MEMORY_PER_FILE_BYTE.get(kind, 40) * path.stat().st_size
+
+
+def check_fits(path, fmt: str | None = None, *, available: int | None = None) -> int:
+    """Refuse (:class:`TableTooLarge`) a table file that would not fit in the
+    memory available (``available`` bytes, default :func:`available_memory`),
+    naming the way that does: a Parquet dataset anonymised in blocks.
+    Returns the estimated bytes needed."""
+    path = Path(path)
+    need = memory_needed(path, fmt)
+    avail = available if available is not None else available_memory()
+    if avail is not None and need > avail:
+        gib = 2**30
+        raise TableTooLarge(
+            f"{path} ({path.stat().st_size / gib:.2f} GiB) needs about {need / gib:.1f} GiB of memory to be "
+            f"anonymised in one process, but {avail / gib:.1f} GiB are available: write it as a Parquet dataset "
+            "directory and run 'hieranon anonymize DIR -o OUTDIR --distributed' (hieranon.scale.anonymize_parquet), "
+            "which keeps only integer codes in memory")
+    return need

@@ -43,6 +43,10 @@ __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
 
 MISSING_MODES = ("error", "root")
+#: How a run is executed: chosen from the table (``auto``), the whole table
+#: in one process (``whole``), or in partitioned blocks (``partitioned``).
+EXECUTIONS = ("auto", "whole", "partitioned")
+PARTITION_OPTIONS = ("block_size", "n_workers", "scheduler", "whole_seconds")
 WEIGHT_SCHEMES = ("uniform", "height", "mage")
 IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
 
@@ -174,6 +178,15 @@ class AnonymizationSpec:
         (:func:`hieranon.roles.check_roles`).
     shuffle : bool
         Release the rows in a random order seeded by ``seed``.
+    execution : {"auto", "whole", "partitioned"}
+        ``auto`` (default): :func:`hieranon.api.run` runs the whole table in
+        one process where that is expected to finish fast, else in
+        partitioned blocks (:func:`hieranon.algorithms.partition.plan_run`);
+        ``whole`` and ``partitioned`` force either.
+    partition : mapping
+        Options of a partitioned run: ``block_size`` (records per block),
+        ``n_workers``, ``scheduler`` (a Dask scheduler's address),
+        ``whole_seconds`` (the longest expected whole-table run ``auto`` keeps whole).
     risk_threshold : float or None
         Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
         the largest k required (:meth:`threshold_for`).
@@ -206,6 +219,8 @@ class AnonymizationSpec:
     max_suppression: SuppressionBudget | None = None
     strict: bool = False
     shuffle: bool = False
+    execution: str = "auto"
+    partition: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         def set_(name, value):  # a frozen dataclass normalises its own fields here
@@ -251,6 +266,12 @@ class AnonymizationSpec:
         set_("class_column", _column(self.class_column, "class_column"))
         set_("count_column", _column(self.count_column, "count_column"))
         check_special_columns(list(self.hierarchies), self.count_column, self.class_column)
+        if not isinstance(self.execution, str) or self.execution not in EXECUTIONS:
+            raise ValueError(f"execution must be one of {', '.join(EXECUTIONS)}, got {self.execution!r}")
+        if not isinstance(self.partition, Mapping) or set(self.partition) - set(PARTITION_OPTIONS):
+            raise ValueError(f"partition: expected a mapping with keys among {', '.join(PARTITION_OPTIONS)}, "
+                             f"got {self.partition!r}")
+        set_("partition", plain(dict(self.partition)))
         if not isinstance(self.missing, str) or self.missing not in MISSING_MODES:
             raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:

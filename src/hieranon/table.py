@@ -37,6 +37,15 @@ def _is_missing(values: pd.Series) -> np.ndarray:
     return miss_u[codes]
 
 
+def _missing_values(uniques) -> np.ndarray:
+    """:func:`_is_missing_value` of every distinct value; a column of text in vector steps."""
+    arr = np.asarray(uniques, dtype=object)
+    if len(arr) > 1000 and pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        text = pd.Series(arr, dtype=object)
+        return (text.str.len().eq(0) | text.str.isspace()).to_numpy(dtype=bool)
+    return np.fromiter((_is_missing_value(x) for x in arr), dtype=bool, count=len(arr))
+
+
 def _is_missing_value(x) -> bool:
     return x is None or (isinstance(x, float) and x != x) or x is pd.NA or x is pd.NaT or \
         (isinstance(x, str) and not x.strip())
@@ -110,7 +119,7 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     """
     # the work is per distinct value: factorize, then look up each distinct label once
     uniq_idx, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-    missing_u = np.fromiter((_is_missing_value(x) for x in uniques), dtype=bool, count=len(uniques))
+    missing_u = _missing_values(uniques)
     if missing_u.any() and missing != "root":
         rows = np.flatnonzero(missing_u[uniq_idx])
         first = int(rows[0])

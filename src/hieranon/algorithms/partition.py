@@ -35,6 +35,7 @@ from numbers import Integral
 import numpy as np
 
 from ..hierarchy import Hierarchy
+from ..progress import stage
 from ..table import EncodedTable
 from .base import Algorithm, Problem, Solution, privacy_methods
 from .details import PartitionedDetails
@@ -46,15 +47,14 @@ EXECUTORS = ("auto", "dask", "processes", "serial")
 
 
 def dfs_rank(h: Hierarchy) -> np.ndarray:
-    """Position of every node in a depth-first order of the tree, so each
-    subtree's leaves occupy a contiguous range of ranks."""
+    """Position of every node in a depth-first (pre-)order of the tree,
+    children by increasing id, so each subtree's leaves occupy a contiguous
+    range of ranks: the nodes sorted by their paths of ids from the root (a
+    path before its extensions), in vector steps."""
+    keys = [np.where(h.depth >= d, h.ancestors[:, d], -1) for d in range(h.height)]
+    order = np.lexsort(keys[::-1])
     rank = np.empty(h.n_nodes, dtype=np.int64)
-    stack, pos = [0], 0
-    while stack:
-        v = stack.pop()
-        rank[v] = pos
-        pos += 1
-        stack.extend(reversed(h.children[v].tolist()))
+    rank[order] = np.arange(h.n_nodes)
     return rank
 
 
@@ -116,9 +116,20 @@ class _BlockTask:
     privacy: list
 
 
-def _solve_block(problem: Problem, inner_name: str, inner_params: dict, task: _BlockTask):
-    """Run the inner method on one block (executed in a worker)."""
+#: What every block shares, set in each worker of a process pool once (inherited when the pool forks).
+_SHARED: dict = {}
+
+
+def _share(light: Problem) -> None:
+    _SHARED["light"] = light
+
+
+def _solve_block(problem: Problem | None, inner_name: str, inner_params: dict, task: _BlockTask):
+    """Run the inner method on one block (executed in a worker); ``problem``
+    None: the one shared with the worker (:func:`_share`)."""
     from .registry import make_algorithm
+
+    problem = problem if problem is not None else _SHARED["light"]
 
     sub = Problem(EncodedTable(task.codes, problem.table.hierarchies, problem.table.qi_names, task.counts),
                   problem.requirements, problem.cost, problem.seed, task.labels, task.privacy)
@@ -199,15 +210,19 @@ class Partitioned(Algorithm):
         if problem.privacy:
             models = problem.privacy
             accept = lambda rows: all(b.rows_ok(rows) for b in models)  # noqa: E731
-        blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k, accept)
+        with stage("splitting into blocks", detail=f"about {self.block_size} records each"):
+            blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k, accept)
         log.info("partitioned %d rows into %d blocks (target %d records)", problem.table.n_rows, len(blocks),
                  self.block_size)
         codes = np.empty_like(problem.table.codes)
         suppressed = np.zeros(problem.table.n_rows, dtype=bool)
         executor = self._resolve_executor()
-        for rows, (bcodes, bsup) in self._run(problem, blocks, executor):
-            codes[rows] = bcodes
-            suppressed[rows] = bsup
+        with stage(f"{self.inner_method} on {len(blocks)} blocks", total=len(blocks),
+                   detail=executor) as progress:
+            for rows, (bcodes, bsup) in self._run(problem, blocks, executor):
+                codes[rows] = bcodes
+                suppressed[rows] = bsup
+                progress.advance()
         sizes = [int(problem.table.counts[b].sum()) for b in blocks]
         return Solution(codes, suppressed, PartitionedDetails(blocks=len(blocks), block_sizes=sizes, executor=executor,
                                                               inner_method=self.inner_method))
@@ -238,9 +253,16 @@ class Partitioned(Algorithm):
                 yield rows, _solve_block(light, self.inner_method, self.method_params, task)
         elif executor == "processes":
             workers = self.n_workers or os.cpu_count() or 1
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            # the shared part (hierarchies of millions of nodes, costs) goes to each worker once, not per block
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context(), initializer=_share,
+                                       initargs=(light,))
+            try:
                 yield from _bounded(pool.submit, lambda f: f.result(), self._tasks(problem, blocks),
-                                    light, self.inner_method, self.method_params, workers * self.max_in_flight)
+                                    None, self.inner_method, self.method_params, workers * self.max_in_flight)
+            except BaseException:  # an interrupt or a failed block: stop at once, leave no worker behind
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
         else:
             yield from self._run_dask(problem, blocks, light)
 
@@ -268,6 +290,14 @@ class Partitioned(Algorithm):
                 cluster.close()
 
 
+def _fork_context():
+    """The ``fork`` start method where there is one (workers inherit the
+    shared data without pickling it), else the platform's default."""
+    import multiprocessing as mp
+
+    return mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+
+
 def _dask_wait(futures):
     from distributed import wait
     return wait(futures, return_when="FIRST_COMPLETED").done
@@ -289,3 +319,115 @@ def _bounded(submit, result, tasks, light, method, params, limit: int, wait=_fut
     while pending:
         for f in wait(list(pending)):
             yield pending.pop(f), result(f)
+
+
+# ------------------------------------------------------------------ the run's plan
+#: Seconds a whole-table run may be expected to take before ``auto`` partitions the table.
+WHOLE_TABLE_SECONDS = 60.0
+#: Records per block when ``auto`` partitions (large blocks keep the distortion near the whole table's).
+AUTO_BLOCK_SIZE = 200_000
+#: Methods with a time model: CPU seconds ~ fixed + c(m) * distinct_rows ** p(m) for m QIs, with
+#: ``p(m) = p2 + (m - 2) * dp`` and ``log c(m)`` linear in m between ``c2`` (2 QIs) and ``c8`` (8 QIs):
+#: the search grows faster with more QIs. Fitted on this project's 2-core test machine to the
+#: whole-table runs of synthetic Adult-schema tables (8 QIs, 2*10^4 to 2.4*10^5 distinct rows) and
+#: of a ZIP-code table (2 QIs, 10^5 and 10^6 distinct rows): benchmarks/bench_scale.py.
+TIME_MODELS = {"kaca+": {"fixed": 1.5, "p2": 0.84, "dp": 0.12, "c2": 4.1e-5, "c8": 3.2e-7}}
+#: Seconds to start a pool of worker processes and ship them the shared data.
+POOL_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How :func:`hieranon.api.run` executes a job: ``mode`` ``whole`` or
+    ``partitioned`` (with ``blocks`` of about ``block_size`` records on
+    ``executor``), why, and the expected seconds of the solver."""
+
+    mode: str
+    reason: str
+    estimated_seconds: float | None
+    rows: int
+    distinct_rows: int
+    block_size: int | None = None
+    blocks: int | None = None
+    executor: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"mode": self.mode, "reason": self.reason, "estimated_seconds": self.estimated_seconds,
+                "rows": self.rows, "distinct_rows": self.distinct_rows, "block_size": self.block_size,
+                "blocks": self.blocks, "executor": self.executor}
+
+    def describe(self) -> str:
+        """One line for the progress display and logs."""
+        how = "whole table" if self.mode == "whole" else f"{self.blocks} blocks on {self.executor}"
+        est = f", about {self.estimated_seconds:.0f} s" if self.estimated_seconds is not None else ""
+        return f"{how}{est}: {self.reason}"
+
+
+def estimate_seconds(method: str, distinct_rows: int, n_qis: int) -> float | None:
+    """Expected seconds of ``method`` on a table of ``distinct_rows``
+    distinct QI rows (:data:`TIME_MODELS`; None for a method without one)."""
+    model = TIME_MODELS.get(method)
+    if model is None:
+        return None
+    m = min(max(n_qis, 1), 16)
+    exponent = min(max(model["p2"] + (m - 2) * model["dp"], 0.8), 2.0)
+    log_c = np.log(model["c2"]) + (m - 2) / 6 * (np.log(model["c8"]) - np.log(model["c2"]))
+    return float(model["fixed"] + np.exp(log_c) * float(max(distinct_rows, 1)) ** exponent)
+
+
+def scheduler_configured() -> str | None:
+    """The Dask scheduler address configured in the environment
+    (``DASK_SCHEDULER_ADDRESS`` or dask's ``scheduler-address`` setting), if any."""
+    address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if address:
+        return address
+    try:
+        import dask
+    except ImportError:
+        return None
+    return dask.config.get("scheduler-address", None)
+
+
+def plan_run(table: EncodedTable, method: str, execution: str = "auto", *, block_size: int | None = None,
+             workers: int | None = None, scheduler: str | None = None,
+             whole_seconds: float = WHOLE_TABLE_SECONDS) -> RunPlan:
+    """Choose how to run ``method`` on ``table``: the whole table when it is
+    expected to take at most ``whole_seconds`` (or the method has no time
+    model), else blocks of about ``block_size`` records (default
+    :data:`AUTO_BLOCK_SIZE`) in worker processes, or on Dask when a
+    ``scheduler`` is given or configured. ``execution`` ``whole`` or
+    ``partitioned`` forces either."""
+    from ..table import row_keys
+
+    n, m = table.n_rows, len(table.qi_names)
+    distinct = len(np.unique(row_keys(table.codes))) if n else 0
+    est_whole = estimate_seconds(method, distinct, m)
+    scheduler = scheduler or scheduler_configured()
+    executor = "dask" if scheduler else "processes"
+    workers = workers or os.cpu_count() or 1
+    size = block_size or AUTO_BLOCK_SIZE
+    records = table.n_records
+    n_blocks = max(1, -(-records // size))
+    est_block = estimate_seconds(method, max(distinct // n_blocks, 1), m)
+    fixed = TIME_MODELS[method]["fixed"] if method in TIME_MODELS else 0.0  # paid once per worker
+    est_part = None if est_block is None else POOL_SECONDS + fixed + (est_block - fixed) * -(-n_blocks // workers)
+
+    def whole(reason: str) -> RunPlan:
+        return RunPlan("whole", reason, None if est_whole is None else round(est_whole, 1), n, distinct)
+
+    def partitioned(reason: str) -> RunPlan:
+        return RunPlan("partitioned", reason, None if est_part is None else round(est_part, 1), n, distinct,
+                       size, n_blocks, executor)
+
+    if execution == "whole":
+        return whole("the whole table was asked for")
+    if execution == "partitioned":
+        return partitioned("partitioned blocks were asked for")
+    if est_whole is None:
+        return whole(f"{method} is run on the whole table (no time model to partition it by)")
+    if n_blocks < 2 or est_whole <= whole_seconds:
+        return whole(f"{distinct} distinct rows of {m} QIs: expected to finish within {whole_seconds:.0f} s")
+    if est_part is not None and est_part < est_whole:
+        return partitioned(f"{distinct} distinct rows of {m} QIs: the whole table would take about "
+                           f"{est_whole:.0f} s, over {whole_seconds:.0f} s")
+    return whole(f"{distinct} distinct rows of {m} QIs: blocks would not be faster")
