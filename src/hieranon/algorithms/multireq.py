@@ -330,6 +330,8 @@ def solve_requirements(problem: Problem, cluster: Clusterer, base: np.ndarray | 
     info = {"requirements": [str(r) for r in ess], "best_order": [str(ess[i]) for i in order], "runs": runs}
     if privacy is not None:
         info["privacy"] = privacy
+    if sup.any() and not all(_requirement_groups_ok(out[~sup], t.counts[~sup], r) for r in reqs):
+        sup[:] = False  # some group needs its '*' rows: they are published as a generalised class, not suppressed
     if not all(_requirement_groups_ok(out, t.counts, r) for r in reqs):  # cannot happen: step 3 ran last
         raise RuntimeError("several requirements: a requirement still fails after the repair")
     info["distortion_int"] = _distortion_int(t.codes, out, t.counts, problem.cost)
