@@ -17,6 +17,10 @@ from .sweep import append_member, detach_member
 #: :func:`hieranon.algorithms.kaca_core.nearest_fast` (the refinement's searches).
 _BIG = 1 << 40
 _W_MAX = np.iinfo(np.int32).max
+#: Searches, node expansions and candidate partners of one call of the
+#: refinement's kernel: between calls the driver is back in Python, where a
+#: Ctrl-C can land.
+CHUNK_WORK = 200_000
 
 
 # =====================================================================
@@ -136,21 +140,26 @@ def _glca(j, a, b, hd):
 @njit(cache=True)
 def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, S, queue, inq, qstate, budget, all_units, exhaustive, cands,
-                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats):
+                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work):
     """Process queued classes: for each unit of the class, the class where it
     fits best (least Def. 10 distance to the whole class); the best improving
     relocation or swap of the class is applied, and both classes queued again.
     ``stats`` = (searches, relocations, swaps). Returns 0 when the queue is
-    empty, 1 when the search budget is spent, 2 when the trie needs room."""
+    empty, 1 when the search budget is spent, 2 when the trie needs room, 3
+    after about ``work`` searches, node expansions and candidate partners
+    (call again: the queue holds the state)."""
     m = T.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
     qcap = queue.shape[0]
+    w0 = stats[0] + st[K.S_EXPAND] + stats[3]
     while qstate[0] != qstate[1]:
         if stats[0] >= budget:
             return 1
         if st[K.S_TUSED] + 4 * (m + 1) > tr[0].shape[0]:
             return 2
+        if stats[0] + st[K.S_EXPAND] + stats[3] - w0 >= work:
+            return 3
         A = queue[qstate[0]]
         qstate[0] = (qstate[0] + 1) % qcap
         inq[A] = False
@@ -185,6 +194,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                         cands[nb] = c
                         nb += 1
                 stats[0] += 1
+                stats[3] += nb
             else:
                 # the class where the unit fits best (A itself left out of the trie)
                 K.trie_remove(A, tr, st, class_leaf)
@@ -309,14 +319,16 @@ def refine_classes(codes_out, R, counts, hd, perm, k, budget, all_units, exhaust
     qstate = np.array([0, ncls], dtype=np.int64)
     bufs = [np.zeros(n + 1, dtype=np.int64) for _ in range(6)]
     mats = [np.zeros((n + 2, m), dtype=np.int32) for _ in range(6)]
-    stats = np.zeros(3, dtype=np.int64)
+    stats = np.zeros(4, dtype=np.int64)  # searches, relocations, swaps, partners tried
+    cands = np.zeros(ncls + 1, dtype=np.int64)
+    new = np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.int32)
     status = 2
-    while status == 2:
+    while status in (2, 3):  # chunks: a KeyboardInterrupt lands between them
         status = _refine_kernel(k, R, uid, counts, *kaca_args(S), hd, perm, S["tr"], S["class_leaf"], S["st"],
                                 S["hp"], S["stk"], S["xa"], S["xb"], S["ea"], S["eb"], S["ties"], ncls, queue, inq,
                                 qstate, int(budget), bool(all_units or exhaustive), bool(exhaustive),
-                                np.zeros(ncls + 1, dtype=np.int64), *bufs, *mats, np.zeros(m, dtype=np.int32),
-                                np.zeros(m, dtype=np.int32), stats)
+                                cands, *bufs, *mats, *new, stats, CHUNK_WORK)
+        K.chunk_done("refinement")
         if status == 2:
             grow_state(S, m)
     info = {"searches": int(stats[0]), "relocations": int(stats[1]), "swaps": int(stats[2]),
