@@ -355,7 +355,9 @@ def test_ctrl_c_stops_a_large_cli_run_cleanly(tmp_path):
     cmd = [sys.executable, "-m", "hieranon", "anonymize", str(src), "-o", str(out), "-k", "5", "--method", "kaca+",
            "--qi", "a=intervals:10,100,1000", "--qi", "b=intervals:10,100", "--qi", "c=intervals:10,50",
            "--qi", "d=intervals:5", "-v"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # a shell's background job ignores SIGINT, and so would its children: restore the default
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in proc.stderr:  # the api logs this line just before the method starts
         seen.append(line)

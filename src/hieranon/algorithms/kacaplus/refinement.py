@@ -140,14 +140,18 @@ def _glca(j, a, b, hd):
 @njit(cache=True)
 def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, S, queue, inq, qstate, budget, all_units, exhaustive, cands,
-                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work):
+                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work,
+                   allbuf, allub, alluc, allrest, cofs):
     """Process queued classes: for each unit of the class, the class where it
     fits best (least Def. 10 distance to the whole class); the best improving
     relocation or swap of the class is applied, and both classes queued again.
     ``stats`` = (searches, relocations, swaps). Returns 0 when the queue is
     empty, 1 when the search budget is spent, 2 when the trie needs room, 3
     after about ``work`` searches, node expansions and candidate partners
-    (call again: the queue holds the state)."""
+    (call again: the queue holds the state). With ``exhaustive`` the units of
+    every other class and their rest-LCAs are worked out once per class
+    ``A`` (``all*``, ``cofs`` = row offset, unit offset, units), not once per
+    unit of ``A``: nothing changes until ``A``'s best move is applied."""
     m = T.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
@@ -170,6 +174,19 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
             continue
         _rest_lcas(R, bufA, ubA, qA, hd, preA, sufA, restA)
         baseA = size[A] * _tuple_cost(T[A], hd)
+        if exhaustive:
+            pr = 0
+            pu = 0
+            for c in range(S):
+                if alive[c] and c != A:
+                    q = _units(c, head, nxt, uid, cnt, allbuf[pr:], allub[pu:], alluc[pu:])
+                    if q >= 2:
+                        _rest_lcas(R, allbuf[pr:], allub[pu:], q, hd, preB, sufB, allrest[pu:])
+                    cofs[c, 0] = pr
+                    cofs[c, 1] = pu
+                    cofs[c, 2] = q
+                    pr += allub[pu + q]
+                    pu += q + 1
         best_d = 0
         best_dm = 0
         best_kind = 0
@@ -227,19 +244,26 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     dm = (size[A] - nU) ** 2 + (size[B] + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
                         best_d, best_dm, best_kind, best_U, best_B = d, dm, 1, iu, B
-                qB = _units(B, head, nxt, uid, cnt, bufB, ubB, ucB)
-                if qB >= 2:
-                    _rest_lcas(R, bufB, ubB, qB, hd, preB, sufB, restB)
+                if exhaustive:
+                    pr = cofs[B, 0]
+                    pu = cofs[B, 1]
+                    qB = cofs[B, 2]
+                else:
+                    pr = 0
+                    pu = 0
+                    qB = _units(B, head, nxt, uid, cnt, allbuf, allub, alluc)
+                    if qB >= 2:
+                        _rest_lcas(R, allbuf, allub, qB, hd, preB, sufB, allrest)
                 for iv in range(qB):  # swaps with the units of B
-                    nV = ucB[iv]
+                    nV = alluc[pu + iv]
                     if size[A] - nU + nV < k or size[B] - nV + nU < k:
                         continue
-                    v = bufB[ubB[iv]]
+                    v = allbuf[pr + allub[pu + iv]]
                     ga = 0
                     gb = 0
                     for j in range(m):
                         ga += _glca(j, restA[iu, j], R[v, j], hd)
-                        gb += _glca(j, restB[iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
+                        gb += _glca(j, allrest[pu + iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
                     d = (size[A] - nU + nV) * ga + (size[B] - nV + nU) * gb - baseA - baseB
                     dm = (size[A] - nU + nV) ** 2 + (size[B] - nV + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
@@ -322,12 +346,16 @@ def refine_classes(codes_out, R, counts, hd, perm, k, budget, all_units, exhaust
     stats = np.zeros(4, dtype=np.int64)  # searches, relocations, swaps, partners tried
     cands = np.zeros(ncls + 1, dtype=np.int64)
     new = np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.int32)
+    # every class's units (exhaustive partners) or one partner's, and their rest-LCAs
+    cache = (np.zeros(n + 1, dtype=np.int64), np.zeros(n + ncls + 2, dtype=np.int64),
+             np.zeros(n + ncls + 2, dtype=np.int64), np.zeros((n + ncls + 2, m), dtype=np.int32),
+             np.zeros((ncls + 1, 3), dtype=np.int64))
     status = 2
     while status in (2, 3):  # chunks: a KeyboardInterrupt lands between them
         status = _refine_kernel(k, R, uid, counts, *kaca_args(S), hd, perm, S["tr"], S["class_leaf"], S["st"],
                                 S["hp"], S["stk"], S["xa"], S["xb"], S["ea"], S["eb"], S["ties"], ncls, queue, inq,
                                 qstate, int(budget), bool(all_units or exhaustive), bool(exhaustive),
-                                cands, *bufs, *mats, *new, stats, CHUNK_WORK)
+                                cands, *bufs, *mats, *new, stats, CHUNK_WORK, *cache)
         K.chunk_done("refinement")
         if status == 2:
             grow_state(S, m)
