@@ -250,8 +250,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     continue
                 cands[0] = B
                 nb = 1
-            if exhaustive:  # many partners: per-node cost tables pay off
-                _pair_tables(R[u], restA[iu], hd, gu, gra)
+            _pair_tables(R[u], restA[iu], hd, gu, gra)
             for ib in range(nb):
                 B = cands[ib]
                 baseB = size[B] * _tuple_cost(T[B], hd)
@@ -260,7 +259,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     gb = 0
                     for j in range(m):
                         gr += g_flat[nd_off[j] + restA[iu, j]]
-                        if exhaustive and lca_off[j] >= 0:
+                        if lca_off[j] >= 0:
                             gb += gu[nd_off[j] + T[B, j]]
                         else:
                             gb += _glca(j, T[B, j], R[u, j], hd)
@@ -286,7 +285,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     ga = 0
                     gb = 0
                     for j in range(m):
-                        if exhaustive and lca_off[j] >= 0:
+                        if lca_off[j] >= 0:
                             ga += gra[nd_off[j] + R[v, j]]
                             gb += gu[nd_off[j] + allrest[pu + iv, j]] if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
                         else:
