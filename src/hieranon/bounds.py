@@ -99,68 +99,212 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
 
     ``units`` are distinct rows of codes, ``weights`` their record counts.
     Returns ``(members, starts, node_cost)``: node ``g``'s rows are
-    ``members[starts[g]:starts[g + 1]]`` (indices into ``units``) and its cost
-    ``node_cost[g]`` is the sum of ``int_costs[j]`` over its cells.
+    ``members[starts[g]:starts[g + 1]]`` (indices into ``units``, ascending) and
+    its cost ``node_cost[g]`` is the sum of ``int_costs[j]`` over its cells.
+    Nodes come depth vector by depth vector, in a depth-first walk that
+    refines one attribute at a time (attributes in increasing order), and
+    within a vector in the order of their cells.
     Raises :class:`BoundTooLarge` past ``max_incidences`` (row, node) pairs
     or ``max_vectors`` depth vectors holding such nodes.
     """
-    q = units.shape[1]
-    out_members: list[np.ndarray] = []
-    out_sizes: list[np.ndarray] = []
-    out_costs: list[np.ndarray] = []
-    total = [0, 0]  # (row, node) pairs, depth vectors
-    rows = np.arange(len(units), dtype=np.int64)
     if weights.sum() < k:
         return np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int64)
+    q = units.shape[1]
+    hh = np.array([h.ancestors.shape[1] for h in hierarchies], dtype=np.int64)
+    nn = np.array([h.n_nodes for h in hierarchies], dtype=np.int64)
+    off = np.zeros(q + 1, dtype=np.int64)
+    off[1:] = np.cumsum(nn)
+    anc = np.concatenate([np.ascontiguousarray(h.ancestors, dtype=np.int64).ravel() for h in hierarchies])
+    aoff = np.zeros(q + 1, dtype=np.int64)
+    aoff[1:] = np.cumsum(nn * hh)
+    dep = np.concatenate([np.asarray(h.depth, dtype=np.int64) for h in hierarchies])
+    ic = np.concatenate([np.asarray(c, dtype=np.int64) for c in int_costs])
     rowcost = sum(int_costs[j][h.ancestors[units[:, j], 0]] for j, h in enumerate(hierarchies)).astype(np.int64)
-    gid = np.zeros(len(units), dtype=np.int64)
+    heights = np.array([h.height for h in hierarchies], dtype=np.int64)
+    status, members, sizes, costs = _candidate_walk(np.ascontiguousarray(units, dtype=np.int64),
+                                                    np.ascontiguousarray(weights, dtype=np.int64), heights, hh, nn,
+                                                    off, anc, aoff, dep, ic, rowcost, int(k), int(max_incidences),
+                                                    int(max_vectors))
+    if status == 1:
+        raise BoundTooLarge(
+            f"the lower bound needs more than {max_vectors:,} depth vectors of the hierarchies for k = {k}; "
+            "use fewer quasi-identifiers or lower hierarchies, a larger k, or raise max_vectors")
+    if status == 2:
+        raise BoundTooLarge(
+            f"the lower bound needs more than {max_incidences:,} (row, node) pairs for k = {k}; "
+            "use fewer quasi-identifiers, a larger k, or raise max_incidences")
+    starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    return members, starts, costs
 
-    def emit(rows, gid, rowcost):
-        starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
-        total[0] += len(rows)
-        total[1] += 1
-        if total[1] > max_vectors:
-            raise BoundTooLarge(
-                f"the lower bound needs more than {max_vectors:,} depth vectors of the hierarchies for k = {k}; "
-                "use fewer quasi-identifiers or lower hierarchies, a larger k, or raise max_vectors")
-        if total[0] > max_incidences:
-            raise BoundTooLarge(
-                f"the lower bound needs more than {max_incidences:,} (row, node) pairs for k = {k}; "
-                "use fewer quasi-identifiers, a larger k, or raise max_incidences")
-        out_members.append(rows.astype(np.int32))
-        out_sizes.append(np.diff(np.r_[starts, len(rows)]))
-        out_costs.append(rowcost[starts])
 
-    def walk(depths, first, rows, gid, rowcost):
-        emit(rows, gid, rowcost)
-        for j in range(first, q):
-            h = hierarchies[j]
-            d = depths[j] + 1
-            if d >= h.height:
-                continue
-            vals = units[rows, j]
-            ok = h.depth[vals] >= d
-            if not ok.any():  # every value here is already as general as depth d
-                continue
-            r, g, c, v = rows[ok], gid[ok], rowcost[ok], vals[ok]
-            anc = h.ancestors[v, d]
-            c = c + int_costs[j][anc] - int_costs[j][h.ancestors[v, d - 1]]
-            key = g * np.int64(h.n_nodes) + anc
-            order = np.argsort(key, kind="stable")
-            key, r, c = key[order], r[order], c[order]
-            new = np.r_[True, key[1:] != key[:-1]]
-            grp = np.cumsum(new) - 1
-            keep = (np.bincount(grp, weights=weights[r]) >= k)[grp]
-            if not keep.any():
-                continue
-            child = list(depths)
-            child[j] = d
-            walk(child, j, r[keep], (np.cumsum(new[keep]) - 1).astype(np.int64), c[keep])
+@nb.njit(cache=True)
+def _grow(a, need):
+    """``a`` with room for at least ``need`` entries (2x growth)."""
+    if need <= len(a):
+        return a
+    b = np.empty(max(need, 2 * len(a)), dtype=a.dtype)
+    b[: len(a)] = a
+    return b
 
-    walk([0] * q, 0, rows, gid, rowcost)
-    members = np.concatenate(out_members)
-    starts = np.r_[0, np.cumsum(np.concatenate(out_sizes))].astype(np.int64)
-    return members, starts, np.concatenate(out_costs).astype(np.int64)
+
+@nb.njit(cache=True)
+def _sort_within_groups(key, grp, val, m, cbuf, order):
+    """``order[:m]``: the stable order of ``key[:m]``, whose entries come in
+    runs of equal ``grp`` (non-decreasing) and differ within a run by ``val``
+    (small non-negative integers): an insertion sort for short runs, a
+    counting sort (``cbuf``, zero on entry and exit) for long ones."""
+    i0 = 0
+    while i0 < m:
+        i1 = i0 + 1
+        while i1 < m and grp[i1] == grp[i0]:
+            i1 += 1
+        if i1 - i0 <= 32:
+            for i in range(i0, i1):
+                x = i
+                t = i - 1
+                while t >= i0 and key[order[t]] > key[x]:
+                    order[t + 1] = order[t]
+                    t -= 1
+                order[t + 1] = x
+        else:
+            vmax = 0
+            for i in range(i0, i1):
+                cbuf[val[i] + 1] += 1
+                if val[i] > vmax:
+                    vmax = val[i]
+            for v in range(1, vmax + 2):
+                cbuf[v] += cbuf[v - 1]
+            for i in range(i0, i1):
+                order[i0 + cbuf[val[i]]] = i
+                cbuf[val[i]] += 1
+            for v in range(vmax + 2):
+                cbuf[v] = 0
+        i0 = i1
+
+
+@nb.njit(cache=True)
+def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, rowcost, k, max_inc, max_vec):
+    """The depth-first walk of :func:`candidate_nodes`: level ``L`` of the
+    stack holds, from ``base[L]`` on, the rows (grouped, each group one node
+    of ``>= k`` records), group ids and node costs of one depth vector.
+    Returns (status: 0, or 1/2 past the vector/pair limit, members, node
+    sizes, node costs)."""
+    n, q = units.shape
+    L = int(heights.sum()) + 2
+    rows = np.empty(2 * n, dtype=np.int64)
+    gid = np.empty(2 * n, dtype=np.int64)
+    cst = np.empty(2 * n, dtype=np.int64)
+    base = np.zeros(L, dtype=np.int64)
+    lens = np.zeros(L, dtype=np.int64)
+    nextj = np.zeros(L, dtype=np.int64)
+    depths = np.zeros((L, q), dtype=np.int64)
+    key = np.empty(n, dtype=np.int64)
+    tr = np.empty(n, dtype=np.int64)
+    tc = np.empty(n, dtype=np.int64)
+    gw = np.empty(n, dtype=np.int64)
+    tg = np.empty(n, dtype=np.int64)
+    ta = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    cbuf = np.zeros(int(nn.max()) + 1, dtype=np.int64)
+    members = np.empty(max(4 * n, 1 << 20), dtype=np.int32)
+    sizes = np.empty(1024, dtype=np.int64)
+    costs = np.empty(1024, dtype=np.int64)
+    nm = 0
+    ng = 0
+    nvec = 0
+    for i in range(n):
+        rows[i] = i
+        gid[i] = 0
+        cst[i] = rowcost[i]
+    lens[0] = n
+    lvl = 0
+    fresh = True
+    while lvl >= 0:
+        if fresh:  # emit the nodes of this depth vector
+            fresh = False
+            nvec += 1
+            if nvec > max_vec:
+                return 1, members[:nm], sizes[:ng], costs[:ng]
+            m = lens[lvl]
+            if nm + m > max_inc:
+                return 2, members[:nm], sizes[:ng], costs[:ng]
+            members = _grow(members, nm + m)
+            b = base[lvl]
+            ngroups = gid[b + m - 1] + 1
+            sizes = _grow(sizes, ng + ngroups)
+            costs = _grow(costs, ng + ngroups)
+            for i in range(m):
+                members[nm + i] = rows[b + i]
+                if i == 0 or gid[b + i] != gid[b + i - 1]:
+                    sizes[ng] = 0
+                    costs[ng] = cst[b + i]
+                    ng += 1
+                sizes[ng - 1] += 1
+            nm += m
+        j = nextj[lvl]
+        if j >= q:
+            lvl -= 1
+            continue
+        nextj[lvl] = j + 1
+        d = depths[lvl, j] + 1
+        if d >= heights[j]:
+            continue
+        # the rows whose value of attribute j is at depth >= d, keyed by (group, ancestor at d)
+        m = 0
+        b = base[lvl]
+        for i in range(lens[lvl]):
+            r = rows[b + i]
+            v = units[r, j]
+            if dep[off[j] + v] >= d:
+                a = anc[aoff[j] + v * hh[j] + d]
+                ap = anc[aoff[j] + v * hh[j] + d - 1]
+                key[m] = gid[b + i] * nn[j] + a
+                tg[m] = gid[b + i]
+                ta[m] = a
+                tr[m] = r
+                tc[m] = cst[b + i] + ic[off[j] + a] - ic[off[j] + ap]
+                m += 1
+        if m == 0:
+            continue
+        _sort_within_groups(key, tg, ta, m, cbuf, order)
+        # records per new group
+        ngr = 0
+        for i in range(m):
+            if i == 0 or key[order[i]] != key[order[i - 1]]:
+                gw[ngr] = 0
+                ngr += 1
+            gw[ngr - 1] += weights[tr[order[i]]]
+        c = lvl + 1
+        base[c] = b + lens[lvl]
+        bc = base[c]
+        rows = _grow(rows, bc + m)
+        gid = _grow(gid, bc + m)
+        cst = _grow(cst, bc + m)
+        cnt = 0
+        g = -1
+        kept = -1
+        for i in range(m):
+            if i == 0 or key[order[i]] != key[order[i - 1]]:
+                g += 1
+                if gw[g] >= k:
+                    kept += 1
+            if gw[g] >= k:
+                o = order[i]
+                rows[bc + cnt] = tr[o]
+                gid[bc + cnt] = kept
+                cst[bc + cnt] = tc[o]
+                cnt += 1
+        if cnt == 0:
+            continue
+        for jj in range(q):
+            depths[c, jj] = depths[lvl, jj]
+        depths[c, j] = d
+        lens[c] = cnt
+        nextj[c] = j
+        lvl = c
+        fresh = True
+    return 0, members[:nm].copy(), sizes[:ng].copy(), costs[:ng].copy()
 
 
 @nb.njit(cache=True)

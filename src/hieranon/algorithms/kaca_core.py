@@ -110,6 +110,13 @@ def _stub_records(c2, need, tail, prv, cnt):
     return taken
 
 
+def chunk_done(stage: str) -> None:
+    """Called by the drivers between two chunks of a long kernel (``stage``
+    names it): each compiled kernel returns to Python after a bounded amount
+    of work, so that a Ctrl-C (KeyboardInterrupt) stops a run within a
+    fraction of a second. A no-op; a hook for progress and for tests."""
+
+
 def check_k(k: int, counts: np.ndarray) -> None:
     """``1 <= k <= records``, else a ValueError saying which."""
     if k < 1:

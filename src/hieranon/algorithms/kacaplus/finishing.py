@@ -13,6 +13,10 @@ from numba import njit
 from ...table import group
 from .. import kaca_core as K
 
+#: Node expansions (and merges) of one call of a finishing kernel: between
+#: calls the driver is back in Python, where a Ctrl-C can land.
+CHUNK_WORK = 200_000
+
 
 # =====================================================================
 # class state shared with KACA's kernels
@@ -78,9 +82,14 @@ def state_codes(S, n, m):
 # =====================================================================
 @njit(cache=True)
 def _nearest_all(k, T, size, alive, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb,
-                 class_leaf, stk, out, tgt):
-    """Def. 10 distance (stub rule) from every small class to its nearest class."""
-    for C in range(T.shape[0]):
+                 class_leaf, stk, out, tgt, start, work):
+    """Def. 10 distance (stub rule) from every small class to its nearest
+    class, from class ``start`` on; returns after about ``work`` node
+    expansions with the next class to do (``T.shape[0]`` when done)."""
+    e0 = st[K.S_EXPAND]
+    for C in range(start, T.shape[0]):
+        if st[K.S_EXPAND] - e0 + C - start >= work:
+            return C
         out[C] = -1
         tgt[C] = -1
         if alive[C] and size[C] < k:
@@ -89,15 +98,19 @@ def _nearest_all(k, T, size, alive, unit, tail, prv, cnt, hd, perm, tr, hp, ties
             if nt > 0:
                 out[C] = best
                 tgt[C] = ties[0]
+    return T.shape[0]
 
 
 @njit(cache=True)
 def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, class_leaf, st,
-                 hp, stk, xa, xb, ea, eb, ties, newtup):
+                 hp, stk, xa, xb, ea, eb, ties, newtup, work):
     """Take the small classes in ``order``; grow each by its nearest class (or
     that class's stub, Def. 14) until it holds ``>= k`` records. Returns 2 when
-    the trie needs room (call again), 0 when done."""
+    the trie needs room, 1 after about ``work`` node expansions and merges
+    (call again: ``pos`` says where it stopped), 0 when done."""
     m = T.shape[1]
+    e0 = st[K.S_EXPAND]
+    merges = 0
     while pos[0] < order.shape[0]:
         C = pos[1] if pos[1] >= 0 else order[pos[0]]
         if not alive[C] or size[C] >= k:
@@ -107,6 +120,10 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
         if st[K.S_TUSED] + m + 1 > tr[0].shape[0]:
             pos[1] = C
             return 2
+        if st[K.S_EXPAND] - e0 + merges >= work:
+            pos[1] = C
+            return 1
+        merges += 1
         _best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
                                    xa, xb, ea, eb, class_leaf, stk)
         if nt == 0:  # a single class in the table: nothing to merge with
@@ -181,21 +198,35 @@ def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa
 
 @njit(cache=True)
 def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, class_leaf, st, hp, stk,
-                   xa, xb, ea, eb, ties, newtup, ver, tgt, tver, hk, hc, hv, hstate):
-    """Agglomerative order (an issue-10 trial): always the small class whose
-    nearest merge costs least per record it gains, with lazy re-evaluation."""
+                   xa, xb, ea, eb, ties, newtup, ver, tgt, tver, hk, hc, hv, hstate, work):
+    """Agglomerative order (an earlier trial): always the small class whose
+    nearest merge costs least per record it gains, with lazy re-evaluation.
+    Returns 2 when the trie needs room, 1 after about ``work`` node
+    expansions (call again), 0 when done; ``hstate`` = (heap size, classes
+    queried so far + 1, or 0 before the first call)."""
     m = T.shape[1]
     hn = hstate[0]
-    if hstate[1] == 0:
-        for C in range(T.shape[0]):
+    e0 = st[K.S_EXPAND]
+    steps = 0
+    if hstate[1] <= T.shape[0]:
+        for C in range(max(hstate[1] - 1, 0), T.shape[0]):
+            if st[K.S_EXPAND] - e0 + steps >= work:
+                hstate[0] = hn
+                hstate[1] = C + 1
+                return 1
+            steps += 1
             if alive[C] and size[C] < k:
                 hn = _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb,
                               class_leaf, stk, ver, tgt, tver, hk, hc, hv, hn)
-        hstate[1] = 1
+        hstate[1] = T.shape[0] + 1
     while hn > 0:
         if st[K.S_TUSED] + m + 1 > tr[0].shape[0]:
             hstate[0] = hn
             return 2
+        if st[K.S_EXPAND] - e0 + steps >= work:
+            hstate[0] = hn
+            return 1
+        steps += 1
         C = hc[0]
         v = hv[0]
         hn = _hpop_f(hk, hc, hv, hn)
@@ -247,10 +278,12 @@ def complete_classes(codes, counts, hierarchies, cost, k, hd, perm, order_kind="
         while True:
             status = _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, counts, unit, hd, perm, S["tr"],
                                     S["class_leaf"], S["st"], S["hp"], S["stk"], S["xa"], S["xb"], S["ea"], S["eb"],
-                                    S["ties"], S["newtup"], ver, tgt, tver, hk, hc, hv, hstate)
-            if status != 2:
+                                    S["ties"], S["newtup"], ver, tgt, tver, hk, hc, hv, hstate, CHUNK_WORK)
+            K.chunk_done("finishing")
+            if status == 0:
                 break
-            grow_state(S, m)
+            if status == 2:
+                grow_state(S, m)
     else:
         small = np.flatnonzero(size[:ncls] < k)
         if order_kind == "random":
@@ -258,20 +291,27 @@ def complete_classes(codes, counts, hierarchies, cost, k, hd, perm, order_kind="
         else:
             d = np.zeros(ncls, dtype=np.int64)
             tg = np.zeros(ncls, dtype=np.int64)
-            _nearest_all(k, T, size, alive, unit, tail, prv, counts, hd, perm, S["tr"], S["hp"], S["ties"], S["st"],
-                         S["xa"], S["xb"], S["ea"], S["eb"], S["class_leaf"], S["stk"], d, tg)
+            start = 0
+            while start < ncls:  # chunks: a KeyboardInterrupt lands between them
+                start = _nearest_all(k, T, size, alive, unit, tail, prv, counts, hd, perm, S["tr"], S["hp"],
+                                     S["ties"], S["st"], S["xa"], S["xb"], S["ea"], S["eb"], S["class_leaf"],
+                                     S["stk"], d, tg, start, CHUNK_WORK)
+                K.chunk_done("finishing")
             # cost per record still needed: the cheapest to complete first
             key = d[small] / np.maximum(k - size[small], 1)
             order = small[np.argsort(key, kind="stable")]
         while len(order):
             pos = np.array([0, -1], dtype=np.int64)
+            order = order.astype(np.int64)
             while True:
-                status = _growth_loop(k, order.astype(np.int64), pos, *kaca_args(S), counts, unit, hd, perm,
+                status = _growth_loop(k, order, pos, *kaca_args(S), counts, unit, hd, perm,
                                       S["tr"], S["class_leaf"], S["st"], S["hp"], S["stk"], S["xa"], S["xb"],
-                                      S["ea"], S["eb"], S["ties"], S["newtup"])
-                if status != 2:
+                                      S["ea"], S["eb"], S["ties"], S["newtup"], CHUNK_WORK)
+                K.chunk_done("finishing")
+                if status == 0:
                     break
-                grow_state(S, m)
+                if status == 2:
+                    grow_state(S, m)
             # a stub of indivisible counted rows may leave its trunk below k: grow those too
             T, size, alive = S["T"], S["size"], S["alive"]
             order = np.flatnonzero(alive & (size < k))

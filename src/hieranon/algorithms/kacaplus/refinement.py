@@ -17,6 +17,10 @@ from .sweep import append_member, detach_member
 #: :func:`hieranon.algorithms.kaca_core.nearest_fast` (the refinement's searches).
 _BIG = 1 << 40
 _W_MAX = np.iinfo(np.int32).max
+#: Searches, node expansions and candidate partners of one call of the
+#: refinement's kernel: between calls the driver is back in Python, where a
+#: Ctrl-C can land.
+CHUNK_WORK = 200_000
 
 
 # =====================================================================
@@ -129,6 +133,24 @@ def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
 
 
 @njit(cache=True)
+def _pair_tables(tu, ta, hd, gu, gra):
+    """For every attribute with a dense LCA table and every node ``x`` of it:
+    ``gu[x]`` = cost of lca(``tu``'s value, x), ``gra[x]`` = cost of
+    lca(``ta``'s value, x) -- one look-up each in the searches below."""
+    lca_flat, lca_off, nn, anc_flat, anc_off, hh, depth_flat, nd_off, g_flat = hd
+    for j in range(tu.shape[0]):
+        lo = lca_off[j]
+        if lo < 0:
+            continue
+        go = nd_off[j]
+        ru = lo + tu[j] * nn[j]
+        ra = lo + ta[j] * nn[j]
+        for x in range(nn[j]):
+            gu[go + x] = g_flat[go + lca_flat[ru + x]]
+            gra[go + x] = g_flat[go + lca_flat[ra + x]]
+
+
+@njit(cache=True)
 def _glca(j, a, b, hd):
     return hd[8][hd[7][j] + K.lca_code(j, a, b, hd)]
 
@@ -136,21 +158,31 @@ def _glca(j, a, b, hd):
 @njit(cache=True)
 def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, S, queue, inq, qstate, budget, all_units, exhaustive, cands,
-                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats):
+                   bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work,
+                   allbuf, allub, alluc, allrest, cofs, gu, gra):
     """Process queued classes: for each unit of the class, the class where it
     fits best (least Def. 10 distance to the whole class); the best improving
     relocation or swap of the class is applied, and both classes queued again.
     ``stats`` = (searches, relocations, swaps). Returns 0 when the queue is
-    empty, 1 when the search budget is spent, 2 when the trie needs room."""
+    empty, 1 when the search budget is spent, 2 when the trie needs room, 3
+    after about ``work`` searches, node expansions and candidate partners
+    (call again: the queue holds the state). With ``exhaustive`` the units of
+    every other class and their rest-LCAs are worked out once per class
+    ``A`` (``all*``, ``cofs`` = row offset, unit offset, units), not once per
+    unit of ``A``: nothing changes until ``A``'s best move is applied."""
     m = T.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
+    lca_off = hd[1]
     qcap = queue.shape[0]
+    w0 = stats[0] + st[K.S_EXPAND] + stats[3]
     while qstate[0] != qstate[1]:
         if stats[0] >= budget:
             return 1
         if st[K.S_TUSED] + 4 * (m + 1) > tr[0].shape[0]:
             return 2
+        if stats[0] + st[K.S_EXPAND] + stats[3] - w0 >= work:
+            return 3
         A = queue[qstate[0]]
         qstate[0] = (qstate[0] + 1) % qcap
         inq[A] = False
@@ -161,6 +193,19 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
             continue
         _rest_lcas(R, bufA, ubA, qA, hd, preA, sufA, restA)
         baseA = size[A] * _tuple_cost(T[A], hd)
+        if exhaustive:
+            pr = 0
+            pu = 0
+            for c in range(S):
+                if alive[c] and c != A:
+                    q = _units(c, head, nxt, uid, cnt, allbuf[pr:], allub[pu:], alluc[pu:])
+                    if q >= 2:
+                        _rest_lcas(R, allbuf[pr:], allub[pu:], q, hd, preB, sufB, allrest[pu:])
+                    cofs[c, 0] = pr
+                    cofs[c, 1] = pu
+                    cofs[c, 2] = q
+                    pr += allub[pu + q]
+                    pu += q + 1
         best_d = 0
         best_dm = 0
         best_kind = 0
@@ -185,6 +230,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                         cands[nb] = c
                         nb += 1
                 stats[0] += 1
+                stats[3] += nb
             else:
                 # the class where the unit fits best (A itself left out of the trie)
                 K.trie_remove(A, tr, st, class_leaf)
@@ -204,6 +250,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     continue
                 cands[0] = B
                 nb = 1
+            _pair_tables(R[u], restA[iu], hd, gu, gra)
             for ib in range(nb):
                 B = cands[ib]
                 baseB = size[B] * _tuple_cost(T[B], hd)
@@ -212,24 +259,38 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
                     gb = 0
                     for j in range(m):
                         gr += g_flat[nd_off[j] + restA[iu, j]]
-                        gb += _glca(j, T[B, j], R[u, j], hd)
+                        if lca_off[j] >= 0:
+                            gb += gu[nd_off[j] + T[B, j]]
+                        else:
+                            gb += _glca(j, T[B, j], R[u, j], hd)
                     d = (size[A] - nU) * gr + (size[B] + nU) * gb - baseA - baseB
                     dm = (size[A] - nU) ** 2 + (size[B] + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
                         best_d, best_dm, best_kind, best_U, best_B = d, dm, 1, iu, B
-                qB = _units(B, head, nxt, uid, cnt, bufB, ubB, ucB)
-                if qB >= 2:
-                    _rest_lcas(R, bufB, ubB, qB, hd, preB, sufB, restB)
+                if exhaustive:
+                    pr = cofs[B, 0]
+                    pu = cofs[B, 1]
+                    qB = cofs[B, 2]
+                else:
+                    pr = 0
+                    pu = 0
+                    qB = _units(B, head, nxt, uid, cnt, allbuf, allub, alluc)
+                    if qB >= 2:
+                        _rest_lcas(R, allbuf, allub, qB, hd, preB, sufB, allrest)
                 for iv in range(qB):  # swaps with the units of B
-                    nV = ucB[iv]
+                    nV = alluc[pu + iv]
                     if size[A] - nU + nV < k or size[B] - nV + nU < k:
                         continue
-                    v = bufB[ubB[iv]]
+                    v = allbuf[pr + allub[pu + iv]]
                     ga = 0
                     gb = 0
                     for j in range(m):
-                        ga += _glca(j, restA[iu, j], R[v, j], hd)
-                        gb += _glca(j, restB[iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
+                        if lca_off[j] >= 0:
+                            ga += gra[nd_off[j] + R[v, j]]
+                            gb += gu[nd_off[j] + allrest[pu + iv, j]] if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
+                        else:
+                            ga += _glca(j, restA[iu, j], R[v, j], hd)
+                            gb += _glca(j, allrest[pu + iv, j], R[u, j], hd) if qB >= 2 else g_flat[nd_off[j] + R[u, j]]
                     d = (size[A] - nU + nV) * ga + (size[B] - nV + nU) * gb - baseA - baseB
                     dm = (size[A] - nU + nV) ** 2 + (size[B] - nV + nU) ** 2 - size[A] ** 2 - size[B] ** 2
                     if d < best_d or (d == best_d and dm < best_dm):
@@ -309,14 +370,21 @@ def refine_classes(codes_out, R, counts, hd, perm, k, budget, all_units, exhaust
     qstate = np.array([0, ncls], dtype=np.int64)
     bufs = [np.zeros(n + 1, dtype=np.int64) for _ in range(6)]
     mats = [np.zeros((n + 2, m), dtype=np.int32) for _ in range(6)]
-    stats = np.zeros(3, dtype=np.int64)
+    stats = np.zeros(4, dtype=np.int64)  # searches, relocations, swaps, partners tried
+    cands = np.zeros(ncls + 1, dtype=np.int64)
+    new = np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.int32)
+    # every class's units (exhaustive partners) or one partner's, and their rest-LCAs
+    cache = (np.zeros(n + 1, dtype=np.int64), np.zeros(n + ncls + 2, dtype=np.int64),
+             np.zeros(n + ncls + 2, dtype=np.int64), np.zeros((n + ncls + 2, m), dtype=np.int32),
+             np.zeros((ncls + 1, 3), dtype=np.int64), np.zeros(int(hd[2].sum()), dtype=np.int64),
+             np.zeros(int(hd[2].sum()), dtype=np.int64))
     status = 2
-    while status == 2:
+    while status in (2, 3):  # chunks: a KeyboardInterrupt lands between them
         status = _refine_kernel(k, R, uid, counts, *kaca_args(S), hd, perm, S["tr"], S["class_leaf"], S["st"],
                                 S["hp"], S["stk"], S["xa"], S["xb"], S["ea"], S["eb"], S["ties"], ncls, queue, inq,
                                 qstate, int(budget), bool(all_units or exhaustive), bool(exhaustive),
-                                np.zeros(ncls + 1, dtype=np.int64), *bufs, *mats, np.zeros(m, dtype=np.int32),
-                                np.zeros(m, dtype=np.int32), stats)
+                                cands, *bufs, *mats, *new, stats, CHUNK_WORK, *cache)
+        K.chunk_done("refinement")
         if status == 2:
             grow_state(S, m)
     info = {"searches": int(stats[0]), "relocations": int(stats[1]), "swaps": int(stats[2]),

@@ -15,6 +15,11 @@ from .. import kaca_core as K
 _MIN_TABLE = 16
 #: Depth vectors a sweep visits at most when the product of the heights exceeds 2**22.
 _SPARSE_MAX_VECTORS = 50_000
+#: Row visits of one call of the sweep's kernel: between calls the driver is
+#: back in Python, where a Ctrl-C (KeyboardInterrupt) can land (about 0.1 s).
+CHUNK_WORK = 2_000_000
+# slots of the sweep kernel's resumable state
+_K_STARTED, _K_HN, _K_STAMP, _K_NVEC, _K_NSUR, _K_DONE = range(6)
 
 
 # =====================================================================
@@ -151,32 +156,44 @@ def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
 def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, goff, est, beta, tie, maxvec,
                   cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
                   seen, dense, hk, tab, dnext,
-                  rowslot, gt, sur, rowd, tk):
+                  rowslot, gt, sur, rowd, tk, ks, work):
     """Steps 1 (and 2 when ``beta >= 0``). ``U[:out_n[0]]`` are the rows not in a
-    class on entry and on exit; ``out_n[1]`` the number of classes; returns the
-    number of depth vectors visited."""
+    class on entry and on exit; ``out_n[1]`` the number of classes.
+
+    Resumable: the loop's scalars live in ``ks`` (zero on the first call;
+    ``ks[_K_DONE]`` set when the sweep is over). A call returns after about
+    ``work`` row visits, at the start of a depth vector, so that the caller
+    regains control (a Ctrl-C lands) between chunks; calling it again goes
+    on exactly where it stopped."""
     _n, m = R.shape
     radix = np.ones(m, np.int64)
     tot = 1
     for j in range(m - 1, -1, -1):
         radix[j] = tot
         tot *= hh[j]
-    code0 = 0
-    c0 = 0
-    for j in range(m):
-        code0 += (hh[j] - 1) * radix[j]
-        c0 += dc[j, hh[j] - 1]
-    hn = _vheap_push(hk, 0, c0, 0, code0)
-    _seen_add(code0, seen, dense)
+    if ks[_K_STARTED] == 0:
+        code0 = 0
+        c0 = 0
+        for j in range(m):
+            code0 += (hh[j] - 1) * radix[j]
+            c0 += dc[j, hh[j] - 1]
+        ks[_K_HN] = _vheap_push(hk, 0, c0, 0, code0)
+        _seen_add(code0, seen, dense)
+        ks[_K_STARTED] = 1
+    hn = ks[_K_HN]
+    stamp = ks[_K_STAMP]
+    nvec = ks[_K_NVEC]
+    nsur = ks[_K_NSUR]
     nU = out_n[0]
     ncls = out_n[1]
     dvec = np.zeros(m, np.int64)
     base = np.zeros(m, np.int64)
-    stamp = 0
-    nvec = 0
-    nsur = 0
     ncls_start = ncls
+    done = 0
     while hn > 0 and nU > 0 and nvec < maxvec:
+        if done >= work:
+            break
+        done += nU + 1
         vc = hk[0, 0]
         vs = hk[0, 1]
         code = hk[0, 2]
@@ -277,6 +294,7 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                     rr = ctail[c]
                     while rr >= 0:
                         out_n[4] += 1
+                        done += 1
                         s = _find_group(tab, _generalise(R[rr], base, up, gt), gt, stamp, tmask)
                         if s >= 0 and tab[s, 2] < k and tab[s, 7] >= 0:
                             tab[s, 5] += cnt[rr]
@@ -291,6 +309,7 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                 if not ok:
                     continue
                 out_n[4] += 1
+                done += 1
                 s = _find_group(tab, _generalise(CT[c], base, up, gt), gt, stamp, tmask)
                 if s >= 0 and tab[s, 2] < k:
                     tab[s, 5] += csize[c] - k
@@ -384,6 +403,12 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                     nsur += 1
     out_n[0] = nU
     out_n[1] = ncls
+    ks[_K_HN] = hn
+    ks[_K_STAMP] = stamp
+    ks[_K_NVEC] = nvec
+    ks[_K_NSUR] = nsur
+    if not (hn > 0 and nU > 0 and nvec < maxvec):
+        ks[_K_DONE] = 1
     return nvec
 
 
@@ -475,14 +500,18 @@ def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie:
     hk = np.zeros((cap, 3), dtype=np.int64)
     ts = data.tsize
     est = np.zeros(n, dtype=np.int64) if est is None else np.ascontiguousarray(est, dtype=np.int64)
-    nvec = _sweep_kernel(data.codes, data.counts, int(k), data.up, data.off, data.nn, data.hh, data.dep, data.dc,
-                         data.dcmin, data.exact_dc,
-                         data.hd[8], data.hd[7], est, float(beta), int(tie), data.maxvec,
-                         cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
-                         seen, bool(data.dense), hk, np.zeros((ts, 10 + m), dtype=np.int64),
-                         np.full(n + 1, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
-                         np.zeros(m, dtype=np.int64), np.zeros(n + 1, dtype=np.int64), bool(rowd),
-                         np.zeros(n + 1, dtype=np.int64))
+    work = (np.zeros((ts, 10 + m), dtype=np.int64), np.full(n + 1, -1, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(n + 1, dtype=np.int64), bool(rowd),
+            np.zeros(n + 1, dtype=np.int64))
+    ks = np.zeros(8, dtype=np.int64)
+    nvec = 0
+    while not ks[_K_DONE]:  # chunks: a KeyboardInterrupt lands between them
+        nvec = _sweep_kernel(data.codes, data.counts, int(k), data.up, data.off, data.nn, data.hh, data.dep,
+                             data.dc, data.dcmin, data.exact_dc,
+                             data.hd[8], data.hd[7], est, float(beta), int(tie), data.maxvec,
+                             cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
+                             seen, bool(data.dense), hk, *work, ks, int(CHUNK_WORK))
+        K.chunk_done("sweep")
     data.stats = {"vectors_with_short_groups": int(out_n[2]), "donor_checks": int(out_n[4])}
     return cls, int(out_n[1]), int(nvec)
 
