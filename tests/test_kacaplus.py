@@ -351,7 +351,7 @@ def test_ctrl_c_stops_a_large_cli_run_cleanly(tmp_path):
     out = tmp_path / "out.csv"
     cmd = [sys.executable, "-m", "hieranon", "anonymize", str(src), "-o", str(out), "-k", "5", "--method", "kaca+",
            "--qi", "a=intervals:10,100,1000", "--qi", "b=intervals:10,100", "--qi", "c=intervals:10,50",
-           "--qi", "d=intervals:5", "-v"]
+           "--qi", "d=intervals:5", "--whole-table", "-v"]
     # a shell's background job ignores SIGINT, and so would its children: restore the default
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
