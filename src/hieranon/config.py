@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import builders as B
 from . import hierarchy as H
 from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
@@ -106,12 +107,12 @@ class HierarchySpec:
                 bad = values[nums.isna()].iloc[0]
                 raise ConfigError(f"quasi_identifiers.{self.name}: intervals need numbers, found {bad!r}")
             origin = self.argument[1]
-            return H.intervals(self.name, nums.unique(), self.argument[0], origin=origin)
+            return B.intervals(self.name, nums.unique(), self.argument[0], origin=origin)
         if self.builder == "mask":
-            return H.masking(self.name, values.unique(), self.argument)
+            return B.masking(self.name, values.unique(), self.argument)
         if self.builder == "dates":
-            return H.dates(self.name, values.unique(), self.argument)
-        return H.suppression(self.name, values.unique())
+            return B.dates(self.name, values.unique(), self.argument)
+        return B.suppression(self.name, values.unique())
 
 
 @dataclass
