@@ -268,8 +268,8 @@ def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: Encode
         rows = slice(start, start + n)
         enc = EncodedTable(table.codes[rows], table.hierarchies, table.qi_names, table.counts[rows])
         out = apply_codes(batch, enc, codes[start:start + n])
-        for q in table.qi_names:
-            out[q] = out[q].astype(str)
+        for q in table.qi_names:  # text; a missing cell (missing='root') stays missing
+            out[q] = out[q].where(out[q].isna(), out[q].astype(str))
         for c in spec.identifiers:
             if spec.identifier_action == "drop":
                 out = out.drop(columns=c)
