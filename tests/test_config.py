@@ -64,7 +64,7 @@ BAD = {
     "insensitive not list": (with_(insensitive=3), ["insensitive", "list of column names"]),
     "class_column not str": (with_(class_column=["a"]), ["class_column", "column name"]),
     "count_column not str": (with_(count_column=1), ["count_column", "column name"]),
-    "missing unknown": (with_(missing="drop"), ["missing", "error or root"]),
+    "missing unknown": (with_(missing="drop"), ["missing", "error, root or value"]),
     "suppression_threshold negative": (with_(suppression_threshold=-1), ["suppression_threshold", ">= 0"]),
     "risk_threshold zero": (with_(risk_threshold=0), ["risk_threshold", "(0, 1]", "got 0"]),
     "risk_threshold above 1": (with_(risk_threshold=1.5), ["risk_threshold", "(0, 1]", "1.5"]),

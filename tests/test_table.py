@@ -311,8 +311,8 @@ def test_encode_generalised(seed000_table1a, paper_hierarchies):
 def test_encode_generalised_numbers_and_errors():
     h = H.intervals("age", range(0, 100), [5, 10])
     t = encode(pd.DataFrame({"age": [39, 41, 39]}), ["age"], {"age": h})
-    out = encode_generalised(t, pd.DataFrame({"age": [39, "40-44", "35-39"]}))
-    assert [h.labels[c] for c in out[:, 0]] == ["39", "40-44", "35-39"]
+    out = encode_generalised(t, pd.DataFrame({"age": [39, "[40, 45)", "[35, 40)"]}))
+    assert [h.labels[c] for c in out[:, 0]] == ["39", "[40, 45)", "[35, 40)"]
     out = encode_generalised(t, pd.DataFrame({"age": [39.0, 41.0, 40.0]}))
     assert list(out[:2, 0]) == list(t.codes[:2, 0]) and out[2, 0] == -1
     with pytest.raises(DataError, match="2 rows.*3"):

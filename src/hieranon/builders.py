@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -174,12 +176,12 @@ def _bin_index(text: np.ndarray, nums: np.ndarray, origin: Decimal, width: Decim
     q = (nums - float(origin)) / float(width)
     idx = np.floor(q)
     frac = q - idx
-    near = np.flatnonzero((frac < 1e-9) | (frac > 1 - 1e-9))
+    tol = np.maximum(1e-9, np.abs(q) * 1e-13)  # well above the rounding error of q
+    near = np.flatnonzero((frac < tol) | (frac > 1 - tol))
     if len(near):
-        with localcontext() as ctx:
-            ctx.prec = 80
-            for i in near:
-                idx[i] = float(((Decimal(str(text[i])) - origin) / width).to_integral_value(rounding="ROUND_FLOOR"))
+        o, w = Fraction(origin), Fraction(width)
+        for i in near:  # exact: a fraction of the value's decimal text
+            idx[i] = math.floor((Fraction(Decimal(str(text[i]))) - o) / w)
     return idx
 
 
