@@ -361,14 +361,14 @@ def test_wage_cli_builders_anonymize_and_api_agree(wage, tmp_path):
         assert r.exit_code == 0, r.stderr
         files += ["--qi", f"{q}={f}"]
     roles = ["--config", tmp_path / "roles.yaml"]
-    (tmp_path / "roles.yaml").write_text(yaml.safe_dump({"sensitive": ["health_ins"], "insensitive": [
+    (tmp_path / "roles.yaml").write_text(yaml.safe_dump({"sensitive": ["health_ins"], "insensitive": ["rownames",
         "year", "health", "logwage", "wage"], "method": "fulldomain"}))
     out_built, out_files = tmp_path / "a.parquet", tmp_path / "b.parquet"
     assert run("anonymize", table, "-o", out_built, *qi, *roles, "-k", 5, "-q").exit_code == 0
     assert run("anonymize", table, "-o", out_files, *files, *roles, "-k", 5, "-q").exit_code == 0
     a, b = pd.read_parquet(out_built), pd.read_parquet(out_files)
     api = hieranon.anonymize(wage, list(WAGE_QIS), WAGE_QIS, k=5, method="fulldomain", sensitive=["health_ins"],
-                             insensitive=["year", "health", "logwage", "wage"])
+                             insensitive=["rownames", "year", "health", "logwage", "wage"])
     for q in WAGE_QIS:
         assert a[q].astype(str).tolist() == b[q].astype(str).tolist() == api.data[q].astype(str).tolist()
     assert isinstance(api.data["age"].dtype, pd.CategoricalDtype)  # the documented typed form

@@ -52,7 +52,7 @@ from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
 from .hierarchy import ROOT_LABEL, Hierarchy, HierarchyError, value_to_label
 
 __all__ = ["MISSING_LABEL", "DATE_LEVELS", "intervals", "masking", "suppression", "grouping", "ordered", "dates",
-           "from_levels", "interval_label", "node_bounds", "NodeBounds", "read_mapping"]
+           "from_levels", "interval_label", "node_bounds", "NodeBounds", "read_mapping", "as_floats"]
 
 #: The leaf a missing cell becomes with ``missing_leaf=True`` (the ``missing: value`` mode).
 MISSING_LABEL = "missing"
@@ -153,6 +153,17 @@ _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _INTERVAL = re.compile(rf"^\[({_NUM}), ({_NUM})\)$")
 
 
+def as_floats(values) -> np.ndarray:
+    """Each value as a float, NaN where it is no number; text is read with
+    correct rounding (``pandas.to_numeric`` may be one unit in the last place off)."""
+    arr = np.asarray(values, dtype=object)
+    nums = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=float)
+    ok = ~np.isnan(nums)
+    if ok.any():
+        nums[ok] = arr[ok].astype(float)
+    return nums
+
+
 # --------------------------------------------------------------- intervals
 def _widths(name: str, widths: Sequence) -> list[Decimal]:
     try:
@@ -204,7 +215,7 @@ def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: f
     if not o.is_finite():
         raise HierarchyError(f"attribute {name!r}: the interval origin must be a finite number, got {origin}")
     texts, has_missing = _texts(values)
-    nums = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
+    nums = as_floats(texts)
     bad = np.flatnonzero(~np.isfinite(nums))
     if len(bad):
         raise HierarchyError(f"attribute {name!r}: intervals need finite numbers, found {excerpt(texts[bad[0]])}")
@@ -314,7 +325,7 @@ def ordered(name: str, values: Iterable, sizes: Sequence[int], *, order: Sequenc
                                  "not in the given order")
         texts = np.array(sorted(texts, key=rank.__getitem__), dtype=object)
     else:
-        nums = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
+        nums = as_floats(texts)
         key = nums if not np.isnan(nums).any() else texts.astype(str)
         texts = texts[np.argsort(key, kind="stable")]
     upper = []
@@ -473,7 +484,7 @@ def node_bounds(h: Hierarchy) -> NodeBounds | None:
     leaves = leaves[labels[leaves] != MISSING_LABEL]
     if len(leaves) == 0:
         return None
-    vals = pd.to_numeric(pd.Series(labels[leaves], dtype=object), errors="coerce").to_numpy(dtype=float)
+    vals = as_floats(labels[leaves])
     if np.isnan(vals).any():
         return None
     n = h.n_nodes

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .builders import MISSING_LABEL, as_floats, node_bounds
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .hierarchy import Hierarchy, value_to_label
 
@@ -223,11 +224,11 @@ def _as_number(col: pd.Series) -> pd.Series | None:
     if present.empty or not all(isinstance(x, str) for x in present.iloc[:1000]):
         return None
     text = present.astype(str)
-    if text.str.fullmatch(_INT_TEXT).all():
+    if text.str.fullmatch(_INT_TEXT).all() and text.str.len().max() < 19:  # fits an int64
         ints = pd.to_numeric(col, errors="coerce")
         return ints.astype("int64") if len(present) == len(col) else ints.astype("Int64")
     if text.str.fullmatch(_FLOAT_TEXT).all():
-        return pd.to_numeric(col, errors="coerce").astype("float64")
+        return pd.Series(as_floats(col), index=col.index)
     return None
 
 
@@ -269,8 +270,6 @@ _FLOAT_TEXT = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 
 def _numeric_hierarchies(hierarchies: Mapping[str, Hierarchy], columns) -> dict:
     """QI name -> (hierarchy, NodeBounds) for the numeric QIs among ``columns``."""
-    from .builders import node_bounds
-
     out = {}
     for q, h in hierarchies.items():
         if q in columns:
@@ -373,8 +372,6 @@ def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) 
     their place, and ``range`` texts become the labels they write. Labels
     are left as they are; midpoints are not read (no range can be told from
     its middle)."""
-    from .builders import MISSING_LABEL, node_bounds
-
     out = df
     for q, h in hierarchies.items():
         lo_col, hi_col = f"{q}_lower", f"{q}_upper"
@@ -382,8 +379,7 @@ def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) 
         if nb is None:
             continue
         if q not in out.columns and lo_col in out.columns and hi_col in out.columns:
-            lo = pd.to_numeric(out[lo_col], errors="coerce").to_numpy(dtype=float)
-            hi = pd.to_numeric(out[hi_col], errors="coerce").to_numpy(dtype=float)
+            lo, hi = as_floats(out[lo_col]), as_floats(out[hi_col])
             pairs = {}
             for v in range(h.n_nodes - 1, -1, -1):
                 pairs[(nb.lower[v], nb.upper[v])] = h.labels[v]
