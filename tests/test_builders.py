@@ -271,6 +271,8 @@ def test_node_bounds_of_builder_and_old_style_labels():
     assert (nb.lower[v], nb.upper[v], nb.closed[v]) == (25, 27, True)
     assert nb.range_text(old)[v] == "[25, 27]"
     assert B.node_bounds(B.suppression("s", ["a", "b"])) is None
+    assert B.node_bounds(B.suppression("s", ["1", "2"])) is None  # suppression only: the values stay text
+    assert B.node_bounds(B.masking("pc", ["4351", "4352"])) is None  # codes, not ranges
 
 
 # ------------------------------------- one hierarchy from CLI, YAML and API

@@ -150,7 +150,11 @@ def interval_label(lower: Decimal | float, upper: Decimal | float) -> str:
 
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_INTERVAL = re.compile(rf"^\[({_NUM}), ({_NUM})\)$")
+#: A half-open interval label: ``[25, 50)``, or ARX's ``[25, 50[``.
+_INTERVAL = re.compile(rf"^\[({_NUM}), ?({_NUM})[)\[]$")
+#: Any label a numeric hierarchy's inner node may carry: an interval (open or
+#: closed), an older ``25-49``, or a number (a value kept on a higher level).
+_NUMERIC_LABEL = re.compile(rf"^(?:\[{_NUM}, ?{_NUM}[)\[\]]|{_NUM} ?- ?{_NUM}|{_NUM})$")
 
 
 def as_floats(values) -> np.ndarray:
@@ -478,11 +482,17 @@ class NodeBounds:
 
 def node_bounds(h: Hierarchy) -> NodeBounds | None:
     """The numeric range of every node (:class:`NodeBounds`), or None when
-    some leaf (other than ``missing``) is not a number."""
+    the hierarchy is not numeric: some leaf (other than ``missing``) is not a
+    number, or some inner node is labelled otherwise than by a range
+    (``[25, 50)``, ``[25, 50[``, ``[25, 49]``, ``25-49``) or a number (a
+    masked code ``435*``, a word), or there is no inner node but the root
+    (suppression only: the values stay text)."""
     labels = np.asarray(h.labels, dtype=object)
     leaves = h.leaves
     leaves = leaves[labels[leaves] != MISSING_LABEL]
-    if len(leaves) == 0:
+    inner = np.flatnonzero(~h.is_leaf)[1:]
+    inner_labels = [x for x in labels[inner] if x != MISSING_LABEL]
+    if len(leaves) == 0 or not inner_labels or not all(_NUMERIC_LABEL.match(x) for x in inner_labels):
         return None
     vals = as_floats(labels[leaves])
     if np.isnan(vals).any():
@@ -496,8 +506,7 @@ def node_bounds(h: Hierarchy) -> NodeBounds | None:
         anc = h.ancestors[leaves, d]
         np.minimum.at(lo_below, anc, vals)
         np.maximum.at(hi_below, anc, vals)
-    inner = np.flatnonzero(~h.is_leaf)
-    for v in inner[inner > 0]:
+    for v in inner:
         m = _INTERVAL.match(h.labels[v])
         if m and float(m.group(1)) <= lo_below[v] and hi_below[v] < float(m.group(2)):
             lower[v], upper[v] = float(m.group(1)), float(m.group(2))

@@ -232,20 +232,40 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.
     """A copy of ``df`` whose QI cells print ``codes``; every other column and
     the row order are untouched. A QI column keeps its dtype when no cell of it
     was generalised. A missing cell read as the root (``missing='root'``:
-    already suppressed) stays missing, so that the output tells "was missing"
-    from "was suppressed"; the verifier reads it as the root, in the same
-    class as the column's other ``*`` cells."""
+    already suppressed) stays missing -- "was missing", not "was
+    suppressed" -- when every cell of its equivalence class in that column
+    was missing; in a class where the column also holds suppressed values it
+    prints ``*`` like them, so that grouping the printed table gives the
+    classes the verifier checked (:func:`missing_apart`)."""
     out = df.copy()
+    keep_missing = missing_apart(table, codes, df)
     for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
         col = codes[:, j]
         if np.array_equal(col, table.codes[:, j]):
-            continue
+            continue  # nothing generalised: every root cell was missing and stays so
         labels = np.asarray(h.labels, dtype=object)
         cells = labels[col]
-        was_missing = (col == 0) & (table.codes[:, j] == 0)
-        if was_missing.any():
-            cells[was_missing & _is_missing(df[q])] = None
+        cells[keep_missing[:, j]] = None
         out[q] = pd.Series(cells, index=df.index, dtype=object)
+    return out
+
+
+def missing_apart(table: EncodedTable, codes: np.ndarray, df: pd.DataFrame) -> np.ndarray:
+    """Per QI cell: it was missing, was read as the root, and every cell of
+    its equivalence class (``codes``) in that column was missing too -- so
+    it can be printed empty without splitting its class."""
+    out = np.zeros(codes.shape, dtype=bool)
+    at_root = (codes == 0) & (table.codes == 0)
+    if not at_root.any():
+        return out
+    row_class = group(codes).row_class
+    for j, q in enumerate(table.qi_names):
+        missing = at_root[:, j] & _is_missing(df[q])
+        if not missing.any():
+            continue
+        suppressed = (codes[:, j] == 0) & ~missing
+        mixed = np.bincount(row_class, weights=suppressed, minlength=int(row_class.max()) + 1) > 0
+        out[:, j] = missing & ~mixed[row_class]
     return out
 
 
