@@ -250,9 +250,18 @@ def test_missing_value_mode_keeps_missing_apart_from_suppressed():
     r = hieranon.anonymize(df, ["age", "sex"], {"age": "intervals:10,20", "sex": "suppress"}, k=2,
                            missing="value", method="fulldomain")
     assert list(r.data.age.astype(str))[1:3] == ["missing", "missing"]
+    assert B.missing_cells(r) == {"age": (2, 2)}  # 2 were missing, both published as missing
     r = hieranon.anonymize(df, ["age", "sex"], {"age": "intervals:10,20", "sex": "suppress"}, k=2,
+                           missing="root", method="fulldomain", shuffle=True, seed=3)
+    unshuffled = r.data.age.to_numpy()[np.argsort(r.row_order)]
+    assert pd.isna(unshuffled).tolist() == [False, True, True, False, False, False]  # still missing, not '*'
+    assert B.missing_cells(r) == {"age": (2, 2)}
+    df.loc[0, "age"] = None  # three missing and three values: the missing cells' class must be printed '*'
+    r = hieranon.anonymize(df, ["age", "sex"], {"age": "intervals:10,20", "sex": "suppress"}, k=4,
                            missing="root", method="fulldomain")
-    assert r.data.age.isna().tolist() == [False, True, True, False, False, False]  # still missing, not '*'
+    assert B.missing_cells(r)["age"][0] == 3
+    printed = r.data.astype(object).fillna("(empty)").groupby(["age", "sex"]).size()
+    assert printed.min() >= 4
     with pytest.raises(hieranon.table.DataError, match="'age'.*no leaf 'missing'"):
         hieranon.anonymize(df, ["age", "sex"], {"age": B.intervals("age", df.age, [10]), "sex": "suppress"}, k=2,
                            missing="value")

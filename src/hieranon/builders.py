@@ -450,6 +450,37 @@ def dates(name: str, values: Iterable, levels: Sequence[str] | str = ("month", "
     return h
 
 
+def missing_cells(result) -> dict[str, tuple[int, int]]:
+    """Per quasi-identifier of an anonymisation result that had missing
+    cells: (records whose cell was missing, of them those published as
+    missing -- empty, or the leaf ``missing`` -- rather than ``*``). A cell
+    was missing when its original code is the root (``missing='root'``:
+    already suppressed) or the leaf ``missing`` (``missing='value'``); such
+    cells are not generalisations the anonymisation made."""
+    from .table import _is_missing
+
+    if result.original_codes is None or result.codes is None:
+        return {}
+    n = len(result.codes)
+    counts = result.counts if result.counts is not None else np.ones(n, dtype=np.int64)
+    out = {}
+    for j, h in enumerate(result.hierarchies):
+        orig, now = result.original_codes[:, j], result.codes[:, j]
+        leaf = h.leaf_index.get(MISSING_LABEL, -1)
+        was = (orig == 0) | (orig == leaf)
+        if not was.any():
+            continue
+        if leaf >= 0 or result.data is None or h.name not in result.data:
+            kept = np.asarray(h.labels, dtype=object)[now] == MISSING_LABEL if leaf >= 0 else np.zeros(n, dtype=bool)
+        else:  # missing='root': published empty, in input row order
+            col = result.data[h.name]
+            shown = col.isna().to_numpy() | (_is_missing(col) if col.dtype == object else False)
+            kept = np.empty(n, dtype=bool)
+            kept[result.row_order if result.row_order is not None else np.arange(n)] = shown
+        out[h.name] = (int(counts[was].sum()), int(counts[was & kept].sum()))
+    return out
+
+
 # ---------------------------------------------------------- numeric ranges
 @dataclass
 class NodeBounds:

@@ -468,7 +468,7 @@ def anonymize(
     else:
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       _metric_rows(result.metrics) + _bound_rows(result)
+                       _metric_rows(result.metrics) + _missing_rows(result) + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
@@ -487,6 +487,18 @@ def _numeric_output_mode(option: Optional[str], config: Optional[Path]) -> str:
         from .config import load
         return load(config).numeric_output
     return option or "label"
+
+
+def _missing_rows(result) -> list[tuple[str, str]]:
+    """Per QI with missing cells: how many, and how they were published
+    (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
+    the anonymisation generalised or suppressed."""
+    from .builders import missing_cells
+
+    rows = []
+    for name, (n, kept) in missing_cells(result).items():
+        rows.append((f"missing cells of {name} (not generalisation): published missing / as *", f"{kept} / {n - kept}"))
+    return rows
 
 
 def _warn(line: str) -> None:

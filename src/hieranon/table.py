@@ -228,7 +228,8 @@ def decode(codes: np.ndarray, hierarchies: Sequence[Hierarchy], qi_names: Sequen
     return pd.DataFrame(cols)
 
 
-def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.DataFrame:
+def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
+                keep_missing: np.ndarray | None = None) -> pd.DataFrame:
     """A copy of ``df`` whose QI cells print ``codes``; every other column and
     the row order are untouched. A QI column keeps its dtype when no cell of it
     was generalised. A missing cell read as the root (``missing='root'``:
@@ -236,9 +237,11 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.
     suppressed" -- when every cell of its equivalence class in that column
     was missing; in a class where the column also holds suppressed values it
     prints ``*`` like them, so that grouping the printed table gives the
-    classes the verifier checked (:func:`missing_apart`)."""
+    classes the verifier checked (:func:`missing_apart`; pass ``keep_missing``
+    computed on the whole table when ``df`` is one batch of it)."""
     out = df.copy()
-    keep_missing = missing_apart(table, codes, df)
+    if keep_missing is None:
+        keep_missing = missing_apart(table, codes)
     for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
         col = codes[:, j]
         if np.array_equal(col, table.codes[:, j]):
@@ -250,17 +253,18 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.
     return out
 
 
-def missing_apart(table: EncodedTable, codes: np.ndarray, df: pd.DataFrame) -> np.ndarray:
-    """Per QI cell: it was missing, was read as the root, and every cell of
-    its equivalence class (``codes``) in that column was missing too -- so
-    it can be printed empty without splitting its class."""
+def missing_apart(table: EncodedTable, codes: np.ndarray) -> np.ndarray:
+    """Per QI cell: it was missing (read as the root: its original code is
+    the root), and every cell of its equivalence class (``codes``) in that
+    column was missing too -- so it can be printed empty without splitting
+    its class."""
     out = np.zeros(codes.shape, dtype=bool)
     at_root = (codes == 0) & (table.codes == 0)
     if not at_root.any():
         return out
     row_class = group(codes).row_class
-    for j, q in enumerate(table.qi_names):
-        missing = at_root[:, j] & _is_missing(df[q])
+    for j in range(codes.shape[1]):
+        missing = at_root[:, j]
         if not missing.any():
             continue
         suppressed = (codes[:, j] == 0) & ~missing
