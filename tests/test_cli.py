@@ -173,7 +173,7 @@ def test_require_repeated_with_heuristicmin(tmp_path):
 
 def test_require_repeated_rejected_by_single_k_method(tmp_path):
     r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", *QI_OPTS, "--require", "gender,age:5",
-            "--require", "postcode:8", "--method", "kaca1")
+            "--require", "postcode:8", "--method", "mondrian")
     assert r.exit_code == 2
     assert "heuristicmin" in r.stderr
     assert list(tmp_path.iterdir()) == []

@@ -95,6 +95,7 @@ BAD = {
     "priorities ranking not names": (with_(priorities=["gender", 3]), ["priorities", "attribute names", "3"]),
     "suppression_threshold bool": (with_(suppression_threshold=True), ["suppression_threshold", "number"]),
     "suppression_threshold text": (with_(suppression_threshold="1"), ["suppression_threshold", "number"]),
+    "max_suppression text": (with_(max_suppression="lots"), ["max_suppression", "'5%'", "'lots'"]),
     "class_column is a QI": (with_(class_column="gender"), ["class_column", "'gender'", "quasi-identifier"]),
     "class alias is a QI": (with_(**{"class": "gender"}), ["class_column", "'gender'", "quasi-identifier"]),
     "count_column is a QI": (with_(count_column="gender"), ["count_column", "'gender'", "quasi-identifier"]),

@@ -19,7 +19,7 @@ from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
-from hieranon.algorithms.fulldomain import AllMin, Datafly, FullDomain
+from hieranon.algorithms.fulldomain import DEFAULT_TIME_LIMIT, AllMin, Datafly, FullDomain, FullDomainTimeout
 from hieranon.algorithms.lattice import apply_node
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
@@ -47,18 +47,13 @@ def brute_force(problem: Problem, limit: float = 0.0, objective: str = "distorti
         gen = np.stack([h.ancestors[t.codes[:, j], np.maximum(h.depth[t.codes[:, j]] - s, 0)]
                         for j, (h, s) in enumerate(zip(t.hierarchies, node))], axis=1)
         sup = np.zeros(t.n_rows, bool)
+        kmax = max((r.k for r in problem.requirements), default=1)
         while True:
-            viol = np.zeros(t.n_rows, bool)
-            for r in problem.requirements:
-                cols = r.indices(t.qi_names)
-                _, inv = np.unique(gen[:, cols], axis=0, return_inverse=True)
-                inv = inv.ravel()
-                sizes = np.bincount(inv, weights=t.counts * ~sup)
-                viol |= ~sup & (sizes[inv] < r.k)
-            if not viol.any():
+            sup = _violators(problem, gen, sup)
+            n_sup = int(t.counts[sup].sum())
+            if max_sup == 0 or not 0 < n_sup < kmax or sup.all():
                 break
-            sup |= viol
-        n_sup = int(t.counts[sup].sum())
+            sup = _top_up(problem, gen, sup, kmax - n_sup, objective)
         final = gen.copy()
         final[sup] = 0
         if objective == "distortion":
@@ -69,6 +64,50 @@ def brute_force(problem: Problem, limit: float = 0.0, objective: str = "distorti
             ec = group(gen[~sup], t.counts[~sup])
             value = M.discernibility(ec.sizes, n_sup, n)
         out.append((list(node), n_sup <= max_sup, value))
+    return out
+
+
+def _violators(problem, gen, sup):
+    """``sup`` and the rows of every group violating a requirement, until none does."""
+    t = problem.table
+    sup = sup.copy()
+    while True:
+        viol = np.zeros(t.n_rows, bool)
+        for r in problem.requirements:
+            cols = r.indices(t.qi_names)
+            _, inv = np.unique(gen[:, cols], axis=0, return_inverse=True)
+            inv = inv.ravel()
+            sizes = np.bincount(inv, weights=t.counts * ~sup)
+            viol |= ~sup & (sizes[inv] < r.k)
+        if not viol.any():
+            return sup
+        sup |= viol
+
+
+def _top_up(problem, gen, sup, need, objective):
+    """``sup`` and the smallest other classes (then the cheapest to suppress
+    under ``objective``, then by generalised tuple) until ``need`` more records."""
+    t = problem.table
+    rest = np.flatnonzero(~sup)
+    keys, inv = np.unique(gen[rest], axis=0, return_inverse=True)
+    inv = inv.ravel()
+    sizes = np.bincount(inv, weights=t.counts[rest]).astype(np.int64)
+    if objective == "distortion":
+        per = sum(problem.cost.int_costs[j][0] - problem.cost.int_costs[j][keys[:, j]] for j in range(gen.shape[1]))
+    elif objective == "prec":
+        per = sum((h.level_from_leaf[0] - h.level_from_leaf[keys[:, j]]) / max(h.height - 1, 1)
+                  for j, h in enumerate(t.hierarchies))
+    else:
+        per = np.zeros(len(keys))
+    extra = per * sizes
+    order = sorted(range(len(keys)), key=lambda c: (sizes[c], extra[c], tuple(keys[c])))
+    out = sup.copy()
+    taken = 0
+    for c in order:
+        if taken >= need:
+            break
+        out[rest[inv == c]] = True
+        taken += sizes[c]
     return out
 
 
@@ -348,7 +387,8 @@ def test_adult_fulldomain_and_datafly(adult_problem_factory):
     assert M.distortion(p.table.codes, df.codes, p.cost) >= sol.details.cost - 1e-6
     ds = Datafly(suppression_limit=0.01).solve(p)
     assert_satisfies(p, ds)
-    assert 0 < ds.details.suppressed < 10
+    # fewer than k records violate; the smallest classes join them so that the '*' class holds k
+    assert 10 <= ds.details.suppressed <= 0.01 * p.table.n_records
 
 
 def test_through_api(seed000_table1a, paper_hierarchies):
@@ -425,3 +465,39 @@ def test_suppressed_records_must_meet_the_models_too():
     # without the model, the a01 class (two records) is kept as is
     problem.privacy = []
     assert FullDomain(suppression_limit=0.5).solve(problem).details.node == [0]
+
+
+# ------------------------------------------------------------ search limits
+def test_search_limits_are_declared_with_a_default():
+    assert FullDomain().time_limit == DEFAULT_TIME_LIMIT and AllMin().time_limit == DEFAULT_TIME_LIMIT
+    assert FullDomain().max_checks is None
+    with pytest.raises(ValueError, match="time_limit"):
+        FullDomain(time_limit=0)
+    with pytest.raises(ValueError, match="max_checks"):
+        AllMin(max_checks=0)
+
+
+def _chain_problem():
+    """Three masked digits, k = 4: only the two top levels are k-anonymous."""
+    df = pd.DataFrame({"a": ["111", "112", "121", "122", "211", "212", "221", "222"]})
+    return make_problem(df, ["a"], {"a": H.masking("a", list(df["a"]))}, k=4)
+
+
+def test_node_budget_returns_the_best_node_found_with_a_warning(caplog):
+    p = _chain_problem()
+    best = FullDomain().solve(p)
+    assert best.details.search_complete and best.details.node == [2]
+    # the brute force checks nodes by height: after three checks it has found [2], not yet [3]
+    sol = FullDomain(exhaustive=True, max_checks=3).solve(p)
+    assert_satisfies(p, sol)
+    assert sol.details.node == [2] and not sol.details.search_complete and not sol.details.minimal_nodes_complete
+    assert "stopped at its budget of 3 node checks" in caplog.text
+    assert FullDomain(exhaustive=True, max_checks=4).solve(p).details.search_complete
+
+
+def test_limit_before_any_feasible_node_stops_with_a_clear_message():
+    p = _chain_problem()
+    for algo in (FullDomain(max_checks=1), FullDomain(time_limit=1e-12), AllMin(max_checks=1), AllMin(time_limit=1e-12),
+                 FullDomain(objective="dm", max_checks=1), FullDomain(exhaustive=True, max_checks=1)):
+        with pytest.raises(FullDomainTimeout, match="without finding one that meets the requirements; raise it"):
+            algo.solve(p)

@@ -40,7 +40,8 @@ def test_every_method_has_guidance_declared_once():
         klass_multi = info["several_requirements"]
         assert isinstance(klass_multi, bool) and info["privacy_models"] in (True, False, None)
     assert method_info("heuristicmin")["several_requirements"] is True
-    assert method_info("kaca1")["several_requirements"] is False
+    assert method_info("kaca1")["several_requirements"] is True
+    assert method_info("mondrian")["several_requirements"] is False
     assert method_info("kaca1")["suppression"] == "suppression_threshold"
     for m in ("tds", "bug", "dbca-cm"):
         assert "class column" in METHOD_INFO[m]["needs"]

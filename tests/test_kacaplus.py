@@ -195,9 +195,6 @@ def test_parameters_are_validated(seed000_table1a, paper_hierarchies):
             KACAPlus(**bad)
     with pytest.raises(ValueError, match="invalid parameter"):
         api.anonymize(seed000_table1a, QIS, paper_hierarchies, k=2, method="kaca+", bogus=1)
-    with pytest.raises(ValueError, match="supports one k"):
-        api.anonymize(seed000_table1a, QIS, paper_hierarchies, method="kaca+",
-                      requirements=["Gender,Age:2", "Postcode:3"])
     enc = table.encode(seed000_table1a, QIS, paper_hierarchies)
     cost = metrics.CostModel.build(enc.hierarchies)
     with pytest.raises(ValueError, match="exceeds"):

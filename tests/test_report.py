@@ -51,7 +51,8 @@ def test_every_section_in_order(example):
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert "<style>" in html and "<link" not in html and "<script" not in html
     pngs = images(html)
-    assert len(pngs) == 2 and all(p.startswith(b"\x89PNG") for p in pngs)
+    # generalisation bars, class sizes; the utility section's marginals and Cramér's V maps
+    assert len(pngs) == 4 and all(p.startswith(b"\x89PNG") for p in pngs)
     assert "patients.csv" in html and "out.csv" in html
 
 
@@ -273,3 +274,51 @@ def test_api_privacy_argument_is_verified_and_infeasible_is_refused():
     n = df["diagnosis"].nunique()
     with pytest.raises(PrivacyError, match=f"l = {n} distinct"):
         _anonymised_example(privacy=[DistinctLDiversity("diagnosis", n + 1)])
+
+
+# ------------------------------------------------------------------ utility section
+def test_utility_section_without_target_shows_losses_and_pairs(example):
+    df, cfg, hs, result = example
+    sec = sections(R.render_report(df, result, cfg))["utility"]
+    u = result.utility()
+    assert "No target column" in sec and len(images(sec)) == 2
+    for a in u.attributes:
+        assert f"<td>{a.name}</td><td class=\"num\">{a.kept:.1%}</td>" in sec
+        assert f"{a.entropy_loss:.3f}" in sec and f"{a.granularity_loss:.3f}" in sec
+    assert "Cramér" in sec and "Iyengar 2002" in sec
+
+
+def test_utility_section_numbers_are_the_api_s(example):
+    df, cfg, hs, result = example
+    u = result.utility("readmitted")
+    sec = sections(R.render_report(df, result, cfg))["utility"]
+    assert "predicting <code>readmitted</code> (classification)" in sec and len(images(sec)) == 3
+    for m in u.models:
+        assert f"<td>{m.model}</td><td class=\"num\">{m.original:.4f}</td><td class=\"num\">{m.anonymised:.4f}</td>" \
+               f"<td class=\"num\">{m.relative:.4f}</td>" in sec
+    assert "held-out" in sec and "majority-class" in sec.lower()
+
+
+def test_utility_section_left_out_of_a_public_report_and_on_request(example):
+    df, cfg, hs, result = example
+    assert "Left out of a public report" in sections(R.render_report(df, result, cfg, public=True))["utility"]
+    sec = sections(R.render_report(df, result, cfg, utility=False))["utility"]
+    assert "Not computed" in sec and not images(sec)
+
+
+def test_report_command_utility_json_and_html_agree(tmp_path):
+    from hieranon.datasets import example_path as ep
+
+    out_csv, html = tmp_path / "anon.csv", tmp_path / "rep.html"
+    cli = [str(REPO / ".venv" / "bin" / "hieranon")] if (REPO / ".venv" / "bin" / "hieranon").exists() else \
+        ["python", "-m", "hieranon"]
+    subprocess.run([*cli, "anonymize", str(ep()), "-c", str(ep("patients.yaml")), "-o", str(out_csv), "-q"],
+                   check=True)
+    proc = subprocess.run([*cli, "report", str(ep()), str(out_csv), "-c", str(ep("patients.yaml")), "-o", str(html),
+                           "--utility", "--target", "readmitted", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    models = json.loads(proc.stdout)["utility"]["models"]
+    sec = sections(html.read_text())["utility"]
+    for m in models:
+        assert f"<td class=\"num\">{m['relative']:.4f}</td>" in sec

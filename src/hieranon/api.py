@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import metrics as M
 from .algorithms.base import Problem, Solution
+from .algorithms.suppression import with_budget
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .privacy import check_feasible, sensitive_columns
@@ -54,7 +55,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               identifiers: Sequence[str] = (), identifier_action: str = "drop",
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
               sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
-              shuffle: bool = False, risk_threshold: float | None = None,
+              shuffle: bool = False, risk_threshold: float | None = None, max_suppression=None,
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
@@ -113,6 +114,11 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     risk_threshold : float
         Prosecutor risk above which a record is "at risk" (default ``1/k``
         of the largest k required).
+    max_suppression : str, float or int
+        Suppress at most this share (``"5%"``, ``0.05``) or number (``120``)
+        of records, each only where that lowers the total distortion
+        (:mod:`hieranon.algorithms.suppression`); ``result.info["suppression"]``
+        says how many and why.
     params / **method_params
         Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
     privacy : list of privacy models
@@ -137,7 +143,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
-        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold)
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression)
     return run(df, spec, lower_bound=lower_bound)
 
 
@@ -148,7 +154,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     ``hierarchies``: the spec's, already built (else built here)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    algo = make_algorithm(spec.method, **spec.algorithm_params())
+    algo = with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     check_columns(df, list(spec.identifiers), "identifier")

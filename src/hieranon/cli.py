@@ -9,8 +9,9 @@ Commands::
                        [--l-diversity ATTR=L|ATTR=entropy:L|ATTR=recursive:C,L]...
                        [--t-closeness ATTR=T[:equal|ordered|hierarchical]]... [--sensitive-hierarchy ATTR=FILE]...
     hieranon evaluate  ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] [--missing root]
+                       [--utility [--target COL]]
     hieranon report    ORIGINAL ANONYMISED [--config FILE.yaml] [--qi NAME=FILE]... [-k K] -o REPORT.html
-                       [--risk-threshold T]
+                       [--risk-threshold T] [--utility [--target COL]]
 
 anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
@@ -194,6 +195,13 @@ OrderMapOption = Annotated[Optional[Path], typer.Option(
 StrictOption = Annotated[Optional[bool], typer.Option(
     "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
     "is an error, not a warning (default: the config's strict).", show_default=False)]
+UtilityOption = Annotated[bool, typer.Option(
+    "--utility", help="Also measure the release's utility: cells kept/generalised/suppressed, granularity and "
+    "non-uniform entropy loss, marginals and QI-pair associations before/after, and with --target the accuracy "
+    "(R^2 for a numeric target) of models trained on ANONYMISED against ORIGINAL.")]
+TargetOption = Annotated[Optional[str], typer.Option(
+    "--target", help="Column of ORIGINAL the utility's models predict (logistic regression, random forest, "
+    "naive Bayes; ridge and random forest for a numeric target), by 5-fold cross-validation; implies --utility.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -411,6 +419,9 @@ def anonymize(
     numeric_output: Optional[str] = typer.Option(
         None, "--numeric-output", help="Generalised numbers in OUTPUT: label ([25, 50)) | range | midpoint | bounds "
         "(two numeric columns NAME_lower, NAME_upper); default: the config's numeric_output, else label."),
+    max_suppression: Optional[str] = typer.Option(None, "--max-suppression", help="Suppress at most this share "
+                                                  "('5%') or number (120) of records, each only where that lowers "
+                                                  "the distortion (none or at least k are suppressed)."),
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     _configure_logging(quiet or as_json, verbose)
@@ -437,11 +448,13 @@ def anonymize(
             numeric_output = _numeric_output_mode(numeric_output, config)
             if dataset and numeric_output != "label":
                 raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
+            budget = _budget_option(max_suppression)
             data = None if dataset else _read(input, encoding, None)
             spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
                          risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle)
+                         count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
+                         max_suppression=budget)
             _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
             if keep_order_map is not None and not spec.shuffle:
                 raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
@@ -468,7 +481,8 @@ def anonymize(
     else:
         blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       _metric_rows(result.metrics) + _missing_rows(result) + _bound_rows(result)
+                       _metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
+                       + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
@@ -499,6 +513,27 @@ def _missing_rows(result) -> list[tuple[str, str]]:
     for name, (n, kept) in missing_cells(result).items():
         rows.append((f"missing cells of {name} (not generalisation): published missing / as *", f"{kept} / {n - kept}"))
     return rows
+
+
+def _budget_option(text: Optional[str]):
+    """``--max-suppression`` as a budget (a bad form: one line naming the option)."""
+    if text is None:
+        return None
+    from .algorithms.suppression import parse_budget
+    try:
+        return parse_budget(text, f"--max-suppression {text}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _suppression_rows(result) -> list[tuple[str, str]]:
+    """What a suppression budget did: records suppressed out of the budget, and why."""
+    s = result.info.get("suppression")
+    if not s:
+        return []
+    return [("suppression budget", f"{s['budget']} ({s['budget_records']} records): {s['suppressed_records']} "
+                                   f"suppressed -- {s['reason']}"),
+            ("distortion ratio without suppression", f"{s['distortion_ratio_without']:.4f}")]
 
 
 def _warn(line: str) -> None:
@@ -677,6 +712,9 @@ def check(
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     strict: StrictOption = None,
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Report the k a table achieves as it is, its risk, its class-size
     distribution, the classes below each requirement, and the columns without
@@ -697,11 +735,14 @@ def check(
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        result = assess(prepared.table, reqs, threshold=spec.threshold_for(reqs))
-        privacy = assess_privacy(prepared.problem.privacy, prepared.table.codes, counts=prepared.table.counts,
-                                 sensitive=spec.sensitive)
+        table, models = _without_suppressed(prepared) if suppressed == "removed" else \
+            (prepared.table, prepared.problem.privacy)
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs))
+        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -714,6 +755,22 @@ def check(
         for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
             _warn(line)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _without_suppressed(prepared):
+    """The checked table and its privacy models without the rows printing '*'
+    everywhere (the 'removed' convention: suppressed records not published)."""
+    import numpy as np
+
+    from .table import EncodedTable
+
+    t = prepared.table
+    keep = np.flatnonzero(~(t.codes == 0).all(axis=1))
+    if len(keep) == 0:
+        raise UsageError("--suppressed removed: every row is suppressed ('*' in every quasi-identifier); nothing "
+                         "is left to check")
+    return (EncodedTable(t.codes[keep], t.hierarchies, t.qi_names, t.counts[keep]),
+            [b.subset(keep) for b in prepared.problem.privacy])
 
 
 def _unshuffle(anon, order_map: Path):
@@ -738,9 +795,12 @@ def _unshuffle(anon, order_map: Path):
 
 
 def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None):
+                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None,
+                   utility: Optional[dict] = None):
     """Read an (original, anonymised) pair and evaluate it under the job the
-    options describe; warn when a verified pair keeps the input's row order."""
+    options describe; warn when a verified pair keeps the input's row order.
+    ``utility``: ``{"target": COL or None}`` also computes the utility report
+    (cached on the result, see :func:`_utility_of`)."""
     from .report import evaluate_pair
 
     orig = _read(original, encoding, None)
@@ -759,7 +819,36 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
                            suppressed_records=suppressed)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
+    if utility is not None:
+        _utility_of(result, orig, utility.get("target"))
     return result
+
+
+# ------------------------------------------------------------------ utility (evaluate/report --utility)
+def _utility_of(result, orig, target: Optional[str]):
+    """The utility report of an evaluated pair (None when ANONYMISED cannot be
+    read against the hierarchies); the target's values come from ORIGINAL."""
+    if target is not None and target not in orig.columns:
+        raise UsageError(f"--target {target!r}: no such column in the original table (its columns: "
+                         f"{', '.join(map(str, list(orig.columns)[:20]))})")
+    if result.codes is None:
+        return None
+    try:
+        return result.utility(target, original=orig)
+    except ValueError as exc:
+        raise UsageError(f"--utility: {exc}") from None
+
+
+def _utility_rows(result) -> list[tuple[str, str]]:
+    u = result.risk_cache.get("utility:last")
+    if u is None:
+        return [("utility", "not available: ANONYMISED does not generalise ORIGINAL (see the verification)")]
+    return u.rows()
+
+
+def _utility_json(result) -> dict:
+    u = result.risk_cache.get("utility:last")
+    return {"utility": u.as_dict() if u is not None else None}
 
 
 def _order_warning(result, quiet: bool) -> None:
@@ -794,8 +883,11 @@ def evaluate(
                                    "class of their own that must hold k records too (default) -- or 'removed' -- "
                                    "left out, as ARX publishes them."),
     order_map: OrderMapOption = None,
+    utility: UtilityOption = False,
+    target: TargetOption = None,
 ):
-    """Print every metric of ANONYMISED against ORIGINAL and verify it."""
+    """Print every metric of ANONYMISED against ORIGINAL and verify it (ANONYMISED may come from any tool,
+    e.g. ARX); with --utility, also what the release keeps for analysis."""
     _configure_logging(True, False)
     try:
         if suppressed not in ("class", "removed"):
@@ -803,18 +895,26 @@ def evaluate(
         pair = _evaluate_pair(original, anonymised, encoding, dict(
             config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
             weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map)
+            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map,
+            utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
                                "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
-                               "privacy": pair.privacy().as_dict()}, default=_json_default, indent=2))
+                               "privacy": pair.privacy().as_dict(),
+                               **(_utility_json(pair) if utility or target is not None else {})},
+                              default=_json_default, indent=2))
     elif not quiet:
         if metrics is not None:
             _print_metrics(f"{anonymised.name} against {original.name}",
                            _metric_rows(metrics) + _bound_rows(pair) + pair.privacy().rows(), False)
+        if utility or target is not None:
+            _print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
+            u = pair.risk_cache.get("utility:last")
+            if u is not None and u.target is not None:
+                typer.echo(f"utility: {u.compared}; relative = anonymised / original")
         typer.echo(_verdict_line(report))
         _order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
@@ -857,6 +957,11 @@ def report_command(
     order_map: OrderMapOption = None,
     public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
                                 "uniques, input class sizes, before-figures), for sharing outside."),
+    utility: UtilityOption = False,
+    target: TargetOption = None,
+    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
+                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
+                                   "left out, as ARX publishes them."),
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -868,6 +973,8 @@ def report_command(
         from .report import render_report
 
         _checked_options(k, None, missing, beta, risk_threshold)
+        if suppressed not in ("class", "removed"):
+            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
@@ -877,7 +984,9 @@ def report_command(
             result = _evaluate_pair(original, anonymised, encoding, dict(
                 config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
                 weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, order_map=order_map)
+                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, suppressed,
+                order_map=order_map,
+                utility={"target": target} if (utility or target is not None) and not public else None)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
             risk_before, risk_after, _ = result.risk()
@@ -891,7 +1000,9 @@ def report_command(
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": _risk_summary(risk_before, risk_after, threshold),
                                **result.bound_summary(), "privacy": result.privacy().as_dict(),
-                               "report": str(output)}, default=_json_default, indent=2))
+                               "report": str(output),
+                               **(_utility_json(result) if (utility or target is not None) and not public else {})},
+                              default=_json_default, indent=2))
     elif not quiet:
         typer.echo(_verdict_line(result.verification), err=not ok)
         _order_warning(result, quiet)
@@ -1095,7 +1206,8 @@ def methods(as_json: JsonOption = False):
     def supports(i) -> str:
         privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
         return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
-                          f"suppression ({i['suppression']})" if i["suppression"] else "no suppression",
+                          "suppression (--max-suppression" + (f", {i['suppression']})" if i["suppression"] else ")")
+                          if i.get("max_suppression") else "no suppression",
                           privacy[i["privacy_models"]]])
 
     table = Table(title="hieranon methods (--method NAME)", show_lines=True)

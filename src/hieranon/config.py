@@ -56,7 +56,7 @@ TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
-    "sensitive_hierarchies", "strict", "shuffle", "numeric_output",
+    "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -177,6 +177,8 @@ class Config:
     missing: str = "error"
     suppression_threshold: float | None = None
     risk_threshold: float | None = None
+    #: record-suppression budget as written ("5%", 0.05 or a number of records)
+    max_suppression: object = None
     input: Path | None = None
     source: Path | None = None
     #: unbound privacy models (:mod:`hieranon.privacy`), attribute by attribute
@@ -444,6 +446,12 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
     cfg.suppression_threshold = _py(st)
+    if raw.get("max_suppression") is not None:
+        from .algorithms.suppression import parse_budget
+        try:
+            cfg.max_suppression = parse_budget(raw["max_suppression"], "max_suppression")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     if raw.get("risk_threshold") is not None:
         from .risk import check_threshold
         try:
@@ -547,6 +555,8 @@ numeric_output: label         # how generalised numbers are written: label ([25,
                               # | bounds (two numeric columns age_lower, age_upper)
 # suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
                               # costs more than this (distortion units)
+# max_suppression: 5%         # suppress at most 5% of the records (or a number: 120), only where that
+                              # lowers the distortion; none or at least k records are suppressed
 # risk_threshold: 0.2         # a record is "at risk" when its prosecutor risk 1/|class| is above this;
                               # 0 < risk_threshold <= 1 (0.2: classes of fewer than 5 records);
                               # default 1/k of the largest k required

@@ -45,6 +45,7 @@ SECTIONS = {
     "sensitive": "Sensitive attributes",
     "class-sizes": "Equivalence class sizes",
     "generalisation": "Generalisation per attribute",
+    "utility": "Utility for analysis",
     "reading": "Reading the metrics",
     "metrics": "Quality metrics",
     "timings": "Timings",
@@ -302,7 +303,8 @@ def _configuration(result, config) -> str:
                 action, "") if key == "identifiers" else ""
             rows.append((label, ", ".join(map(str, v)) + extra))
     for key, label in (("class_column", "class column"), ("count_column", "count column"),
-                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold")):
+                       ("missing", "missing QI values"), ("suppression_threshold", "suppression threshold"),
+                       ("max_suppression", "record suppression budget")):
         v = _cfg(config, key)
         if v is not None:
             rows.append((label, str(v)))
@@ -765,8 +767,19 @@ def _timings(result) -> str:
             text = _value_text(v)
             irows.append((k, text if len(text) <= 160 else text[:157] + "..."))
         out += (f'<div><h3>What the method did</h3><p>{_e(_details_sentence(result.method, info))}</p>'
-                f"<details><summary>All details</summary>{_kv(irows)}</details></div>")
+                f"{_suppression_note(result)}<details><summary>All details</summary>{_kv(irows)}</details></div>")
     return out + "</div>"
+
+
+def _suppression_note(result) -> str:
+    """What a record-suppression budget did: how many records, within which budget, why."""
+    s = (result.info or {}).get("suppression")
+    if not s:
+        return ""
+    return (f"<p><strong>Record suppression</strong>: budget {_e(s['budget'])} ({_fmt(s['budget_records'])} "
+            f"records); {_fmt(s['suppressed_records'])} suppressed &mdash; {_e(s['reason'])}. Distortion ratio "
+            f"{_fmt(s['distortion_ratio'])} (without suppression {_fmt(s['distortion_ratio_without'])}); "
+            "suppressed records count as fully generalised.</p>")
 
 
 #: Algorithm details worth a phrase: key -> phrase (``{}`` the value).
@@ -840,10 +853,23 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
             + "".join(body) + f'</tbody></table></div><p class="note">{_e(note)}</p>')
 
 
+def _utility(result, utility, public: bool) -> str:
+    """The utility section (:mod:`hieranon.report_utility`)."""
+    from .report_utility import utility_section
+
+    if public or utility is False or result.codes is None:
+        return utility_section(None, public=public) if result.codes is not None or public else \
+            '<p class="note">Not available: the output could not be read against the hierarchies.</p>'
+    if utility is None or utility is True:
+        utility = result.risk_cache.get("utility:last") or result.utility()
+    return utility_section(utility)
+
+
 # ------------------------------------------------------------------ public
 def render_report(original_df: pd.DataFrame | None, result, config=None, *, counts=None, title: str | None = None,
                   input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
-                  sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False) -> str:
+                  sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False,
+                  utility=None) -> str:
     """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
 
     Everything comes from the result: its codes, record counts, risk figures
@@ -890,6 +916,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         "sensitive": _sensitive(result, public),
         "class-sizes": _class_sizes(risk_before, risk_after, k, public),
         "generalisation": _generalisation(result, cnt),
+        "utility": _utility(result, utility, public),
         "reading": _reading(),
         "metrics": _metrics(result, public),
         "timings": _timings(result),

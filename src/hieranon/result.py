@@ -135,6 +135,69 @@ class AnonymizationResult:
                 self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive))
         return self.risk_cache["privacy"]
 
+    def utility(self, target: str | None = None, *, original: pd.DataFrame | None = None, **options):
+        """The utility report of the release (:func:`hieranon.utility.assess_result`):
+        per-attribute loss, associations between quasi-identifiers and, with
+        ``target``, the accuracy (R^2 for a numeric target) of models trained on
+        the anonymised against the original quasi-identifiers. Computed once per
+        set of arguments; the last one is shown in the HTML report."""
+        key = ("utility", target, tuple(sorted((k, tuple(v) if isinstance(v, (list, set)) else v)
+                                               for k, v in options.items())))
+        if key not in self.risk_cache or original is not None:
+            from .utility import assess_result
+            self.risk_cache[key] = assess_result(self, target, original=original, **options)
+        self.risk_cache["utility:last"] = self.risk_cache[key]
+        return self.risk_cache[key]
+
+    # ------------------------------------------------------------ display
+    def _short_facts(self) -> list[tuple[str, str]]:
+        """(label, value) pairs of the short summary (``__repr__`` and ``_repr_html_``)."""
+        m = self.metrics
+        ok = getattr(self.verification, "ok", None)
+        facts = [("method", str(self.method)),
+                 ("requirements", ", ".join(str(r) for r in self.requirements) or "-"),
+                 ("verified", "yes" if ok else ("no" if ok is not None else "-"))]
+        if m is not None:
+            facts += [("records", f"{m.n_records:,}"), ("k achieved", f"{m.achieved_k:,}"),
+                      ("equivalence classes", f"{m.n_classes:,}"),
+                      ("suppressed records", f"{int(m.suppressed_records):,}"),
+                      ("distortion ratio", f"{m.distortion_ratio:.4f}"), ("precision", f"{m.precision:.4f}")]
+        u = self.risk_cache.get("utility:last")
+        for ms in (u.models if u is not None else []):
+            facts.append((f"{ms.model}: relative {'accuracy' if ms.score == 'accuracy' else 'R^2'}",
+                          "-" if ms.relative is None else f"{ms.relative:.3f}"))
+        return facts
+
+    def __repr__(self) -> str:
+        facts = dict(self._short_facts())
+        keep = ("method", "requirements", "verified", "records", "k achieved", "suppressed records",
+                "distortion ratio")
+        shape = "" if self.data is None else f", data={self.data.shape[0]}x{self.data.shape[1]}"
+        return "AnonymizationResult(" + ", ".join(f"{k.replace(' ', '_')}={facts[k]}" for k in keep
+                                                  if k in facts) + shape + ")"
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter: the key facts, the QIs' share of
+        cells kept / generalised / suppressed, and the first rows."""
+        import html
+
+        e = html.escape
+        rows = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(v)}</td></tr>"
+                       for k, v in self._short_facts())
+        qi_rows = ""
+        if self.codes is not None and self.original_codes is not None:
+            w = self.record_counts.astype(float)
+            for j, name in enumerate(self.qi_names):
+                orig, gen = self.original_codes[:, j], self.codes[:, j]
+                share = [float(w[mask].sum() / w.sum()) for mask in (
+                    (gen == orig) & (orig != 0), (gen != orig) & (gen != 0), (gen == 0) & (orig != 0), orig == 0)]
+                qi_rows += f"<tr><td>{e(str(name))}</td>" + "".join(f"<td>{x:.1%}</td>" for x in share) + "</tr>"
+        qis = ("<table><thead><tr><th>QI</th><th>kept</th><th>generalised</th><th>suppressed</th>"
+               f"<th>missing in input</th></tr></thead><tbody>{qi_rows}</tbody></table>") if qi_rows else ""
+        head = self.data.head(5).to_html(max_cols=12, notebook=False) if self.data is not None else ""
+        return (f"<div class='hieranon-result'><b>AnonymizationResult</b>"
+                f"<table><tbody>{rows}</tbody></table>{qis}{head}</div>")
+
     def summary(self) -> dict:
         """Plain-dict summary for printing or JSON."""
         return {
@@ -142,6 +205,7 @@ class AnonymizationResult:
             "requirements": [str(r) for r in self.requirements],
             "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
             "suppressed_records": int(self.metrics.suppressed_records),
+            **({"suppression": dict(self.info["suppression"])} if "suppression" in self.info else {}),
             "timings": self.timings,
             "privacy": self.privacy().as_dict(),
             **({"output": str(self.output)} if self.output is not None else {}),

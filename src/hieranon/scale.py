@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import metrics as M
 from .algorithms.registry import make_algorithm
+from .algorithms.suppression import with_budget
 from .privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
@@ -302,7 +303,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         spec = AnonymizationSpec.from_arguments(quasi_identifiers, hierarchies, k, requirements=requirements,
                                                 method=method, seed=seed, weights=weights, params=method_params)
     spec = spec.partitioned(block_size=block_size, executor=executor, scheduler=scheduler, n_workers=n_workers)
-    algo = make_algorithm(spec.method, **spec.algorithm_params())
+    algo = with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
     output_dir = Path(output_dir)
     if output_dir.exists() and not force:
         raise FileExistsError(f"output {output_dir} already exists; pass force=True (--force) to replace it")

@@ -32,6 +32,7 @@ import pandas as pd
 from . import metrics as M
 from .algorithms.base import Problem
 from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
+from .algorithms.suppression import SuppressionBudget, parse_budget
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .hierarchy import Hierarchy
 from .requirements import Requirement, RequirementError, normalise
@@ -187,6 +188,10 @@ class AnonymizationSpec:
     risk_threshold : float or None
         Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
         the largest k required (:meth:`threshold_for`).
+    max_suppression : SuppressionBudget or None
+        At most this many records suppressed, only where that lowers the
+        distortion (:mod:`hieranon.algorithms.suppression`); given as
+        ``"5%"``, a fraction below 1 or a number of records.
     """
 
     hierarchies: Mapping[str, Hierarchy | HierarchySpec] = field(default_factory=dict)
@@ -209,6 +214,7 @@ class AnonymizationSpec:
     risk_threshold: float | None = None
     privacy: tuple = ()
     source: Path | None = None
+    max_suppression: SuppressionBudget | None = None
     strict: bool = False
     shuffle: bool = False
 
@@ -261,6 +267,7 @@ class AnonymizationSpec:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
         if self.risk_threshold is not None:
             set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
+        set_("max_suppression", parse_budget(self.max_suppression, "max_suppression"))
         set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
         extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
                  if a is not None and a not in self.sensitive]
@@ -298,7 +305,8 @@ class AnonymizationSpec:
                    count_column=cfg.count_column, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
                    privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
-                   strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False))
+                   strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
+                   max_suppression=getattr(cfg, "max_suppression", None))
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -426,6 +434,7 @@ class AnonymizationSpec:
                 "count_column": self.count_column, "missing": self.missing,
                 "suppression_threshold": self.suppression_threshold, "source": self.source,
                 "shuffle": self.shuffle, "strict": self.strict,
+                "max_suppression": None if self.max_suppression is None else str(self.max_suppression),
                 "quasi_identifiers": dict(self.hierarchies)}
 
 

@@ -299,15 +299,19 @@ def _check_requirements(keys: np.ndarray, qi_names: Sequence[str], reqs: Sequenc
 
 
 def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[BoundModel], counts: np.ndarray,
-                   describe: Callable[[int, Sequence[str]], str], out: _Collector) -> dict[str, float]:
+                   describe: Callable[[int, Sequence[str]], str], out: _Collector,
+                   exempt: np.ndarray | None = None) -> dict[str, float]:
     """Group the rows by all their QI ``keys`` (suppressed rows print the same
-    ``*`` tuple: one more class) and check every model on every class;
+    ``*`` tuple: one more class, unless ``exempt`` -- the 'removed'
+    convention -- leaves them out) and check every model on every class;
     returns each model's value in its worst class."""
     worst: dict[str, float] = {}
     if not privacy or len(keys) == 0:
         return worst
     row_class, sizes = _group(keys, counts)
     n_classes = len(sizes)
+    # the suppressed rows (all '*': one class of their own) left out under 'removed'
+    skip = int(row_class[np.flatnonzero(exempt)[0]]) if exempt is not None and exempt.any() else None
     for b in privacy:
         name = b.describe()
         if len(b.values) != len(keys):
@@ -315,7 +319,9 @@ def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[
                              "bind the models to the input table")
         values = b.measure(row_class, n_classes)
         ok = b.per_class_ok(row_class, n_classes)
-        worst[name] = float(b.worst(values))
+        if skip is not None:
+            ok[skip] = True
+        worst[name] = float(b.worst(values if skip is None else np.delete(values, skip)))
         bad = np.flatnonzero(~ok)
         if len(bad) == 0:
             continue
@@ -432,7 +438,7 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
 
     exempt = all_root if suppressed_records == "removed" else None
     achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, exempt, describe, out)
-    worst = _check_privacy(keys, table.qi_names, privacy, table.counts, describe, out)
+    worst = _check_privacy(keys, table.qi_names, privacy, table.counts, describe, out, exempt)
     return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()),
                       achieved_privacy=worst, **base)
 
@@ -654,7 +660,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     worst = {}
     if privacy and len(qi_present) == len(qi):  # else a QI column is missing, already reported
         bound = [m if isinstance(m, BoundModel) else m.bind(original, enc.counts) for m in privacy]
-        worst = _check_privacy(keys, qi, bound, enc.counts, describe, out)
+        worst = _check_privacy(keys, qi, bound, enc.counts, describe, out, exempt)
     return out.report(achieved_k=achieved, n_suppressed=int(enc.counts[all_root].sum()),
                       achieved_privacy=worst, **base)
 

@@ -113,12 +113,18 @@ class Solution:
 def privacy_methods() -> list[str]:
     """The registered methods that honour privacy models, the default first
     (its name marked ``(default)``)."""
+    return methods_with("privacy_models")
+
+
+def methods_with(flag: str) -> list[str]:
+    """The registered methods whose class sets ``flag`` (``privacy_models``,
+    ``multi_requirement``), the default first (its name marked ``(default)``)."""
     from .registry import DEFAULT_METHOD, METHODS, _method_class
 
     out = []
     for name in METHODS:
         try:
-            ok = _method_class(name).privacy_models
+            ok = getattr(_method_class(name), flag)
         except ValueError:
             continue
         if ok:
@@ -188,7 +194,8 @@ class Algorithm(ABC):
         if not self.multi_requirement and not problem.single_full_requirement:
             raise ValueError(
                 f"method {self.name!r} supports one k over all quasi-identifiers; "
-                "use 'heuristicmin' for several requirements over different attribute sets"
+                f"use {', '.join(methods_with('multi_requirement'))} for several requirements over "
+                "different attribute sets"
             )
         if problem.privacy and not self.privacy_models:
             raise ValueError(

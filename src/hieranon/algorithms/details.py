@@ -34,6 +34,9 @@ class KACADetails(Details):
     merge_log, initial_classes : the merges and starting classes, when recorded (else None).
     privacy : with privacy models, the repair's steps (``privacy_merges``, ``privacy_moves``...,
     ``privacy_distortion_added``), made after the clustering (else None).
+    requirements : with several requirements over different attribute sets, the essential ones,
+    the order kept (``best_order``), one entry per order tried (``runs``) and the repair's
+    unions; the counts above then sum the clusterings of the order kept (else None).
     """
 
     merges: int
@@ -51,6 +54,7 @@ class KACADetails(Details):
     merge_log: np.ndarray | None = None
     initial_classes: tuple[np.ndarray, np.ndarray] | None = None
     privacy: dict[str, Any] | None = None
+    requirements: dict[str, Any] | None = None
 
 
 @dataclass
@@ -80,6 +84,9 @@ class KACAPlusDetails(Details):
     time_total : seconds.
     privacy : with privacy models, the repair's steps (``privacy_merges``, ``privacy_moves``...,
     ``privacy_distortion_added``); ``distortion`` is then the clustering's, before the repair.
+    requirements : with several requirements over different attribute sets, the essential
+    ones, the order kept (``best_order``; ``runs`` then has one entry per order tried) and the
+    repair's unions (else None).
     """
 
     distortion_int: int
@@ -88,6 +95,7 @@ class KACAPlusDetails(Details):
     runs: list[dict[str, Any]]
     time_total: float
     privacy: dict[str, Any] | None = None
+    requirements: dict[str, Any] | None = None
 
 
 @dataclass
@@ -97,6 +105,7 @@ class LatticeDetails(Details):
     node : generalisation steps per QI (in ``qi_names`` order).
     nodes_checked, lattice_size : nodes whose classes were counted, and all nodes.
     suppressed : records suppressed.
+    search_complete : False when an exact search stopped at its time limit or node budget.
     """
 
     node: list[int]
@@ -104,6 +113,7 @@ class LatticeDetails(Details):
     lattice_size: int
     suppressed: int
     qi_names: list[str]
+    search_complete: bool = True
 
 
 @dataclass

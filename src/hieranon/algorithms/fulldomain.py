@@ -40,7 +40,8 @@ not necessarily the least.
 from __future__ import annotations
 
 import math
-from numbers import Real
+import time
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -52,6 +53,52 @@ from .params import Interval, NoneValue, Options
 OBJECTIVES = ("distortion", "prec", "dm")
 #: A fraction of the records that may be suppressed (Samarati 2001, MaxSup)
 SUPPRESSION_LIMIT = Interval(Real, 0, 1)
+#: Seconds the exact lattice searches (fulldomain, allmin) may take unless ``time_limit`` says otherwise
+DEFAULT_TIME_LIMIT = 300.0
+#: How the search limits are declared
+TIME_LIMIT = Interval(Real, 0, None, closed="neither") | None
+MAX_CHECKS = Interval(Integral, 1, None) | None
+
+
+class FullDomainTimeout(ValueError):
+    """An exact lattice search reached its time limit or node budget before
+    finding any node that meets the requirements."""
+
+
+class _Stopped(Exception):
+    """A search's limit was reached (internal)."""
+
+
+class SearchLimit:
+    """The time limit (seconds) and node budget (checks) of a lattice search."""
+
+    def __init__(self, lattice: Lattice, time_limit: float | None, max_checks: int | None):
+        self.L, self.time_limit, self.max_checks = lattice, time_limit, max_checks
+        self.started = time.monotonic()
+        self.hit = ""
+
+    def reached(self) -> bool:
+        """True (and remembered, with which limit) once the time or the node budget is spent."""
+        if not self.hit:
+            if self.max_checks is not None and self.L.n_checked >= self.max_checks:
+                self.hit = f"budget of {self.max_checks:,} node checks"
+            elif self.time_limit is not None and time.monotonic() - self.started > self.time_limit:
+                self.hit = f"time limit of {self.time_limit:g} s"
+        return bool(self.hit)
+
+    def describe(self) -> str:
+        return self.hit or "limit"
+
+    def fail(self, method: str) -> FullDomainTimeout:
+        return FullDomainTimeout(
+            f"{method}: the lattice search reached its {self.describe()} after checking {self.L.n_checked:,} of "
+            f"{self.L.n_nodes:,} nodes without finding one that meets the requirements; raise it "
+            "(--param time_limit=SECONDS, --param max_checks=N) or use a local-recoding method (kaca+, mondrian)")
+
+    def warn(self, method: str) -> None:
+        log.warning("%s stopped at its %s after %d of %d nodes: the answer is the best node found, verified but "
+                    "perhaps not optimal (raise time_limit / max_checks for the optimum)", method, self.describe(),
+                    self.L.n_checked, self.L.n_nodes)
 
 
 def _prec_costs(hierarchies) -> list[np.ndarray]:
@@ -93,8 +140,17 @@ class FullDomain(Algorithm):
     suppression_limit : float
         Fraction of the records that may be suppressed (0 by default, as in
         the papers): rows of classes still violating a requirement become
-        all-root and are flagged; a node is feasible when at most
-        ``floor(limit * n)`` records are suppressed.
+        all-root and are flagged -- with the smallest other classes when they
+        hold fewer than k records, since the suppressed records print one
+        ``*`` tuple that must hold k records like any class; a node is
+        feasible when at most ``floor(limit * n)`` records are suppressed.
+    time_limit : float or None
+        Seconds the search may take (default :data:`DEFAULT_TIME_LIMIT`;
+        None: no limit). When it is reached the best feasible node found so
+        far is returned with a logged warning (``details.search_complete``
+        False); when none was found, :class:`FullDomainTimeout` says so.
+    max_checks : int or None
+        The same as a budget of node checks (default None: no budget).
     all_minimal : bool or None
         Classify the whole lattice so that ``details.minimal_nodes`` lists
         *every* minimal feasible node (the k-minimal generalisations).
@@ -106,7 +162,7 @@ class FullDomain(Algorithm):
     ``info``: ``node`` (steps per attribute), ``cost`` (objective value, as a
     float), ``optimal_nodes`` (every feasible node of the least cost),
     ``minimal_nodes`` (+ ``minimal_nodes_complete``), ``nodes_checked``,
-    ``nodes_rolled_up``, ``lattice_size``, ``suppressed``.
+    ``nodes_rolled_up``, ``lattice_size``, ``suppressed``, ``search_complete``.
     """
 
     name = "fulldomain"
@@ -114,16 +170,19 @@ class FullDomain(Algorithm):
     multi_requirement = True
 
     parameters = {"objective": Options(*OBJECTIVES), "suppression_limit": SUPPRESSION_LIMIT,
-                  "all_minimal": bool | NoneValue(), "exhaustive": bool}
+                  "all_minimal": bool | NoneValue(), "exhaustive": bool, "time_limit": TIME_LIMIT,
+                  "max_checks": MAX_CHECKS}
 
     def __init__(self, objective: str = "distortion", suppression_limit: float = 0.0,
-                 all_minimal: bool | None = None, exhaustive: bool = False):
+                 all_minimal: bool | None = None, exhaustive: bool = False,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, max_checks: int | None = None):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         costs, scale = _objective_costs(problem, self.objective)
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, costs, privacy=problem.privacy)
         C = Classifier(L)
+        limit = SearchLimit(L, self.time_limit, self.max_checks)
         ties_order = np.lexsort((np.arange(L.n_nodes), L.heights))  # height, then lexicographic
         rank = np.empty(L.n_nodes, dtype=np.int64)
         rank[ties_order] = np.arange(L.n_nodes)
@@ -131,6 +190,8 @@ class FullDomain(Algorithm):
 
         if self.exhaustive:
             for v in ties_order:
+                if limit.reached():
+                    break
                 C.check(int(v))
             values = self._values(L, C, np.flatnonzero(C.status == FEASIBLE))
         elif self.objective != "dm":
@@ -146,25 +207,31 @@ class FullDomain(Algorithm):
                 if best_cost is not None and L.base_cost[v] > best_cost:
                     break
                 if C.status[v] == UNKNOWN:
+                    if limit.reached():
+                        break
                     C.resolve(v)
-                if C.status[v] == FEASIBLE:
+                if C.status[v] == FEASIBLE and (self.suppression_limit == 0 or L.check(v).feasible):
                     val = int(L.base_cost[v])
                     if self.suppression_limit > 0:
                         val += L.check(v).suppression_extra
                     values[v] = val
                     best_cost = val if best_cost is None else min(best_cost, val)
-            if full:
-                C.classify_all(ties_order)
+            if full and not limit.hit:
+                C.classify_all(ties_order, stop=limit.reached)
         else:
             # DM is known only after a check. Without suppression it is monotone,
             # so the optimum is a minimal feasible node; with suppression any
             # feasible node may be optimal and every one is checked
-            C.classify_all(ties_order)
-            if self.suppression_limit == 0:
+            C.classify_all(ties_order, stop=limit.reached)
+            if self.suppression_limit == 0 and not limit.hit:
                 cand = C.minimal_feasible()
             else:
                 cand = np.flatnonzero(C.status == FEASIBLE)
             values = self._values(L, C, cand)
+        if not values:
+            raise limit.fail(self.name)
+        if limit.hit:
+            limit.warn(self.name)
         best_value = min(values.values())
         optimal = [v for v, c in values.items() if c == best_value]
         if self.objective == "dm" and self.suppression_limit == 0 and not self.exhaustive:
@@ -172,7 +239,7 @@ class FullDomain(Algorithm):
         optimal = sorted(optimal, key=lambda v: rank[v])
         best = optimal[0]
         codes, suppressed = L.solution_codes(best)
-        complete = bool(self.exhaustive or full or self.objective == "dm")
+        complete = bool(self.exhaustive or full or self.objective == "dm") and not limit.hit
         minimal = C.minimal_feasible()
         info = {
             "node": L.node(best),
@@ -186,6 +253,7 @@ class FullDomain(Algorithm):
             "lattice_size": L.n_nodes,
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
+            "search_complete": not limit.hit,
         }
         if self.objective == "prec":
             cells = problem.table.n_records * L.m
@@ -215,6 +283,8 @@ class FullDomain(Algorithm):
         values: dict[int, int] = {}
         for v in cand:
             v = int(v)
+            if self.suppression_limit > 0 and not L.check(v).feasible:
+                continue  # tagged feasible, but the top-up to k suppressed records does not fit
             if self.objective == "dm":
                 values[v] = L.check(v).dm
             elif self.suppression_limit > 0:
@@ -226,8 +296,7 @@ class FullDomain(Algorithm):
 
 class _LatticeHeuristic(Algorithm):
     """What AllMin and Datafly share: several requirements, privacy models
-    checked per lattice node, and Samarati's suppression limit as their one
-    parameter."""
+    checked per lattice node, and Samarati's suppression limit."""
 
     privacy_models = True
     multi_requirement = True
@@ -244,7 +313,9 @@ class AllMin(_LatticeHeuristic):
     The height of a node is its total number of generalisation steps. If some
     node of height ``h`` satisfies the requirements, some node of height
     ``h + 1`` does too (any successor), so the least height with a feasible
-    node is found by binary search between 0 and the top; at each probed
+    node is found by binary search between 0 and the top (upwards, height by
+    height, when suppression or privacy models make feasibility
+    non-monotone); at each probed
     height every node is settled (with predictive tagging from the other
     probes). ``details.nodes`` lists *all* feasible nodes of the least height
     (Samarati's k-minimal generalisations of minimal height), ordered by the
@@ -252,33 +323,58 @@ class AllMin(_LatticeHeuristic):
     lexicographically; the first of them is applied (``details.node``).
 
     ``suppression_limit`` is Samarati's MaxSup as a fraction of the records
-    (0 by default).
+    (0 by default; the suppressed records number 0 or at least k, as in
+    :class:`FullDomain`). ``time_limit`` (default :data:`DEFAULT_TIME_LIMIT`
+    seconds) and ``max_checks`` bound the search: when reached, the least
+    feasible height probed so far is used, with a logged warning
+    (``details.search_complete`` False), or :class:`FullDomainTimeout` says
+    that no feasible height was found.
     """
 
     name = "allmin"
+    parameters = {"suppression_limit": SUPPRESSION_LIMIT, "time_limit": TIME_LIMIT, "max_checks": MAX_CHECKS}
+
+    def __init__(self, suppression_limit: float = 0.0, time_limit: float | None = DEFAULT_TIME_LIMIT,
+                 max_checks: int | None = None):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _solve(self, problem: Problem) -> Solution:
         L = Lattice(problem.table, problem.requirements, self.suppression_limit, problem.cost.int_costs,
                     privacy=problem.privacy)
         C = Classifier(L)
+        limit = SearchLimit(L, self.time_limit, self.max_checks)
         probed: dict[int, np.ndarray] = {}
 
         def feasible_at(h: int) -> np.ndarray:
             if h not in probed:
                 level = np.flatnonzero(L.heights == h)
                 for v in level:
+                    if limit.reached():
+                        raise _Stopped
                     C.resolve(int(v))
-                probed[h] = level[C.status[level] == FEASIBLE]
+                ok = level[C.status[level] == FEASIBLE]
+                if self.suppression_limit > 0:  # tagged feasible, yet the top-up to k may not fit
+                    ok = np.array([v for v in ok if L.check(int(v)).feasible], dtype=np.int64)
+                probed[h] = ok
             return probed[h]
 
         lo, hi = 0, int(L.heights.max())
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if len(feasible_at(mid)):
-                hi = mid
-            else:
-                lo = mid + 1
-        found = feasible_at(lo)
+        try:
+            while lo < hi:
+                # binary search while feasibility is monotone in the height; else upwards, height by height
+                mid = (lo + hi) // 2 if L.monotone else lo
+                if len(feasible_at(mid)):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            found = feasible_at(lo)
+        except _Stopped:
+            heights = sorted(h for h, f in probed.items() if len(f))
+            if not heights:
+                raise limit.fail(self.name) from None
+            limit.warn(self.name)
+            lo = heights[0]
+            found = probed[lo]
         order = np.lexsort((found, L.base_cost[found]))
         found = found[order]
         best = int(found[0])
@@ -292,6 +388,7 @@ class AllMin(_LatticeHeuristic):
             "lattice_size": L.n_nodes,
             "suppressed": int(problem.table.counts[suppressed].sum()),
             "qi_names": list(problem.table.qi_names),
+            "search_complete": not limit.hit,
         }
         return Solution(codes, suppressed, AllMinDetails(**info))
 
@@ -325,9 +422,10 @@ class Datafly(_LatticeHeuristic):
             idx = L.index(node)
             reps, sizes = L.classes(idx)
             L.n_checked += 1
-            sup = L.violating(idx, reps, sizes)
-            n_viol = int(sizes[sup].sum())
-            if ((n_viol == 0 or (n_viol < k and n_viol <= L.max_suppressed))
+            n_viol = int(sizes[L.violating(idx, reps, sizes)].sum())
+            sup = L.suppressed_classes(idx, reps, sizes)  # 0 or >= k records
+            n_sup = int(sizes[sup].sum())
+            if ((n_viol == 0 or (n_viol < k and n_sup <= L.max_suppressed))
                     and (not L.privacy or L.private(idx, reps, sup))):
                 break
             open_ = np.flatnonzero((node < L.max_steps) & used)

@@ -67,6 +67,12 @@ indivisible: a stub takes whole rows until it holds at least ``k - |C|``
 records, and the distance uses the records actually taken, so Lemma 2 still
 holds exactly.
 
+Several requirements ``<A_i, k_i>`` over different attribute sets (Arca &
+Hewett): :mod:`hieranon.algorithms.multireq` runs KACA1 per requirement on
+the attributes it adds (block by block of the values earlier requirements
+published, or over the whole table), then unites groups until every
+requirement holds; KACA2 does so between its two level steps.
+
 Privacy models (``problem.privacy``: l-diversity, t-closeness): KACA1 and
 KACA2 cluster for k, then the class-merging repair of
 :mod:`hieranon.algorithms.privacy_merge` grows or merges every class (the
@@ -115,6 +121,7 @@ from .kaca_core import (
     set_small,
     trie_remove,
 )
+from .multireq import single_problem, solve_requirements
 from .params import Interval
 from .privacy_merge import enforce_checked, repair_solution
 
@@ -440,6 +447,7 @@ class KACA1(Algorithm):
     """
 
     name = "kaca1"
+    multi_requirement = True
     privacy_models = True
     parameters = {"fast": bool, "suppression_threshold": Interval(Real, 0, None) | None}
 
@@ -453,10 +461,44 @@ class KACA1(Algorithm):
 
     def _solve(self, problem: Problem) -> Solution:
         rng = np.random.default_rng(problem.seed)
+        single = single_problem(problem)
+        if single is None:  # several requirements over different attribute sets
+            codes, sup, info = self._run_several(problem, problem.table.codes, rng)
+            return Solution(codes, sup, KACADetails(**info))
+        problem = single
         codes, sup, info = self._run_kaca1(problem, problem.table.codes, rng)
         log.info("kaca1: %d merges, distortion %.4f, %d suppressed records", info["merges"],
                  info["distance_sum"], info["suppressed_records"])
         return repair_solution(problem, Solution(codes, sup, KACADetails(**info)))
+
+    def _run_several(self, problem: Problem, codes: np.ndarray, rng: np.random.Generator):
+        """Several requirements: :func:`~hieranon.algorithms.multireq.solve_requirements`
+        clustering each block with KACA1 (privacy models included). Returns
+        ``(codes, suppressed, info)``, ``info`` summing KACA1's counts over
+        the clusterings of the order kept."""
+        t0 = time.perf_counter()
+        infos: list[dict] = []
+
+        def cluster(c, counts, hierarchies, cost, k):
+            out, sup, info = kaca1_codes(c, counts, hierarchies, cost, k, rng, fast=self.fast,
+                                         threshold=self.suppression_threshold)
+            infos.append(info)
+            return out, sup, info
+
+        out, sup, req = solve_requirements(problem, cluster, codes)
+        starts = np.cumsum([0] + [r["clusterings"] for r in req["runs"]])
+        best = min(range(len(req["runs"])), key=lambda i: req["runs"][i]["distortion_int"])
+        kept = infos[starts[best]:starts[best + 1]]
+        t = problem.table
+        info = {name: sum(i[name] for i in kept) for name in
+                ("merges", "distance_sum", "distance_sum_int", "suppressed_to_reach_k", "iterations",
+                 "nodes_expanded", "time_loop")}
+        info.update(suppressed_records=int(t.counts[sup].sum()), classes_in=group(codes).n_classes,
+                    classes_out=group(out).n_classes, fast=bool(self.fast), privacy=req.pop("privacy", None),
+                    requirements=req, time_total=time.perf_counter() - t0)
+        log.info("%s: several requirements, %d merges, %d suppressed records", self.name, info["merges"],
+                 info["suppressed_records"])
+        return out, sup, info
 
 
 class KACA2(KACA1):
@@ -482,11 +524,17 @@ class KACA2(KACA1):
     def _solve(self, problem: Problem) -> Solution:
         t = problem.table
         rng = np.random.default_rng(problem.seed)
+        single = single_problem(problem)
         g1, steps = kaca2_global_levels(t.codes, t.counts, t.hierarchies, problem.k, self.max_inconsistency)
-        codes, sup, info = self._run_kaca1(problem, g1, rng)
-        privacy = None
-        if problem.privacy:  # before step 3: its level raises only unite classes, which keeps every model
-            codes, sup, privacy = enforce_checked(problem, codes, sup)
+        if single is None:  # several requirements; the privacy repair runs inside, before step 3
+            codes, sup, info = self._run_several(problem, g1, rng)
+            privacy = info.pop("privacy")
+        else:
+            problem = single
+            codes, sup, info = self._run_kaca1(problem, g1, rng)
+            privacy = None
+            if problem.privacy:  # before step 3: its level raises only unite classes, which keeps every model
+                codes, sup, privacy = enforce_checked(problem, codes, sup)
         g3, rounds = kaca2_final_levels(codes, t.counts, t.hierarchies, self.max_inconsistency)
         g3[sup] = 0
         cost = problem.cost

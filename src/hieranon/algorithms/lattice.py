@@ -167,8 +167,10 @@ class Lattice:
         self.n_rolled_up = 0
         self.results: dict[int, NodeCheck] = {}
         self.privacy = list(privacy or [])
-        #: False when feasibility is not monotone (privacy models with suppression)
-        self.monotone = not (self.privacy and self.max_suppressed > 0)
+        #: False when feasibility is not monotone: with suppression, privacy models
+        #: (the suppressed set may lose diversity up the lattice) or k > 1 (the
+        #: smallest classes suppressed to reach k records may outgrow the limit)
+        self.monotone = not (self.max_suppressed > 0 and (self.privacy or max(self.req_k, default=1) > 1))
 
     # ------------------------------------------------------------ utilities
     def index(self, node) -> int:
@@ -262,12 +264,14 @@ class Lattice:
         return new_reps, new_sizes
 
     # ----------------------------------------------------------------- check
-    def violating(self, idx: int, reps: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """Classes suppressed at node ``idx``: those violating a requirement,
-        repeated until the rest satisfies all (several requirements may
-        interact once rows are removed)."""
+    def violating(self, idx: int, reps: np.ndarray, sizes: np.ndarray,
+                  alive: np.ndarray | None = None) -> np.ndarray:
+        """Classes suppressed at node ``idx`` because they violate a
+        requirement, repeated until the rest satisfies all (several
+        requirements may interact once rows are removed). ``alive``: the
+        classes not suppressed already (default all)."""
         node = self.nodes[idx]
-        alive = np.ones(len(sizes), dtype=bool)
+        alive = np.ones(len(sizes), dtype=bool) if alive is None else alive.copy()
         while True:
             viol = np.zeros(len(sizes), dtype=bool)
             for cols, k, full in zip(self.req_cols, self.req_k, self.req_full):
@@ -283,6 +287,33 @@ class Lattice:
             if self.max_suppressed == 0 or len(self.requirements) == 1:
                 return ~alive
 
+    def suppressed_classes(self, idx: int, reps: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Classes suppressed at node ``idx``: the violating ones
+        (:meth:`violating`) and, when they hold fewer than k records, the
+        smallest other classes too, so that the suppressed records -- which
+        print one ``*`` tuple, a class of their own -- number 0 or at least
+        the largest k (Samarati 2001 counts them against MaxSup alike)."""
+        sup = self.violating(idx, reps, sizes)
+        if self.max_suppressed == 0:
+            return sup
+        k = max(self.req_k, default=1)
+        n_sup = int(sizes[sup].sum())
+        extra = None
+        while 0 < n_sup < k and not sup.all():
+            if extra is None:
+                extra = self.class_extra(idx, reps, sizes)
+            rest = np.flatnonzero(~sup)
+            node = self.nodes[idx]
+            tuples = [self.gen[j][int(node[j])][self.base[reps[rest], j]] for j in range(self.m)]
+            # smallest first, then the cheapest to suppress, then by generalised tuple
+            order = rest[np.lexsort((*tuples[::-1], extra[rest], sizes[rest]))]
+            take = int(np.searchsorted(np.cumsum(sizes[order]), k - n_sup)) + 1
+            sup = sup.copy()
+            sup[order[:take]] = True
+            sup = self.violating(idx, reps, sizes, alive=~sup)  # other requirements may now fail
+            n_sup = int(sizes[sup].sum())
+        return sup
+
     def check(self, idx: int) -> NodeCheck:
         """Check node ``idx`` against every requirement (memoised)."""
         done = self.results.get(idx)
@@ -290,24 +321,31 @@ class Lattice:
             return done
         reps, sizes = self.classes(idx)
         self.n_checked += 1
-        sup = self.violating(idx, reps, sizes)
+        sup = self.suppressed_classes(idx, reps, sizes)
         n_sup = int(sizes[sup].sum())
         feasible = n_sup <= self.max_suppressed
         if feasible and self.privacy:
             feasible = self.private(idx, reps, sup)
         kept = sizes[~sup]
         dm = int((kept ** 2).sum()) + n_sup * self.n_records
-        extra = 0
-        if n_sup and self.node_costs is not None:
-            node = self.nodes[idx]
-            extra = 0
-            for j in range(self.m):
-                g = np.asarray(self.node_costs[j], dtype=np.int64)
-                gen = self.gen[j][int(node[j])][self.base[reps[sup], j]]
-                extra += int(((g[0] - g[gen]) * sizes[sup]).sum())
-        res = NodeCheck(bool(feasible), n_sup, int((~sup).sum()), dm, int(extra))
+        extra = int(self.class_extra(idx, reps[sup], sizes[sup]).sum()) if n_sup else 0
+        res = NodeCheck(bool(feasible), n_sup, int((~sup).sum()), dm, extra)
         self.results[idx] = res
         return res
+
+    def class_extra(self, idx: int, reps: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Per class of node ``idx`` (representatives ``reps``, ``sizes``
+        records): the additive objective's extra cost of suppressing it (its
+        cells raised from the node to the root); zeros without costs."""
+        extra = np.zeros(len(reps), dtype=np.int64)
+        if self.node_costs is None:
+            return extra
+        node = self.nodes[idx]
+        for j in range(self.m):
+            g = np.asarray(self.node_costs[j], dtype=np.int64)
+            gen = self.gen[j][int(node[j])][self.base[reps, j]]
+            extra += (g[0] - g[gen]) * sizes
+        return extra
 
     def row_classes(self, idx: int, reps: np.ndarray, sup: np.ndarray) -> tuple[np.ndarray, int]:
         """Class of every input row at node ``idx`` (``0..n-1``; the suppressed
@@ -333,7 +371,7 @@ class Lattice:
         """Generalised codes of every input row at node ``idx`` and the suppressed mask."""
         codes = self.apply(self.nodes[idx])
         reps, sizes = self.classes(idx)
-        sup_cls = self.violating(idx, reps, sizes)
+        sup_cls = self.suppressed_classes(idx, reps, sizes)
         suppressed = np.zeros(self.table.n_rows, dtype=bool)
         if sup_cls.any():
             node = self.nodes[idx]
@@ -410,12 +448,17 @@ class Classifier:
                     lo = mid + 1
         return int(self.status[idx])
 
-    def classify_all(self, candidates: np.ndarray | None = None) -> None:
-        """Settle every node (or every node of ``candidates``), cheapest first."""
+    def classify_all(self, candidates: np.ndarray | None = None, stop=None) -> bool:
+        """Settle every node (or every node of ``candidates``), in the order
+        given; ``stop()`` true ends the work early. Returns True when every
+        node was settled."""
         order = np.arange(self.L.n_nodes) if candidates is None else candidates
         for v in order:
             if self.status[v] == UNKNOWN:
+                if stop is not None and stop():
+                    return False
                 self.resolve(int(v))
+        return True
 
     def minimal_feasible(self) -> np.ndarray:
         """Feasible nodes whose direct predecessors are all known infeasible

@@ -114,6 +114,8 @@ def method_info(method: str) -> dict:
     suppression = [p for p in klass.parameters if "suppress" in p]
     info["several_requirements"] = bool(getattr(klass, "multi_requirement", False))
     info["suppression"] = suppression[0] if suppression else None
+    from .suppression import REFUSED
+    info["max_suppression"] = method not in REFUSED  # the record budget every suppressing method takes
     privacy = getattr(klass, "privacy_models", None)
     info["privacy_models"] = privacy if isinstance(privacy, bool) else None
     info["parameters"] = list(klass.parameters)

@@ -69,6 +69,13 @@ the repair: 0.253-0.296; the repair drawing on 128 nearest classes instead
 of 48: 0.241 at three times the repair's time; repairing the worst (or
 mildest) violating class first instead of the smallest: 0.246, 0.247.
 
+Several requirements ``<A_i, k_i>`` over different attribute sets (Arca &
+Hewett): :mod:`hieranon.algorithms.multireq` runs steps 1-4 per requirement
+on the attributes it adds, block by block of the values earlier requirements
+published (or over the whole table), then unites groups until every
+requirement holds; requirements that reduce to one k over every QI run the
+single-k path above, unchanged.
+
 Modules: :mod:`.sweep` (steps 1-2), :mod:`.finishing` (step 3),
 :mod:`.refinement` (step 4) and :mod:`.driver` (runs, :class:`KACAPlus`);
 the kernels shared with KACA are in :mod:`hieranon.algorithms.kaca_core`.
