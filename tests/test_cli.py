@@ -377,7 +377,7 @@ def test_hierarchy_build_and_check(tmp_path, builder, column, height):
 def test_hierarchy_build_intervals_match_arx_alignment(tmp_path):
     r = run("hierarchy", "build", "--column", "age", "--input", EXAMPLE, "--intervals", "5,10")
     first = {line.split(";")[0]: line.split(";") for line in r.stdout.splitlines()}
-    assert first["26"] == ["26", "25-29", "20-29", "*"]
+    assert first["26"] == ["26", "[25, 30)", "[20, 30)", "*"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -957,9 +957,12 @@ def test_one_config_through_every_command(job, tmp_path):
                pd.read_parquet(tmp_path / "ds_out")]
     for out in outputs:
         assert list(out.columns) == ["age", "sex", "zip", "n", "diagnosis"]  # the identifier is gone
-        assert out.loc[[3, 17, 40], "sex"].tolist() == ["*"] * 3  # empty cells read as the root
+        # empty cells are read as the root (already suppressed): they stay empty ("was missing") unless their
+        # class also has suppressed cells of the column, then '*' (so the printed classes are the verified ones)
+        assert set(out.loc[[3, 17, 40], "sex"].fillna("(empty)")) <= {"*", "(empty)"}
+        assert not out["sex"].drop(index=[3, 17, 40]).isna().any()
         assert out["n"].astype(int).tolist() == df["n"].tolist()
-    pd.testing.assert_frame_equal(outputs[1].astype(str), outputs[2].astype(str))  # same blocks, same output
+    pd.testing.assert_frame_equal(outputs[1].fillna("").astype(str), outputs[2].fillna("").astype(str))  # same blocks
     for html in ("plain.html", "dist.html", "ds.html"):
         assert_report_complete(tmp_path / html)
 
@@ -1236,3 +1239,60 @@ def test_distributed_dataset_binds_and_verifies_the_models(job, tmp_path):
     report = verify(original, result, list(hs), hs, k=4, counts="n", missing="root",
                     privacy=[DistinctLDiversity("diagnosis", 2), TCloseness("diagnosis", 0.45)])
     assert not (report.kinds & {"l-diversity", "t-closeness"}), report.summary()
+
+
+# ------------------------------------------------------- builders on the command line
+def test_hierarchy_build_every_builder_and_missing_cells(tmp_path):
+    import pandas as pd
+
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"when": ["03.04.1980 10:15", "", "17.05.1980 09:00"], "grade": ["A", "C", ""],
+                  "region": ["north", "south", "north"]}).to_csv(table, index=False)
+    r = run("hierarchy", "build", "--input", table, "--column", "when", "--dates", "month,quarter",
+            "--date-format", "%d.%m.%Y %H:%M")
+    assert r.exit_code == 0, r.stderr
+    assert "03.04.1980 10:15;1980-04;1980-Q2;*" in r.stdout.splitlines()
+    assert "1 empty cell(s)" in r.stderr and "--missing value" in r.stderr  # not silently skipped
+    r = run("hierarchy", "build", "--input", table, "--column", "grade", "--groups", "2", "--missing", "value")
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["A;A..C;*", "C;A..C;*", "missing;missing;*"]
+    assert r.stderr == ""
+    mapping = tmp_path / "regions.csv"
+    mapping.write_text("north;N\nsouth;S\n")
+    r = run("hierarchy", "build", "--input", table, "--column", "region", "--mapping", mapping)
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["north;N;*", "south;S;*"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--column", "date_of_birth", "--date-format", "%d/%m/%Y", "--suppress"], "--date-format goes with --dates"),
+    (["--column", "date_of_birth", "--dates", "week,year"], "week must be the last"),
+    (["--column", "age", "--groups", "2,3"], "multiple"),
+    (["--column", "gender", "--suppress", "--missing", "root"], "--missing 'root'"),
+    (["--column", "gender", "--mapping", "nosuch.csv"], "nosuch.csv"),
+])
+def test_hierarchy_build_new_options_refuse_bad_values(tmp_path, args, message):
+    r = run("hierarchy", "build", "--input", EXAMPLE, *args, "-o", tmp_path / "h.csv")
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("qi, message", [
+    ("date_of_birth=dates:fortnight", "some of day, week"),
+    ("age=groups:0", "positive"),
+    ("age=intervals:", "needs a value"),
+    ("gender=mapping:nosuch.csv", "nosuch.csv"),
+])
+def test_qi_builder_forms_refuse_bad_values(tmp_path, qi, message):
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--qi", qi, "-k", 2)
+    assert r.exit_code == 2
+    assert_one_line_error(r.stderr, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_qi_date_builder_with_a_format_anonymizes_the_example(tmp_path):
+    out = tmp_path / "o.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--qi", "date_of_birth=dates:month,quarter,year,decade:%d/%m/%Y",
+            "--qi", "age=intervals:5,10,20", "-k", 3, "--method", "fulldomain", "-q")
+    assert r.exit_code == 0, r.stderr
+    dob = read_table(out)["date_of_birth"]
+    assert dob.str.fullmatch(r"\d{4}-\d{2}|\d{4}-Q\d|\d{4}s?|\*").all()

@@ -10,6 +10,7 @@ import yaml
 from hieranon import config as C
 from hieranon.config import ConfigError
 from hieranon.datasets import example_path
+from hieranon.hierarchy import HierarchyError
 
 DATA = example_path().parent
 
@@ -64,7 +65,8 @@ BAD = {
     "insensitive not list": (with_(insensitive=3), ["insensitive", "list of column names"]),
     "class_column not str": (with_(class_column=["a"]), ["class_column", "column name"]),
     "count_column not str": (with_(count_column=1), ["count_column", "column name"]),
-    "missing unknown": (with_(missing="drop"), ["missing", "error or root"]),
+    "missing unknown": (with_(missing="drop"), ["missing", "error, root or value"]),
+    "numeric_output unknown": (with_(numeric_output="mid"), ["numeric_output", "midpoint or bounds", "'mid'"]),
     "suppression_threshold negative": (with_(suppression_threshold=-1), ["suppression_threshold", ">= 0"]),
     "risk_threshold zero": (with_(risk_threshold=0), ["risk_threshold", "(0, 1]", "got 0"]),
     "risk_threshold above 1": (with_(risk_threshold=1.5), ["risk_threshold", "(0, 1]", "1.5"]),
@@ -202,11 +204,12 @@ def test_builders_produce_hierarchies(table, tmp_path):
         assert h.name == name
         assert set(table[name]) <= set(h.leaf_index), name
     age = hs["age"]
-    assert [age.labels[a] for a in age.ancestors[age.leaf_index["37"]]] == ["*", "20-39", "30-39", "35-39", "37"]
+    assert [age.labels[a] for a in age.ancestors[age.leaf_index["37"]]] == ["*", "[20, 40)", "[30, 40)", "[35, 40)",
+                                                                             "37"]
     pc = hs["postcode"]
     assert [pc.labels[a] for a in pc.ancestors[pc.leaf_index["4351"]]] == ["*", "4***", "43**", "435*", "4351"]
     dob = hs["dob"]
-    assert [dob.labels[a] for a in dob.ancestors[dob.leaf_index["15/06/1985"]]] == ["*", "1985", "06/1985",
+    assert [dob.labels[a] for a in dob.ancestors[dob.leaf_index["15/06/1985"]]] == ["*", "1985", "1985-06",
                                                                                     "15/06/1985"]
 
 
@@ -225,7 +228,7 @@ def test_file_forms_and_relative_paths(tmp_path):
 
 def test_builder_errors_name_the_attribute(table):
     cfg = C.parse({"quasi_identifiers": {"gender": {"intervals": [5]}}})
-    with pytest.raises(ConfigError, match="quasi_identifiers.gender: intervals need numbers"):
+    with pytest.raises(HierarchyError, match="'gender': intervals need finite numbers, found 'm'"):
         cfg.hierarchies(table)
     cfg = C.parse({"quasi_identifiers": {"nosuch": {"suppress": True}}})
     with pytest.raises(ConfigError, match="no column 'nosuch'"):

@@ -300,3 +300,138 @@ def test_cli_refuses_unknown_output_extension_before_work(tmp_path):
     assert list(tmp_path.iterdir()) == []
     r = run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "--format", "csv", "--method", "kaca1")
     assert r.exit_code == 0, r.stderr  # an explicit format overrides the extension
+
+
+# ------------------------------------------------------------ typed output
+def _mixed(n: int = 150, seed: int = 8) -> pd.DataFrame:
+    """Decimals, timestamps with times and zones, missing QI cells, and
+    numeric columns that are published unchanged."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = pd.Timestamp("2020-01-01")
+    when = [(base + pd.Timedelta(minutes=int(m))).strftime("%Y-%m-%dT%H:%M:%SZ") for m in rng.integers(0, 10**6, n)]
+    df = pd.DataFrame({"score": [f"{x:.2f}" for x in rng.uniform(0, 100, n)], "when": when,
+                       "sex": rng.choice(["f", "m"], n), "wage": [repr(float(x)) for x in rng.normal(100, 30, n)],
+                       "year": rng.integers(2003, 2010, n).astype(str), "note": rng.choice(["a", "b, c"], n)})
+    df.loc[[1, 4, 8], "score"] = None
+    df.loc[[2], "when"] = None
+    return df
+
+
+MIXED_QI = ["--qi", "score=intervals:10,20,40", "--qi", "when=dates:month,quarter,year", "--qi", "sex=suppress",
+            "--missing", "value", "-k", "5"]
+
+
+@pytest.fixture(scope="module")
+def mixed_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mixed") / "mixed.csv"
+    _mixed().to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("mode", ["label", "range", "bounds"])
+def test_numeric_output_forms_are_written_and_evaluate_reads_them(tmp_path, mixed_csv, mode):
+    out = tmp_path / f"out-{mode}.csv"
+    r = run("anonymize", mixed_csv, "-o", out, *MIXED_QI, "--numeric-output", mode, "-q")
+    assert r.exit_code == 0, r.stderr
+    got = read_table(out)
+    if mode == "bounds":
+        assert list(got.columns[:2]) == ["score_lower", "score_upper"]
+        lo, hi = (pd.to_numeric(got[c]) for c in ("score_lower", "score_upper"))
+        orig = pd.to_numeric(_mixed()["score"])
+        known = orig.notna() & lo.notna()
+        exact = lo == hi
+        assert ((lo[known] <= orig[known]) & ((orig[known] < hi[known]) | exact[known])).all()
+    elif mode == "range":
+        assert got["score"].dropna().str.fullmatch(r"\[\d+, \d+\)|\*|missing|[\d.]+").all()
+    r = run("evaluate", mixed_csv, out, *MIXED_QI, "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["verified"] is True
+
+
+def test_midpoint_output_is_numeric_and_not_read_back(tmp_path, mixed_csv):
+    out = tmp_path / "mid.csv"
+    assert run("anonymize", mixed_csv, "-o", out, *MIXED_QI, "--numeric-output", "midpoint", "-q").exit_code == 0
+    mid = pd.to_numeric(read_table(out)["score"])  # numbers (empty for '*' and missing)
+    assert mid.notna().any()
+    r = run("evaluate", mixed_csv, out, *MIXED_QI)
+    assert r.exit_code == 1  # a midpoint names no node: documented as not verifiable
+
+
+def test_numeric_output_option_and_config_key_are_validated(tmp_path, mixed_csv):
+    r = run("anonymize", mixed_csv, "-o", tmp_path / "o.csv", *MIXED_QI, "--numeric-output", "middle")
+    assert r.exit_code == 2 and "--numeric-output 'middle'" in r.stderr and "bounds" in r.stderr
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("numeric_output: bounds\n")
+    r = run("anonymize", mixed_csv, "-o", tmp_path / "o.csv", *MIXED_QI, "--config", cfg, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert "score_lower" in read_table(tmp_path / "o.csv").columns
+    cfg.write_text("numeric_output: mid\n")
+    r = run("anonymize", mixed_csv, "-o", tmp_path / "p.csv", *MIXED_QI, "--config", cfg)
+    assert r.exit_code == 2 and "numeric_output" in r.stderr
+
+
+def test_parquet_output_of_a_csv_input_types_untouched_numbers(tmp_path, mixed_csv):
+    out = tmp_path / "out.parquet"
+    r = run("anonymize", mixed_csv, "-o", out, *MIXED_QI, "--qi", "year=suppress", "-q")
+    assert r.exit_code == 0, r.stderr
+    got = pd.read_parquet(out)
+    src = _mixed()
+    assert got["wage"].dtype == "float64" and got["note"].dtype == object
+    assert (got["wage"].to_numpy() == src["wage"].astype(float).to_numpy()).all()
+    assert isinstance(got["score"].dtype, pd.CategoricalDtype)  # the numeric QI's labels, typed
+    r = run("evaluate", mixed_csv, out, *MIXED_QI, "--qi", "year=suppress", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["verified"] is True  # 184.46946422249852 == its float
+
+
+def test_parquet_keeps_every_untouched_dtype_of_a_parquet_input(tmp_path):
+    import numpy as np
+
+    src = _mixed().assign(wage=lambda d: d["wage"].astype(float), year=lambda d: d["year"].astype("int64"),
+                          flag=lambda d: np.arange(len(d)) % 2 == 0,
+                          seen=pd.date_range("2021-01-01", periods=len(_mixed()), freq="h"))
+    inp, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    src.to_parquet(inp, index=False)
+    r = run("anonymize", inp, "-o", out, *MIXED_QI, "-q")
+    assert r.exit_code == 0, r.stderr
+    got = pd.read_parquet(out)
+    for c in ("wage", "year", "flag", "seen", "note"):
+        assert got[c].dtype == src[c].dtype, c
+        assert got[c].equals(src[c]), c
+
+
+def test_typed_numeric_qis_are_ordered_categoricals():
+    import numpy as np
+
+    import hieranon
+    from hieranon import builders as B
+    from hieranon.io import numeric_output, read_numeric_output
+
+    df = pd.DataFrame({"age": ["23", "37", "41", "55", "58", "61", None, "30"], "sex": ["m"] * 8,
+                       "pay": [1.5, 2.5, 3.0, 4.0, 5.5, 6.0, 7.0, 8.0]})
+    r = hieranon.anonymize(df, ["age", "sex"], {"age": "intervals:5,10,20", "sex": "suppress"}, k=2,
+                           missing="value", insensitive=["pay"])
+    age = r.data["age"]
+    assert isinstance(age.dtype, pd.CategoricalDtype) and age.cat.ordered
+    cats = list(age.cat.categories)
+    assert cats[0] == "*" and cats[-1] == "missing"
+    assert cats.index("[20, 40)") < cats.index("[40, 60)")
+    assert r.data["pay"].dtype == "float64" and r.data["sex"].dtype == object
+    hs = {h.name: h for h in r.hierarchies}
+    bounds = numeric_output(r.data, hs, "bounds")
+    assert list(bounds.columns) == ["age_lower", "age_upper", "sex", "pay"]
+    nb = B.node_bounds(hs["age"])
+    for cell, lo, hi in zip(age.astype(object), bounds["age_lower"], bounds["age_upper"]):
+        if cell == "missing":
+            assert np.isnan(lo) and np.isnan(hi)
+        else:
+            v = hs["age"].labels.index(cell)
+            assert (lo, hi) == (nb.lower[v], nb.upper[v])
+    back = read_numeric_output(bounds, hs)
+    assert back["age"].astype(str).tolist() == age.astype(str).tolist()
+    back = read_numeric_output(numeric_output(r.data, hs, "range"), hs)
+    assert back["age"].astype(str).tolist() == age.astype(str).tolist()
+    assert numeric_output(r.data, hs, "label") is r.data
+    with pytest.raises(ValueError, match="middle"):
+        numeric_output(r.data, hs, "middle")

@@ -338,7 +338,7 @@ def test_cli_utility_of_a_table_made_elsewhere(tmp_path, monkeypatch, capsys):
 
     df = _people(n=300)
     other = df.copy()
-    other["age"] = (df["age"] // 20 * 20).astype(str) + "-" + (df["age"] // 20 * 20 + 19).astype(str)
+    other["age"] = "[" + (df["age"] // 20 * 20).astype(str) + ", " + (df["age"] // 20 * 20 + 20).astype(str) + ")"
     other.loc[:9, ["age", "job", "noise"]] = "*"
     hs = _hierarchies(df)
     orig, anon = tmp_path / "orig.csv", tmp_path / "arx.csv"

@@ -28,6 +28,7 @@ from .algorithms.registry import (  # noqa: F401 - re-exported for users of hier
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .privacy import check_feasible, sensitive_columns
 from .hierarchy import Hierarchy
+from .io import typed_numeric_qis
 from .roles import check_roles
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
@@ -62,6 +63,14 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
 
+    The result's table (``result.data``) has the input's columns and
+    dtypes, except the quasi-identifiers: a numeric one (its hierarchy's
+    leaves are numbers) is an **ordered pandas Categorical** whose categories
+    are its hierarchy's labels (``37``, ``[25, 50)``, ``*``) ordered by the
+    range they stand for (:func:`hieranon.io.typed_numeric_qis`;
+    :func:`hieranon.io.numeric_output` gives ranges, midpoints or
+    lower/upper bounds), any other one text labels.
+
     Parameters
     ----------
     df : DataFrame
@@ -69,6 +78,15 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     quasi_identifiers : list of str
         QI columns (default: the keys of ``hierarchies``).
     hierarchies : mapping column -> Hierarchy, or list in QI order
+        A hierarchy, a hierarchy file's path, or a builder written as on the
+        command line (``"intervals:5,10,20"``, ``"suppress"``,
+        ``"dates:month,quarter,year"``, ``"groups:2,4"``, ``"mask:5"``,
+        ``"mapping:FILE"``: :mod:`hieranon.builders`, built from ``df``).
+    missing : str
+        Empty QI cells: ``"error"`` (refused), ``"root"`` (already suppressed:
+        they stay empty in the output and count as missing, not as
+        generalised) or ``"value"`` (a value of their own: the builders' leaf
+        ``missing`` under the root, generalised like any other).
     k : int
         One requirement over all QIs; ``requirements`` adds ``(attributes, k)``
         pairs or ``"A,B:K"`` strings (Arca & Hewett).
@@ -315,7 +333,7 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
         raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")
 
     t = time.perf_counter()
-    out = apply_codes(df, table, solution.codes)
+    out = typed_numeric_qis(apply_codes(df, table, solution.codes), dict(zip(table.qi_names, table.hierarchies)))
     seed = spec.seed if spec is not None else 0
     for c in identifiers:
         if identifier_action == "drop":

@@ -103,31 +103,21 @@ def _known_errors():
     return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
-QI_FORMS = "NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N or NAME=dates:dmy|mdy|ymd"
+QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N, "
+            "NAME=dates:month,quarter,year (or dates:dmy|mdy|ymd; a format after a second colon), NAME=groups:2,4 "
+            "or NAME=mapping:FILE")
 
 
 def _qi_builder(name: str, text: str, item: str):
-    """``suppress``, ``intervals:W1,W2``, ``mask:N``, ``dates:ORDER`` as the
+    """A builder form of ``--qi`` (:func:`hieranon.config.builder_spec`) as the
     configuration's builder of that name; None when ``text`` names none."""
-    from .config import ConfigError, _hier_spec
+    from .config import ConfigError, builder_spec
 
-    kind, _, arg = text.partition(":")
-    if kind not in ("suppress", "intervals", "mask", "dates") or (kind == "suppress" and arg):
-        return None
-    if kind != "suppress" and not arg:
-        example = {"intervals": "intervals:5,10,20", "mask": "mask:5", "dates": "dates:dmy"}[kind]
-        raise UsageError(f"--qi {item!r}: {kind} needs a value, e.g. {name}={example}")
-    value = {"suppress": True, "intervals": None, "mask": None, "dates": arg}[kind]
-    if kind == "intervals":
-        value = _split_numbers(arg, f"--qi {name}=intervals:")
-    elif kind == "mask":
-        if not arg.isdigit():
-            raise UsageError(f"--qi {item!r}: mask needs the code length, a whole number >= 1 (e.g. {name}=mask:5)")
-        value = int(arg)
     try:
-        return _hier_spec(name, {kind: value}, Path("."))
+        return builder_spec(name, text)
     except ConfigError as exc:
-        raise UsageError(f"--qi {item!r}: {str(exc).split(': ', 1)[-1]}") from None
+        message = str(exc).removeprefix(f"quasi_identifiers.{name}").lstrip(".: ")
+        raise UsageError(f"--qi {item!r}: {message}") from None
 
 
 def _parse_qi_options(qi: list[str]) -> dict:
@@ -170,7 +160,7 @@ def _parse_params(param: list[str]) -> dict:
     return out
 
 
-MISSING_MODES = ("error", "root")
+MISSING_MODES = ("error", "root", "value")
 
 # ------------------------------------------------------------------ shared options
 # Declared once: anonymize, check, evaluate and report take them alike.
@@ -179,12 +169,16 @@ RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as 
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
 QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format) or a hierarchy "
                                              "built from the data: NAME=suppress, NAME=intervals:5,10,20, "
-                                             "NAME=mask:N, NAME=dates:dmy|mdy|ymd; repeatable.")]
+                                             "NAME=mask:N, NAME=dates:month,quarter,year[:FORMAT] (levels of day "
+                                             "week month quarter year decade; or dates:dmy|mdy|ymd), "
+                                             "NAME=groups:2,4, NAME=mapping:FILE; repeatable.")]
 KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
 RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
 CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
 ClassColumnOption = Annotated[Optional[str], typer.Option("--class-column", help="Class label column (CM).")]
-MissingOption = Annotated[Optional[str], typer.Option("--missing", help="error | root: empty QI cells.")]
+MissingOption = Annotated[Optional[str], typer.Option(
+    "--missing", help="Empty QI cells: error | root (already suppressed: they stay empty, counted as missing) | "
+    "value (a value of their own, a leaf 'missing' under the root).")]
 WeightsOption = Annotated[Optional[str], typer.Option("--weights", help="uniform | height | mage.")]
 BetaOption = Annotated[Optional[float], typer.Option("--beta", help="Height-weight exponent (>= 1).")]
 EncodingOption = Annotated[str, typer.Option("--encoding", help="Text encoding of CSV input.")]
@@ -461,6 +455,9 @@ def anonymize(
                                                   "permutation as a CSV input_row,output_row (keep it private)."),
     public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
                                 "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    numeric_output: Optional[str] = typer.Option(
+        None, "--numeric-output", help="Generalised numbers in OUTPUT: label ([25, 50)) | range | midpoint | bounds "
+        "(two numeric columns NAME_lower, NAME_upper); default: the config's numeric_output, else label."),
     max_suppression: Optional[str] = typer.Option(None, "--max-suppression", help="Suppress at most this share "
                                                   "('5%') or number (120) of records, each only where that lowers "
                                                   "the distortion (none or at least k are suppressed)."),
@@ -494,6 +491,9 @@ def anonymize(
                 if keep_order_map is not None:
                     _check_output(input, keep_order_map, force, what="order map")
                 cli_params = _parse_params(param)
+                numeric_output = _numeric_output_mode(numeric_output, config)
+                if dataset and numeric_output != "label":
+                    raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
                 budget = _budget_option(max_suppression)
                 data = None if dataset else _read_checked(input, encoding, quiet or as_json)
                 spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
@@ -521,7 +521,7 @@ def anonymize(
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
                     result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                    quiet or as_json, keep_order_map, public)
+                                                    quiet or as_json, keep_order_map, public, numeric_output)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -536,7 +536,8 @@ def anonymize(
         if result.plan is not None and not blocks:
             blocks = ", whole table"
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       _metric_rows(result.metrics) + _suppression_rows(result) + _bound_rows(result)
+                       _metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
+                       + _bound_rows(result)
                        + _risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
@@ -544,6 +545,29 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _numeric_output_mode(option: Optional[str], config: Optional[Path]) -> str:
+    """``--numeric-output``, else the configuration's ``numeric_output``, else ``label``."""
+    from .io import NUMERIC_OUTPUTS
+    if option is not None and option not in NUMERIC_OUTPUTS:
+        raise UsageError(f"--numeric-output {option!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    if option is None and config is not None:
+        from .config import load
+        return load(config).numeric_output
+    return option or "label"
+
+
+def _missing_rows(result) -> list[tuple[str, str]]:
+    """Per QI with missing cells: how many, and how they were published
+    (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
+    the anonymisation generalised or suppressed."""
+    from .builders import missing_cells
+
+    rows = []
+    for name, (n, kept) in missing_cells(result).items():
+        rows.append((f"missing cells of {name} (not generalisation): published missing / as *", f"{kept} / {n - kept}"))
+    return rows
 
 
 def _budget_option(text: Optional[str]):
@@ -591,9 +615,10 @@ def _run_with_warnings(data, spec, **kwargs):
 
 def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
                      encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
-                     public: bool = False):
-    """One table in memory: anonymise, render the report, write both."""
-    from .io import write_table
+                     public: bool = False, numeric: str = "label"):
+    """One table in memory: anonymise, render the report, write both (numeric
+    quasi-identifiers in the form ``numeric``, :func:`hieranon.io.numeric_output`)."""
+    from .io import numeric_output, write_table
 
     _require_rows(data, input)
     with progress_stage("building the hierarchies"):
@@ -605,8 +630,9 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
+    written = numeric_output(result.data, {h.name: h for h in result.hierarchies}, numeric)
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
-        write_table(result.data, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+        write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                     source=input, source_encoding=encoding)
     if html is not None:
         _write_report_or_undo(html, report, output)
@@ -838,11 +864,14 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     if order_map is not None:
         anon = _unshuffle(anon, order_map)
     spec = _spec(**spec_options)
+    built = _hierarchies(spec, orig)
+    from .io import read_numeric_output
+    anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
     if method is None:  # the method the configuration names, if it names one
         from .config import load
         method = (load(spec_options["config"]).method if spec_options["config"] else None) \
             or "unknown (existing table)"
-    result = evaluate_pair(orig, anon, spec=spec, built=_hierarchies(spec, orig), lower_bound=bound, method=method,
+    result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
                            suppressed_records=suppressed)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
     if utility is not None:
@@ -1063,31 +1092,46 @@ def _split_numbers(text: str, option: str) -> list[float]:
 def hierarchy_build(
     column: str = typer.Option(..., "--column", help="The column to build the hierarchy of."),
     input: Path = typer.Option(..., "--input", "-i", help="The table holding the column."),
-    intervals: Optional[str] = typer.Option(None, "--intervals", help="Interval widths, e.g. 5,10,20."),
+    intervals: Optional[str] = typer.Option(None, "--intervals", help="Interval widths, e.g. 5,10,20: [25, 30) -> "
+                                            "[20, 30) -> [20, 40) -> *."),
     origin: float = typer.Option(0, "--origin", help="Where interval bins are aligned (with --intervals)."),
     mask: Optional[int] = typer.Option(None, "--mask", help="Mask fixed-length codes of N characters."),
-    dates: Optional[str] = typer.Option(None, "--dates", help="Dates in order dmy | mdy | ymd."),
+    dates: Optional[str] = typer.Option(None, "--dates", help="Date levels, finest first, of day, week, month, "
+                                        "quarter, year, decade (e.g. month,quarter,year); or an order dmy | mdy | "
+                                        "ymd (month, year)."),
+    date_format: Optional[str] = typer.Option(None, "--date-format", help="strftime format of the dates (default: "
+                                              "ISO 8601, with or without a time and a zone)."),
+    groups: Optional[str] = typer.Option(None, "--groups", help="Group sizes, e.g. 2,4: consecutive values (in "
+                                         "numeric or text order) in blocks of 2, then 4."),
+    mapping: Optional[Path] = typer.Option(None, "--mapping", help="A file of rows value;group[;supergroup...]."),
     suppress: bool = typer.Option(False, "--suppress", help="Suppression only: value -> *."),
+    missing: Optional[str] = typer.Option(None, "--missing", help="value: give empty cells a leaf 'missing' under "
+                                          "the root (anonymize --missing value)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="ARX CSV file to write (default: stdout)."),
     sep: str = typer.Option(";", "--sep", help="Separator of the ARX CSV output."),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages."),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
 ):
-    """Build an ARX-format hierarchy of COLUMN from the values in a table."""
+    """Build an ARX-format hierarchy of COLUMN from the values in a table
+    (the same hierarchy as --qi COLUMN=BUILDER and the configuration's
+    builders make)."""
     _configure_logging(True, False)
     try:
-        from .config import ConfigError, HierarchySpec
+        from .config import ConfigError, HierarchySpec, builder_spec
 
         chosen = [name for name, given in (("--intervals", intervals is not None), ("--mask", mask is not None),
-                                           ("--dates", dates is not None), ("--suppress", suppress)) if given]
+                                           ("--dates", dates is not None), ("--groups", groups is not None),
+                                           ("--mapping", mapping is not None), ("--suppress", suppress)) if given]
         if len(chosen) != 1:
-            raise UsageError("give exactly one of --intervals, --mask, --dates, --suppress"
+            raise UsageError("give exactly one of --intervals, --mask, --dates, --groups, --mapping, --suppress"
                              + (f" (got {', '.join(chosen)})" if chosen else ""))
         if mask is not None and mask < 1:
             raise UsageError(f"--mask {mask}: the code length must be >= 1")
-        if dates is not None and dates not in ("dmy", "mdy", "ymd"):
-            raise UsageError(f"--dates {dates!r}: expected one of dmy, mdy, ymd")
+        if missing not in (None, "value"):
+            raise UsageError(f"--missing {missing!r}: expected value (or leave it out)")
+        if date_format is not None and dates is None:
+            raise UsageError("--date-format goes with --dates")
         if sep not in HIERARCHY_SEPARATORS:
             raise UsageError(f"--sep {sep!r}: expected one of ; , | or a tab (the separators a hierarchy file is "
                              "read with)")
@@ -1095,22 +1139,32 @@ def hierarchy_build(
             raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
             _check_output(input, output, force)
+        try:
+            if intervals is not None:
+                spec = builder_spec(column, f"intervals:{intervals}")
+                spec.argument = (spec.argument[0], int(origin) if origin.is_integer() else origin)
+            elif mask is not None:
+                spec = HierarchySpec(column, builder="mask", argument=mask)
+            elif dates is not None:
+                spec = builder_spec(column, f"dates:{dates}" + (f":{date_format}" if date_format else ""))
+            elif groups is not None:
+                spec = builder_spec(column, f"groups:{groups}")
+            elif mapping is not None:
+                spec = HierarchySpec(column, builder="mapping", argument=mapping)
+            else:
+                spec = HierarchySpec(column, builder="suppress")
+        except ConfigError as exc:
+            option = chosen[0]
+            raise UsageError(f"{option} {excerpt_option(exc, column)}") from None
         data = _read(input, encoding, None)
         if column not in data.columns:
             raise UsageError(f"column {column!r} is not in {input} (its columns: {list(data.columns)[:20]})")
-        if intervals is not None:
-            spec = HierarchySpec(column, builder="intervals", argument=(_split_numbers(intervals, "--intervals"),
-                                                                        origin))
-        elif mask is not None:
-            spec = HierarchySpec(column, builder="mask", argument=mask)
-        elif dates is not None:
-            spec = HierarchySpec(column, builder="dates", argument=dates)
-        else:
-            spec = HierarchySpec(column, builder="suppress")
-        try:
-            h = spec.build(data)
-        except ConfigError as exc:
-            raise UsageError(str(exc).replace(f"quasi_identifiers.{column}:", f"column {column!r}:", 1)) from None
+        h = spec.build(data, "value" if missing else "error")
+        from .table import _is_missing
+        n_empty = int(_is_missing(data[column]).sum())
+        if n_empty and not missing and not quiet:
+            _warn(f"column {column!r} has {n_empty} empty cell(s), left out of the hierarchy: anonymise them with "
+                  "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")
         clash = next((label for label in h.labels if sep in label), None)
         if clash is not None:
             from .files import excerpt
@@ -1128,6 +1182,11 @@ def hierarchy_build(
         typer.echo(f"hierarchy of {column!r}: {len(h.leaf_index)} leaves, {h.height} levels, written to {output}",
                    err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def excerpt_option(exc: Exception, column: str) -> str:
+    """A configuration error about a builder, without its configuration key."""
+    return str(exc).removeprefix(f"quasi_identifiers.{column}").lstrip(".: ")
 
 
 def _missing_values(values, h) -> list[str]:

@@ -6,8 +6,10 @@ Example (``hieranon config-template`` prints an annotated one)::
       age: {intervals: [5, 10, 20]}
       gender: {suppress: true}
       postcode: {mask: 4}
-      date_of_birth: {dates: dmy}
+      date_of_birth: {dates: [month, quarter, year], date_format: "%d/%m/%Y"}
       education: {hierarchy: hierarchies/education.csv}
+      region: {mapping: regions.csv}      # value;group[;supergroup] rows
+      grade: {groups: [2, 4], order: [A, B, C, D, E, F]}
       country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
     k: 5
     requirements: ["gender,postcode:10"]  # or [{attributes: [gender, postcode], k: 10}]
@@ -21,7 +23,8 @@ Example (``hieranon config-template`` prints an annotated one)::
     sensitive: [diagnosis]
     class_column: diagnosis
     count_column: null
-    missing: error                        # or root
+    missing: error                        # or root (already suppressed) or value (a leaf 'missing')
+    numeric_output: label                 # or range, midpoint, bounds (files written by the CLI)
     risk_threshold: 0.2                   # records with prosecutor risk above it are "at risk" (default 1/k)
     privacy:                              # l-diversity / t-closeness of sensitive attributes
       diagnosis: [{l_diversity: 2}, {t_closeness: 0.3, distance: equal}]
@@ -44,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import builders as B
 from . import hierarchy as H
 from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
@@ -52,12 +56,18 @@ TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
-    "sensitive_hierarchies", "strict", "shuffle", "max_suppression",
+    "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
 KEY_ALIASES = {"identifying": "identifiers", "class": "class_column"}
-HIERARCHY_KEYS = {"hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree", "origin", "unbalanced"}
+HIERARCHY_KEYS = {"hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree", "origin", "unbalanced",
+                  "groups", "order", "mapping", "date_format"}
+#: The keys that say where a hierarchy comes from (exactly one per quasi-identifier).
+HIERARCHY_KINDS = ("hierarchy", "file", "intervals", "mask", "dates", "groups", "mapping", "suppress", "tree")
+#: Which options go with which kind.
+KIND_OPTIONS = {"intervals": {"origin"}, "dates": {"date_format"}, "groups": {"order"},
+                "hierarchy": {"unbalanced"}, "file": {"unbalanced"}}
 
 
 class ConfigError(ValueError):
@@ -90,7 +100,9 @@ class HierarchySpec:
     argument: object = None
     allow_unbalanced: bool = False
 
-    def build(self, data: pd.DataFrame | None = None) -> Hierarchy:
+    def build(self, data: pd.DataFrame | None = None, missing: str = "error") -> Hierarchy:
+        """The hierarchy: loaded, or built from ``data``'s column; with
+        ``missing="value"`` a builder gives empty cells a leaf ``missing``."""
         if self.file is not None:
             return H.from_file(self.file, self.name, **({"allow_unbalanced": True} if self.allow_unbalanced
                                                         and self.file.suffix.lower() not in (".yaml", ".yml", ".json") else {}))
@@ -99,19 +111,48 @@ class HierarchySpec:
         if data is None or self.name not in data.columns:
             raise ConfigError(f"quasi_identifiers.{self.name}: a {self.builder} hierarchy is built from the data, "
                               f"but the table has no column {self.name!r}")
-        values = data[self.name].dropna()
-        if self.builder == "intervals":
-            nums = pd.to_numeric(values, errors="coerce")
-            if nums.isna().any():
-                bad = values[nums.isna()].iloc[0]
-                raise ConfigError(f"quasi_identifiers.{self.name}: intervals need numbers, found {bad!r}")
-            origin = self.argument[1]
-            return H.intervals(self.name, nums.unique(), self.argument[0], origin=origin)
-        if self.builder == "mask":
-            return H.masking(self.name, values.unique(), self.argument)
-        if self.builder == "dates":
-            return H.dates(self.name, values.unique(), self.argument)
-        return H.suppression(self.name, values.unique())
+        return build_from_values(self.name, self.builder, self.argument, data[self.name],
+                                 missing_leaf=missing == "value")
+
+    def describe(self) -> str:
+        """The builder as the command line writes it (``intervals:5,10,20``)."""
+        return builder_text(self.builder, self.argument)
+
+
+def build_from_values(name: str, builder: str, argument, values, *, missing_leaf: bool = False) -> Hierarchy:
+    """Run builder ``builder`` (with the configuration's ``argument``) on a column's values."""
+    if builder == "intervals":
+        widths, origin = argument
+        return B.intervals(name, values, widths, origin=origin, missing_leaf=missing_leaf)
+    if builder == "mask":
+        return B.masking(name, values, argument, missing_leaf=missing_leaf)
+    if builder == "dates":
+        return B.dates(name, values, argument["levels"], date_format=argument.get("date_format"),
+                       order=argument.get("order"), missing_leaf=missing_leaf)
+    if builder == "groups":
+        sizes, order = argument
+        return B.ordered(name, values, sizes, order=order, missing_leaf=missing_leaf)
+    if builder == "mapping":
+        return B.grouping(name, values, argument, missing_leaf=missing_leaf)
+    return B.suppression(name, values, missing_leaf=missing_leaf)
+
+
+def _numbers_text(values) -> str:
+    return ",".join(str(int(x)) if float(x).is_integer() else repr(float(x)) for x in values)
+
+
+def builder_text(builder: str | None, argument) -> str:
+    """A builder and its argument in the ``--qi NAME=...`` form."""
+    if builder == "intervals":
+        return f"intervals:{_numbers_text(argument[0])}" + (f" from {argument[1]}" if argument[1] else "")
+    if builder == "dates":
+        return "dates:" + (argument.get("order") or ",".join(argument["levels"])) + \
+            (f":{argument['date_format']}" if argument.get("date_format") and not argument.get("order") else "")
+    if builder == "groups":
+        return f"groups:{_numbers_text(argument[0])}"
+    if builder in ("mask", "mapping"):
+        return f"{builder}:{argument}" if argument is not None else builder
+    return str(builder or "")
 
 
 @dataclass
@@ -148,9 +189,11 @@ class Config:
     strict: bool = False
     #: release the rows in a random (seeded) order
     shuffle: bool = False
+    #: how a file output writes generalised numbers: label | range | midpoint | bounds (:mod:`hieranon.io`)
+    numeric_output: str = "label"
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
-        return {name: spec.build(data) for name, spec in self.quasi_identifiers.items()}
+        return {name: spec.build(data, self.missing) for name, spec in self.quasi_identifiers.items()}
 
 
 def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
@@ -158,17 +201,21 @@ def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
     if isinstance(value, str):
         return HierarchySpec(name, file=(base / value))
     if value is None:
-        raise ConfigError(f"{key}: give a hierarchy (file, tree, intervals, mask, dates or suppress)")
+        raise ConfigError(f"{key}: give a hierarchy (file, tree, intervals, mask, dates, groups, mapping or suppress)")
     if not isinstance(value, Mapping):
         raise ConfigError(f"{key}: expected a file path or a mapping with one of {sorted(HIERARCHY_KEYS)}")
     unknown = set(value) - HIERARCHY_KEYS
     if unknown:
         raise ConfigError(f"{key}: unknown key(s) {sorted(unknown)}; allowed: {sorted(HIERARCHY_KEYS)}")
-    kinds = [kk for kk in ("hierarchy", "file", "intervals", "mask", "dates", "suppress", "tree") if kk in value]
+    kinds = [kk for kk in HIERARCHY_KINDS if kk in value]
     if len(kinds) != 1:
-        raise ConfigError(f"{key}: give exactly one of hierarchy/file, tree, intervals, mask, dates, suppress "
-                          f"(got {kinds or 'none'})")
+        raise ConfigError(f"{key}: give exactly one of hierarchy/file, tree, intervals, mask, dates, groups, mapping, "
+                          f"suppress (got {kinds or 'none'})")
     kind = kinds[0]
+    stray = set(value) - {kind} - KIND_OPTIONS.get(kind, set())
+    if stray:
+        raise ConfigError(f"{key}.{sorted(stray)[0]}: only goes with "
+                          f"{', '.join(k for k, opts in KIND_OPTIONS.items() if sorted(stray)[0] in opts)}, not {kind}")
     v = value[kind]
     if kind in ("hierarchy", "file"):
         return HierarchySpec(name, file=base / str(v), allow_unbalanced=bool(value.get("unbalanced", False)))
@@ -182,18 +229,97 @@ def _hier_spec(name: str, value, base: Path) -> HierarchySpec:
                 or origin in (float("inf"), float("-inf")):
             raise ConfigError(f"{key}.origin: expected a number (where the interval bins are aligned), "
                               f"got {origin!r}")
-        return HierarchySpec(name, builder="intervals", argument=([_py(x) for x in v], origin))
+        widths = [_py(x) for x in v]
+        _check_builder(key, lambda: B.intervals(name, [0], widths, origin=origin))
+        return HierarchySpec(name, builder="intervals", argument=(widths, origin))
     if kind == "mask":
         if v is not True and (not is_integer(v) or v < 1):
             raise ConfigError(f"{key}.mask: expected the code length (a whole number >= 1) or true, got {v!r}")
         return HierarchySpec(name, builder="mask", argument=None if v is True else int(v))
     if kind == "dates":
-        if v not in ("dmy", "mdy", "ymd"):
-            raise ConfigError(f"{key}.dates: expected one of dmy, mdy, ymd, got {v!r}")
-        return HierarchySpec(name, builder="dates", argument=v)
+        return HierarchySpec(name, builder="dates", argument=_dates_argument(key, v, value.get("date_format")))
+    if kind == "groups":
+        if not isinstance(v, list) or not v or not all(is_integer(x) and x >= 1 for x in v):
+            raise ConfigError(f"{key}.groups: expected a list of group sizes like [2, 4], got {v!r}")
+        order = value.get("order")
+        if order is not None and not isinstance(order, list):
+            raise ConfigError(f"{key}.order: expected the list of values in order, got {order!r}")
+        _check_builder(key, lambda: B.ordered(name, ["x"], v))
+        return HierarchySpec(name, builder="groups", argument=([int(x) for x in v], order))
+    if kind == "mapping":
+        if isinstance(v, str):
+            return HierarchySpec(name, builder="mapping", argument=base / v)
+        if not isinstance(v, Mapping) or not v:
+            raise ConfigError(f"{key}.mapping: expected a mapping file or value -> group(s), got {v!r}")
+        return HierarchySpec(name, builder="mapping", argument=dict(v))
     if v is not True:
         raise ConfigError(f"{key}.suppress: expected true, got {v!r}")
     return HierarchySpec(name, builder="suppress")
+
+
+def _check_builder(key: str, attempt) -> None:
+    """A builder's options checked before any data is read (a bad width names the key)."""
+    try:
+        attempt()
+    except H.HierarchyError as exc:
+        raise ConfigError(f"{key}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def _dates_argument(key: str, v, date_format) -> dict:
+    """``dates: dmy`` (an order of earlier versions), ``dates: [month, year]``
+    or ``dates: "month,quarter,year"``, with an optional ``date_format``."""
+    if date_format is not None and (not isinstance(date_format, str) or "%" not in date_format):
+        raise ConfigError(f"{key}.date_format: expected strftime codes like '%d/%m/%Y', got {date_format!r}")
+    if isinstance(v, str) and v in B.DATE_ORDERS:
+        return {"levels": ["month", "year"], "order": v, "date_format": date_format}
+    levels = [x.strip() for x in v.split(",")] if isinstance(v, str) else v
+    if not isinstance(levels, list) or not levels or not all(isinstance(x, str) for x in levels):
+        raise ConfigError(f"{key}.dates: expected levels like [month, quarter, year] (of "
+                          f"{', '.join(B.DATE_LEVELS)}) or an order dmy, mdy, ymd, got {v!r}")
+    try:
+        B.date_levels("x", levels)
+    except H.HierarchyError as exc:
+        raise ConfigError(f"{key}.dates: {str(exc).split(': ', 1)[-1]} (or an order dmy, mdy, ymd)") from None
+    return {"levels": levels, "order": None, "date_format": date_format}
+
+
+def builder_spec(name: str, text: str) -> HierarchySpec | None:
+    """The command line's builder forms -- ``suppress``, ``intervals:5,10,20``,
+    ``mask:N``, ``dates:month,quarter,year`` (``dates:dmy``; a strftime
+    format after a second colon, ``dates:month,year:%d/%m/%Y``),
+    ``groups:2,4``, ``mapping:FILE`` -- as a :class:`HierarchySpec` (the
+    configuration's keys of the same name); None when ``text`` names no
+    builder. Bad values raise :class:`ConfigError` naming the form."""
+    kind, _, arg = text.partition(":")
+    kind = kind.strip()
+    if kind not in ("suppress", "intervals", "mask", "dates", "groups", "mapping") or (kind == "suppress" and arg):
+        return None
+    if kind != "suppress" and not arg.strip():
+        example = {"intervals": "intervals:5,10,20", "mask": "mask:5", "dates": "dates:month,quarter,year",
+                   "groups": "groups:2,4", "mapping": "mapping:groups.csv"}[kind]
+        raise ConfigError(f"{kind} needs a value, e.g. {name}={example}")
+    value: object = True
+    extra: dict = {}
+    if kind in ("intervals", "groups"):
+        try:
+            value = [float(x) for x in arg.replace(" ", "").split(",") if x]
+        except ValueError:
+            raise ConfigError(f"{kind}: expected comma-separated numbers like 5,10,20, got {arg!r}") from None
+        value = [int(x) if x.is_integer() else x for x in value]
+        if not value or not all(x > 0 and x != float("inf") for x in value):
+            raise ConfigError(f"{kind}: expected comma-separated positive numbers like 5,10,20, got {arg!r}")
+    elif kind == "mask":
+        if not arg.strip().isdigit():
+            raise ConfigError(f"mask needs the code length, a whole number >= 1 (e.g. {name}=mask:5)")
+        value = int(arg)
+    elif kind == "dates":
+        levels, _, fmt = arg.partition(":")
+        value = levels.strip()
+        if fmt:
+            extra["date_format"] = fmt
+    elif kind == "mapping":
+        value = arg.strip()
+    return _hier_spec(name, {kind: value, **extra}, Path("."))
 
 
 def _str_list(raw, key: str) -> list[str]:
@@ -314,7 +440,8 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if v is not None and not isinstance(v, str):
             raise ConfigError(f"{key}: expected a column name, got {v!r}")
         setattr(cfg, key, v)
-    cfg.missing = _choice(raw, "missing", ("error", "root"))
+    cfg.missing = _choice(raw, "missing", ("error", "root", "value"))
+    cfg.numeric_output = _choice(raw, "numeric_output", ("label", "range", "midpoint", "bounds"))
     st = raw.get("suppression_threshold")
     if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
@@ -395,7 +522,10 @@ quasi_identifiers:            # column -> hierarchy
   age: {intervals: [5, 10, 20]}       # value -> 5-year -> 10-year -> 20-year -> *
   gender: {suppress: true}            # value -> *
   postcode: {mask: 4}                 # 4351 -> 435* -> 43** -> 4*** -> *
-  date_of_birth: {dates: dmy}         # D/M/Y -> M/Y -> Y -> *
+  date_of_birth: {dates: [month, year], date_format: "%d/%m/%Y"}   # D/M/Y -> 1980-04 -> 1980 -> *
+                                      # levels: day week month quarter year decade; ISO 8601 without date_format
+  # region: {mapping: regions.csv}    # value;group[;supergroup] rows, or an inline {value: group}
+  # grade: {groups: [2, 4], order: [A, B, C, D, E, F]}   # consecutive values in blocks of 2, then 4
   # education: {hierarchy: hierarchies/education.csv}   # ARX format: leaf;parent;...;*
   # country: {tree: {"*": {Europe: [England, France], Asia: [India]}}}
 
@@ -419,7 +549,10 @@ strict: false                 # true: a column without a role is an error (else 
 shuffle: false                # true: release the rows in a random order, seeded by seed
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
-missing: error                # error | root (treat empty QI cells as '*')
+missing: error                # error | root (empty QI cells count as already suppressed; they stay
+                              # empty) | value (a leaf 'missing' under the root, generalised like any value)
+numeric_output: label         # how generalised numbers are written: label ([25, 50)) | range | midpoint
+                              # | bounds (two numeric columns age_lower, age_upper)
 # suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
                               # costs more than this (distortion units)
 # max_suppression: 5%         # suppress at most 5% of the records (or a number: 120), only where that

@@ -13,11 +13,15 @@ from __future__ import annotations
 import csv
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from .builders import MISSING_LABEL, as_floats, node_bounds
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
+from .hierarchy import Hierarchy, value_to_label
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xls": "excel"}
@@ -195,11 +199,8 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
 
     def write(tmp: Path) -> None:
         if kind == "parquet":
-            out = df.copy()
-            for c in out.columns:  # mixed generalised/original values: store as text
-                if out[c].dtype == object:
-                    out[c] = out[c].astype(str)
-            out.to_parquet(tmp, index=False)
+            parquet_ready(df, from_text=source is not None and table_format(Path(source)) == "csv") \
+                .to_parquet(tmp, index=False)
         elif kind == "excel":
             with open(tmp, "wb") as fh:  # a handle: pandas would reject the temporary file's .tmp extension
                 df.to_excel(fh, index=False, engine="openpyxl")
@@ -214,6 +215,41 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
     return _write_atomically(path, write)
 
 
+def _as_number(col: pd.Series) -> pd.Series | None:
+    """A text column whose every cell writes an integer (``-12``) or a decimal
+    number (``184.46946422249852``, ``1e-3``) as numbers (int64, Int64 with
+    missing cells, float64); None when some cell is other text (``02139``,
+    ``+5``, ``35-39``...: kept as text)."""
+    present = col.dropna()
+    if present.empty or not all(isinstance(x, str) for x in present.iloc[:1000]):
+        return None
+    text = present.astype(str)
+    if text.str.fullmatch(_INT_TEXT).all() and text.str.len().max() < 19:  # fits an int64
+        ints = pd.to_numeric(col, errors="coerce")
+        return ints.astype("int64") if len(present) == len(col) else ints.astype("Int64")
+    if text.str.fullmatch(_FLOAT_TEXT).all():
+        return pd.Series(as_floats(col), index=col.index)
+    return None
+
+
+def parquet_ready(df: pd.DataFrame, *, from_text: bool = False) -> pd.DataFrame:
+    """``df`` as a Parquet file stores it: typed columns (numbers, dates,
+    categoricals: the numeric quasi-identifiers) keep their dtype; a text
+    column stays text, missing cells missing; with ``from_text`` (a CSV
+    input, read as text) a column whose every cell writes a number becomes
+    numeric, as ``pandas.read_csv`` would type it."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype != object:
+            continue
+        number = _as_number(out[c]) if from_text else None
+        if number is not None:
+            out[c] = number
+        else:  # mixed generalised/original values: text
+            out[c] = out[c].where(out[c].isna(), out[c].astype(str))
+    return out
+
+
 def write_text(text: str, path) -> Path:
     """Atomic text write."""
     path = Path(path)
@@ -223,3 +259,146 @@ def write_text(text: str, path) -> Path:
             fh.write(text)
 
     return _write_atomically(path, write)
+
+
+# ------------------------------------------------------------ typed output
+#: The forms a generalised number can be written in (``--numeric-output``).
+NUMERIC_OUTPUTS = ("label", "range", "midpoint", "bounds")
+_INT_TEXT = r"-?(?:0|[1-9]\d*)"
+_FLOAT_TEXT = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
+
+
+def _numeric_hierarchies(hierarchies: Mapping[str, Hierarchy], columns) -> dict:
+    """QI name -> (hierarchy, NodeBounds) for the numeric QIs among ``columns``."""
+    out = {}
+    for q, h in hierarchies.items():
+        if q in columns:
+            nb = node_bounds(h)
+            if nb is not None:
+                out[q] = (h, nb)
+    return out
+
+
+def _node_of_cells(col: pd.Series, h: Hierarchy) -> np.ndarray:
+    """Per cell, a node printed as the cell (-1: missing or not a label).
+    Labels repeated along a chain name the same values: any of them serves."""
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    by_label = {}
+    for v in range(h.n_nodes - 1, -1, -1):
+        by_label[h.labels[v]] = v
+    node_u = np.array([by_label.get(value_to_label(x), -1) for x in uniques], dtype=np.int64)
+    node_u = np.append(node_u, -1)
+    return node_u[codes]
+
+
+def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
+    """``df`` with every numeric quasi-identifier (a hierarchy whose leaves
+    are numbers) as an **ordered pandas Categorical** of its labels: the
+    categories are all the labels of the hierarchy, ordered by the range they
+    stand for (lower bound, then upper bound: ``*`` first, ``missing``
+    last), so ``[25, 50)`` sorts before ``[50, 75)`` and the exact value
+    ``37`` after ``[25, 50)``. A cell that is missing stays missing. Other
+    columns keep their dtype. :func:`numeric_output` turns the labels into
+    ranges, midpoints or lower/upper bounds."""
+    out = df.copy()
+    for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+        node = _node_of_cells(df[q], h)
+        known = node >= 0
+        if not (known | _is_missing_cells(df[q])).all():
+            continue  # not this hierarchy's labels: left as it is
+        order = np.lexsort((np.arange(h.n_nodes), np.nan_to_num(nb.upper, nan=np.inf),
+                            np.nan_to_num(nb.lower, nan=np.inf)))
+        cats = pd.unique(pd.Series(np.asarray(h.labels, dtype=object)[order]))
+        rank = {label: i for i, label in enumerate(cats)}
+        node_rank = np.array([rank[x] for x in h.labels], dtype=np.int64)
+        codes = np.where(known, node_rank[np.maximum(node, 0)], -1)
+        out[q] = pd.Categorical.from_codes(codes, categories=list(cats), ordered=True)
+    return out
+
+
+def _is_missing_cells(col: pd.Series) -> np.ndarray:
+    from .table import _is_missing
+    return _is_missing(col)
+
+
+def numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], mode: str = "label") -> pd.DataFrame:
+    """The numeric quasi-identifiers of an anonymised table written as ``mode``:
+
+    * ``label`` -- the hierarchy's labels (``37``, ``[25, 50)``, ``*``);
+    * ``range`` -- the range as text: the value, ``[25, 50)`` (half-open),
+      ``[25, 49]`` (closed: the smallest and largest value under a node whose
+      label is not an interval), ``*``;
+    * ``midpoint`` -- the middle of the range, a number (empty for ``*`` and
+      for a missing cell: this form cannot be verified against the original);
+    * ``bounds`` -- two numeric columns ``age_lower``, ``age_upper`` in place
+      of ``age``: ``lower <= x < upper`` for an interval, ``lower == upper``
+      for an exact value, ``-inf``/``inf`` for ``*``, empty for a missing
+      cell (``missing`` when it is a value of its own: its label stays in
+      ``label`` and ``range`` forms).
+
+    Other columns are untouched. :func:`read_numeric_output` reads the
+    ``label``, ``range`` and ``bounds`` forms back to labels."""
+    if mode not in NUMERIC_OUTPUTS:
+        raise ValueError(f"numeric output {mode!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    if mode == "label":
+        return df
+    out = df.copy()
+    for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+        node = _node_of_cells(df[q], h)
+        known = node >= 0
+        v = np.maximum(node, 0)
+        if mode == "range":
+            text = nb.range_text(h)
+            out[q] = pd.Series(np.where(known, text[v], None), index=df.index, dtype=object)
+            continue
+        lo = np.where(known, nb.lower[v], np.nan)
+        hi = np.where(known, nb.upper[v], np.nan)
+        if mode == "midpoint":
+            with np.errstate(invalid="ignore"):
+                mid = np.where(np.isfinite(lo) & np.isfinite(hi), (lo + hi) / 2, np.nan)
+            out[q] = pd.Series(mid, index=df.index)
+            continue
+        at = list(out.columns).index(q)
+        out = out.drop(columns=q)
+        out.insert(at, f"{q}_upper", pd.Series(hi, index=df.index))
+        out.insert(at, f"{q}_lower", pd.Series(lo, index=df.index))
+    return out
+
+
+def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
+    """An anonymised table written by :func:`numeric_output` with its numeric
+    quasi-identifiers back as labels, so that it can be verified: a pair of
+    columns ``age_lower``/``age_upper`` (and no ``age``) becomes ``age`` at
+    their place, and ``range`` texts become the labels they write. Labels
+    are left as they are; midpoints are not read (no range can be told from
+    its middle)."""
+    out = df
+    for q, h in hierarchies.items():
+        lo_col, hi_col = f"{q}_lower", f"{q}_upper"
+        nb = node_bounds(h)
+        if nb is None:
+            continue
+        if q not in out.columns and lo_col in out.columns and hi_col in out.columns:
+            lo, hi = as_floats(out[lo_col]), as_floats(out[hi_col])
+            pairs = {}
+            for v in range(h.n_nodes - 1, -1, -1):
+                pairs[(nb.lower[v], nb.upper[v])] = h.labels[v]
+            missing = MISSING_LABEL if MISSING_LABEL in h.leaf_index else None
+            keys, inv = np.unique(np.column_stack([lo, hi]), axis=0, return_inverse=True)
+            texts = np.array([missing if np.isnan(a) and np.isnan(b) else pairs.get((a, b), f"[{a:g}, {b:g}]")
+                              for a, b in keys], dtype=object)
+            at = list(out.columns).index(lo_col)
+            out = out.drop(columns=[lo_col, hi_col])
+            out.insert(at, q, pd.Series(texts[inv.ravel()], index=out.index, dtype=object))
+        elif q in out.columns:
+            labels = set(h.labels)
+            ranges = dict(zip(nb.range_text(h), h.labels))
+            codes, uniq = pd.factorize(out[q])
+            texts = [value_to_label(x) for x in uniq]
+            if all(t in labels for t in texts):
+                continue
+            new = np.array([t if t in labels else ranges.get(t, x) for t, x in zip(texts, uniq)] + [None],
+                           dtype=object)
+            out = out.copy()
+            out[q] = pd.Series(new[codes], index=out.index, dtype=object)
+    return out

@@ -274,6 +274,8 @@ def _hierarchy_source(config, name: str) -> str:
         return f"intervals {list(arg[0])}" + (f" from {arg[1]}" if arg[1] else "")
     if builder == "suppress":
         return "suppression (value → *)"
+    if hasattr(spec, "describe"):  # a builder, as the command line writes it (dates:month,quarter,year)
+        return spec.describe()
     return f"{builder} {arg}" if arg is not None else str(builder or "")
 
 

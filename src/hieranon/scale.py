@@ -31,7 +31,7 @@ from .algorithms.suppression import with_budget
 from .privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
-from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised
+from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 
 log = logging.getLogger("hieranon.scale")
 
@@ -264,13 +264,14 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
 def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: EncodedTable, codes: np.ndarray,
                    batch_rows: int) -> None:
     start = 0
+    keep_missing = missing_apart(table, codes)  # over the whole table: classes span batches
     for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
         n = len(batch)
         rows = slice(start, start + n)
         enc = EncodedTable(table.codes[rows], table.hierarchies, table.qi_names, table.counts[rows])
-        out = apply_codes(batch, enc, codes[start:start + n])
-        for q in table.qi_names:
-            out[q] = out[q].astype(str)
+        out = apply_codes(batch, enc, codes[start:start + n], keep_missing[rows])
+        for q in table.qi_names:  # text; a missing cell (missing='root') stays missing
+            out[q] = out[q].where(out[q].isna(), out[q].astype(str))
         for c in spec.identifiers:
             if spec.identifier_action == "drop":
                 out = out.drop(columns=c)

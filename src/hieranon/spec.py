@@ -33,7 +33,7 @@ from . import metrics as M
 from .algorithms.base import Problem
 from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
 from .algorithms.suppression import SuppressionBudget, parse_budget
-from .config import Config, HierarchySpec, is_integer, is_number
+from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .hierarchy import Hierarchy
 from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold
@@ -42,7 +42,7 @@ from .table import DataError, EncodedTable, check_columns, encode
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
 
-MISSING_MODES = ("error", "root")
+MISSING_MODES = ("error", "root", "value")
 #: How a run is executed: chosen from the table (``auto``), the whole table
 #: in one process (``whole``), or in partitioned blocks (``partitioned``).
 EXECUTIONS = ("auto", "whole", "partitioned")
@@ -147,6 +147,17 @@ def _privacy_models(models, hierarchies, identifiers) -> tuple:
     return out
 
 
+def _hierarchy_source(name, h):
+    """A hierarchy file's path, or a builder written as on the command line
+    (``"intervals:5,10,20"``, ``"suppress"``: :func:`hieranon.config.builder_spec`)
+    when no file has that name, as a HierarchySpec; anything else as given."""
+    if isinstance(h, Path) or (isinstance(h, str) and Path(h).exists()):
+        return HierarchySpec(name, file=Path(h))
+    if isinstance(h, str):
+        return builder_spec(str(name), h) or HierarchySpec(name, file=Path(h))
+    return h
+
+
 # --------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class AnonymizationSpec:
@@ -229,8 +240,7 @@ class AnonymizationSpec:
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
-        hs = {name: HierarchySpec(name, file=Path(h)) if isinstance(h, (str, Path)) else h  # a hierarchy file
-              for name, h in hs.items()}
+        hs = {name: _hierarchy_source(name, h) for name, h in hs.items()}
         for name, h in hs.items():  # column names are usually text; pandas allows any label
             if not isinstance(h, (Hierarchy, HierarchySpec)):
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
@@ -406,7 +416,7 @@ class AnonymizationSpec:
         """Every QI's hierarchy, named after its column (builders read ``data``)."""
         out = {}
         for name, h in self.hierarchies.items():
-            h = h if isinstance(h, Hierarchy) else h.build(data)
+            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing)
             out[name] = h if h.name == name else h.renamed(name)
         return out
 

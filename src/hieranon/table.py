@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .builders import MISSING_LABEL
 from .files import excerpt
 from .hierarchy import Hierarchy, HierarchyError, value_to_label
 
@@ -115,12 +116,18 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     """Leaf codes of one column; the work is per distinct value, not per cell.
 
     ``missing='error'`` (default) rejects NaN/empty cells naming the column and
-    row; ``missing='root'`` reads them as already generalised to the root.
+    row; ``missing='root'`` reads them as already generalised to the root;
+    ``missing='value'`` reads them as the hierarchy's leaf ``missing`` (a value
+    of their own, as the builders make it with ``missing_leaf=True``).
     """
     # the work is per distinct value: factorize, then look up each distinct label once
     uniq_idx, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
     missing_u = _missing_values(uniques)
-    if missing_u.any() and missing != "root":
+    if missing_u.any() and missing == "value" and MISSING_LABEL not in hierarchy.leaf_index:
+        raise DataError(f"column {values.name!r} has missing values and its hierarchy no leaf {MISSING_LABEL!r}: "
+                        f"build it from the data (a builder adds the leaf), or add a row "
+                        f"{MISSING_LABEL};...;{hierarchy.labels[0]} to the hierarchy file")
+    if missing_u.any() and missing not in ("root", "value"):
         rows = np.flatnonzero(missing_u[uniq_idx])
         first = int(rows[0])
         value = values.iloc[first]
@@ -129,9 +136,12 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
         raise DataError(
             f"column {values.name!r} has {len(rows)} missing value(s), the first {shown} in record "
             f"{first + 1} (data row index {first}); "
-            "fill them, or pass missing='root' (--missing root) to treat them as '*'"
+            "fill them, or pass missing='value' (--missing value) to keep them as a value of their own, or "
+            "missing='root' (--missing root) to count them as already suppressed"
         )
     leaf = np.zeros(len(uniques), dtype=np.int32)  # missing -> root (node 0)
+    if missing == "value":
+        leaf[missing_u] = hierarchy.leaf_index.get(MISSING_LABEL, 0)
     try:
         leaf[~missing_u] = hierarchy.codes_of(np.asarray(uniques, dtype=object)[~missing_u], generalised)
     except HierarchyError as exc:
@@ -210,6 +220,7 @@ def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.n
         u_leaf = (upair // (len(labels) + 1)).astype(np.int32)
         u_lab = labels[upair % (len(labels) + 1)]
         node = h.generalise_labels(u_leaf, u_lab)
+        node[(u_leaf == 0) & (u_lab == "")] = 0  # a missing original read as the root may stay missing
         # a generalised original (e.g. missing -> root) may already sit above a leaf
         out[:, j] = node[inv.ravel()]
     return out
@@ -226,25 +237,48 @@ def decode(codes: np.ndarray, hierarchies: Sequence[Hierarchy], qi_names: Sequen
     return pd.DataFrame(cols)
 
 
-def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray) -> pd.DataFrame:
+def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
+                keep_missing: np.ndarray | None = None) -> pd.DataFrame:
     """A copy of ``df`` whose QI cells print ``codes``; every other column and
     the row order are untouched. A QI column keeps its dtype when no cell of it
-    was generalised."""
+    was generalised. A missing cell read as the root (``missing='root'``:
+    already suppressed) stays missing -- "was missing", not "was
+    suppressed" -- when every cell of its equivalence class in that column
+    was missing; in a class where the column also holds suppressed values it
+    prints ``*`` like them, so that grouping the printed table gives the
+    classes the verifier checked (:func:`missing_apart`; pass ``keep_missing``
+    computed on the whole table when ``df`` is one batch of it)."""
     out = df.copy()
+    if keep_missing is None:
+        keep_missing = missing_apart(table, codes)
     for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
         col = codes[:, j]
         if np.array_equal(col, table.codes[:, j]):
-            # a missing cell read as the root (missing='root') prints as the root,
-            # so that it falls in the same class as every other '*' of the column
-            at_root = col == 0
-            if at_root.any():  # else the common case: nothing was missing
-                blank = (df[q].isna() | (df[q].astype(str).str.strip() == "")).to_numpy() & at_root
-                if blank.any():
-                    out[q] = out[q].astype(object)
-                    out.loc[blank, q] = h.labels[0]
-            continue
+            continue  # nothing generalised: every root cell was missing and stays so
         labels = np.asarray(h.labels, dtype=object)
-        out[q] = pd.Series(labels[col], index=df.index, dtype=object)
+        cells = labels[col]
+        cells[keep_missing[:, j]] = None
+        out[q] = pd.Series(cells, index=df.index, dtype=object)
+    return out
+
+
+def missing_apart(table: EncodedTable, codes: np.ndarray) -> np.ndarray:
+    """Per QI cell: it was missing (read as the root: its original code is
+    the root), and every cell of its equivalence class (``codes``) in that
+    column was missing too -- so it can be printed empty without splitting
+    its class."""
+    out = np.zeros(codes.shape, dtype=bool)
+    at_root = (codes == 0) & (table.codes == 0)
+    if not at_root.any():
+        return out
+    row_class = group(codes).row_class
+    for j in range(codes.shape[1]):
+        missing = at_root[:, j]
+        if not missing.any():
+            continue
+        suppressed = (codes[:, j] == 0) & ~missing
+        mixed = np.bincount(row_class, weights=suppressed, minlength=int(row_class.max()) + 1) > 0
+        out[:, j] = missing & ~mixed[row_class]
     return out
 
 

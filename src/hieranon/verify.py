@@ -484,9 +484,18 @@ def _cells_equal(a: pd.Series, b: pd.Series) -> np.ndarray:
                          for x, y in zip(av, bv)], dtype=bool)
     if not same.all():  # e.g. 5 vs '5' after a CSV round trip: compare printed forms
         diff = np.flatnonzero(~same)
-        same[diff] = [value_to_label(x) == value_to_label(y) for x, y in zip(av[diff], bv[diff])]
+        same[diff] = [value_to_label(x) == value_to_label(y) or _same_number(x, y) for x, y in zip(av[diff], bv[diff])]
     eq[both] = same
     return eq
+
+
+def _same_number(x, y) -> bool:
+    """``'184.46946422249852'`` and the float a Parquet file stores for it (printed
+    ``184.4694642224985``) are the same number."""
+    try:
+        return float(x) == float(y)
+    except (TypeError, ValueError):
+        return False
 
 
 def _check_columns(original: pd.DataFrame, anonymised: pd.DataFrame, out: _Collector) -> None:

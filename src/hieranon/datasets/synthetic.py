@@ -31,6 +31,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from .. import builders as B
 from .. import hierarchy as H
 
 AGE_BANDS = (17, 25, 35, 45, 55, 65)  # lower bounds of the bands used for conditioning
@@ -107,12 +108,12 @@ def age_band(age: np.ndarray) -> np.ndarray:
 
 def synthetic_hierarchies() -> dict[str, H.Hierarchy]:
     """Hierarchies for every column of :data:`COLUMNS` (age: 5/10/20-year bins)."""
-    out = {"age": H.intervals("age", VALUES["age"], [5, 10, 20])}
+    out = {"age": B.intervals("age", VALUES["age"], [5, 10, 20])}
     for col in COLUMNS[1:]:
         if col in _TAXONOMIES:
             out[col] = H.from_mapping(col, {"*": _TAXONOMIES[col]})
         else:
-            out[col] = H.suppression(col, VALUES[col])
+            out[col] = B.suppression(col, VALUES[col])
     return out
 
 
