@@ -104,6 +104,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="salary-class, k = 10, kaca+/mondrian/fulldomain")
     ap.add_argument("--sensitive", choices=list(SETUPS), action="append",
                     help="only this set-up (repeatable); results then go to privacy_<attribute>.*")
+    ap.add_argument("--k", type=int, action="append", help="only this k (repeatable)")
+    ap.add_argument("--models", choices=["l", "t", "all"], default="all",
+                    help="only the l-diversity models (l) or only t-closeness (t)")
+    ap.add_argument("--method", action="append", choices=[m[0] for m in METHODS], help="only this method (repeatable)")
+    ap.add_argument("--tag", default="", help="appended to the result files' names (privacy_<attribute><tag>.*)")
     ap.add_argument("--summary", action="store_true",
                     help="only write privacy.md from the privacy*.csv/json already in benchmarks/results")
     args = ap.parse_args()
@@ -114,11 +119,12 @@ def main() -> None:
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame
-    ks = [10] if args.quick else KS
-    methods = [m for m in METHODS if not args.quick or m[0] in QUICK_METHODS]
+    ks = args.k or ([10] if args.quick else KS)
+    methods = [m for m in METHODS if (not args.quick or m[0] in QUICK_METHODS)
+               and (not args.method or m[0] in args.method)]
     machine = machine_info()
     chosen = args.sensitive or (["salary-class"] if args.quick else list(SETUPS))
-    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "")
+    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "") + args.tag
     RESULTS.mkdir(parents=True, exist_ok=True)
     cols = ["sensitive", "model", "k", "method", "distortion_ratio", "plain_ratio", "ratio_vs_plain", "dm",
             "plain_dm", "suppressed", "classes", "time_s", "plain_time_s"]
@@ -140,6 +146,8 @@ def main() -> None:
                 make_algorithm(name, **params).solve(small)
             bound = []
             for model in models_for(sensitive):
+                if args.models != "all" and (args.models == "t") != isinstance(model, TCloseness):
+                    continue
                 b = model.bind(df)
                 try:
                     b.check_feasible()
