@@ -25,6 +25,14 @@ Writes ``benchmarks/results/privacy.csv`` (one row per run, written as it
 goes), ``privacy.json`` (rows, refusals, machine) and ``privacy.png``.
 
     python benchmarks/bench_privacy.py [--adult-dir DIR] [--quick]
+    python benchmarks/bench_privacy.py --models t --sensitive occupation --k 5 --k 2 --tag _t
+    python benchmarks/bench_privacy.py --summary
+
+A piece of the grid (``--k``, ``--models l|t``, ``--method``, ``--sensitive``)
+writes ``privacy_<attributes><tag>.*``; ``--summary`` joins every piece into
+``privacy.md`` (a later run replacing an earlier one of the same model, k
+and method) and appends ``privacy_status.md`` (what ran at which commit,
+what did not).
 """
 
 from __future__ import annotations
@@ -189,38 +197,62 @@ def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
 
 def summarise(results: Path) -> None:
     """``privacy.md``: the ratio of every run (one table per sensitive
-    attribute), the refusals and the machine, from the set-ups' CSV/JSON."""
+    attribute), the refusals and the machine, from the set-ups' CSV/JSON.
+    A grid run in pieces (``--k``, ``--models``, ``--method``, ``--tag``)
+    leaves several ``privacy_*.json``: their rows are joined, a
+    later file's run replacing an earlier one's of the same (model, k,
+    method). ``privacy_status.md``, when present, is appended."""
     lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
              "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
              "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
              "Times are of `solve`, in seconds, on a shared machine.", ""]
-    for stem in sorted(results.glob("privacy_*.json")):
-        if "quick" in stem.name:
-            continue
-        data = json.loads(stem.read_text())
-        rows = data["rows"]
+    files = sorted((p for p in results.glob("privacy_*.json") if "quick" not in p.name), key=lambda p: p.stat().st_mtime)
+    for sens, qis in SETUPS.items():
+        runs: dict = {}
+        refused: dict = {}
+        machines = []
+        for stem in files:
+            data = json.loads(stem.read_text())
+            mine = [r for r in data["rows"] if r["sensitive"] == sens]
+            for r in mine:
+                runs[(r["model"], r["k"], r["method"])] = r
+            refused.update({ref["model"]: ref["message"] for ref in data["refused"] if ref["sensitive"] == sens})
+            if mine:
+                machines.append(data["machine"])
+        rows = list(runs.values())
         if not rows:
             continue
-        sens = rows[0]["sensitive"]
-        methods = list(dict.fromkeys(r["method"] for r in rows))
-        lines += [f"## Sensitive `{sens}` ({len(SETUPS[sens])} QIs)", "",
+        methods = [m[0] for m in METHODS if any(r["method"] == m[0] for r in rows)]
+        lines += [f"## Sensitive `{sens}` ({len(qis)} QIs)", "",
+                  "Cells: ratio (plain ratio), time; suppressed records are given when there are any.", "",
                   "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
-        for model in dict.fromkeys(r["model"] for r in rows):
+        for model in dict.fromkeys(r["model"] for r in sorted(rows, key=_model_order)):
             for k in sorted({r["k"] for r in rows if r["model"] == model}):
                 cells = []
                 for m in methods:
-                    r = next((r for r in rows if r["model"] == model and r["k"] == k and r["method"] == m), None)
-                    cells.append("" if r is None else
-                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s")
+                    r = runs.get((model, k, m))
+                    cells.append("not run" if r is None else
+                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s"
+                                 + (f", {r['suppressed']} suppressed" if r.get("suppressed") else ""))
                 lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
         lines.append("")
-        for ref in data["refused"]:
-            lines.append(f"* refused before any work: {ref['message']}")
-        m = data["machine"]
-        lines += ["", f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
-                      f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
-                      f"{m.get('date')}.", ""]
+        for message in refused.values():
+            lines.append(f"* refused before any work: {message}")
+        lines.append("")
+        for m in machines:
+            lines.append(f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
+                         f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
+                         f"{m.get('date')}.")
+        lines.append("")
+    status = results / "privacy_status.md"
+    if status.exists():
+        lines += [status.read_text()]
     (results / "privacy.md").write_text("\n".join(lines) + "\n")
+
+
+def _model_order(row: dict) -> tuple:
+    """Models in the order of :func:`models_for`: l-diversity first, then t-closeness."""
+    return ("closeness" in row["model"], row["model"])
 
 
 def plot(rows: list[dict], path: Path) -> None:
