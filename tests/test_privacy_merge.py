@@ -17,7 +17,7 @@ from pycanon import anonymity
 from hieranon import metrics
 from hieranon import table as T
 from hieranon.algorithms.kaca import KACA1
-from hieranon.algorithms.privacy_merge import enforce, enforce_info
+from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
 from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
 from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
@@ -141,6 +141,50 @@ def test_suppressed_records_are_one_more_class():
     rep = verify_codes(problem.table, out, problem.requirements, sup_out, privacy=problem.privacy)
     assert rep.ok, rep.summary()
     assert info["privacy_violating_in"] >= 1
+
+
+def test_class_merged_up_to_the_root_joins_the_suppressed_records():
+    """The suppressed class {a, a, a} (rows 0, 1, 5) is repaired by merging
+    row 6's class into it: row 6 then prints all '*' and is one class with
+    the suppressed records, for the repair as for the verifier -- so it is
+    reported suppressed too, and the final check from scratch agrees."""
+    problem, sens = adult_like_problem()
+    codes = problem.table.codes.copy()
+    hx = problem.table.hierarchies[0]
+    codes[2:5, 0] = hx.parent[codes[2:5, 0]]
+    codes[[0, 1, 5], :] = 0
+    sup = np.zeros(len(codes), dtype=bool)
+    sup[[0, 1, 5]] = True
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, problem.table.counts)]
+    out, sup_out, info = enforce_checked(problem, codes, sup)
+    assert (out[6] == 0).all()  # row 6's class was merged up to the root
+    assert np.array_equal(sup_out, (out == 0).all(axis=1))
+    rep = verify_codes(problem.table, out, problem.requirements, sup_out, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    assert rep.n_suppressed == int(problem.table.counts[sup_out].sum()) == 4
+    assert "privacy_second_pass" not in info
+
+
+def test_dissolved_class_leaves_no_row_behind():
+    """Dissolving C (tuple x0: rows x0.0 'a', x0.1 'a') into E (tuple x0.0:
+    'b', 'c'): E takes lca(x0.0, x0.1) = x0, C's own tuple. E must not join
+    the class being dissolved: every row ends in a live class, whose
+    histogram and size match its rows."""
+    hx = balanced("x", [2, 2])
+    x0, x00, x01 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1"))
+    orig = np.array([[x00], [x01], [x00], [x00]], dtype=np.int32)
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    sens = pd.DataFrame({"s": ["a", "a", "b", "c"]})
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    s = _State(problem, np.array([[x0], [x0], [x00], [x00]], dtype=np.int32))
+    c, e = int(s.rc[0]), int(s.rc[2])
+    assert not s.ok[c] and s.ok[e]
+    s.dissolve(c, [(1, e), (0, e)])  # row 1 first: E becomes x0
+    assert s.alive[s.rc].all()
+    live = np.flatnonzero(s.alive)
+    assert len(live) == 1 and s.T[live[0], 0] == x0 and s.size[live[0]] == 4 and s.ok[live[0]]
+    assert np.array_equal(s.hist[0][live], problem.privacy[0].histogram(np.zeros(4, dtype=np.int64), 1))
 
 
 def test_infeasible_model_fails_before_any_work():
