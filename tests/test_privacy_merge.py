@@ -270,3 +270,25 @@ def test_mondrian_cuts_keep_every_model(case, data):
     plain = algo.solve(problem)
     assert np.array_equal(with_trivial.codes, plain.codes)
     assert np.array_equal(with_trivial.info["partition"], plain.info["partition"])
+
+
+def test_t_closeness_trades_records_rather_than_merging():
+    """t = 0.2 (equal distance), the table half 'a', half 'b'. C (tuple x0)
+    holds 4 'a' (EMD 0.5); E (tuple x0.0) 4 'a' and 6 'b'. No single step
+    repairs C cheaply: merging C and E generalises E's 10 records to x0. Two
+    trades of one of C's x0.0 'a' records for one of E's 'b' records cost
+    nothing (each record stays under its class's tuple) and repair C: the
+    first brings C only to EMD 0.25, so it is priced as one of the two such
+    steps still needed."""
+    hx = balanced("x", [2, 2])
+    x0, x00, x01, x1, x10, x11 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1", "x1", "x1.0", "x1.1"))
+    orig = np.array([x00, x01, x00, x01] + [x00] * 10 + [x10, x11, x10, x11, x10, x11], dtype=np.int32)[:, None]
+    start = np.array([x0] * 4 + [x00] * 10 + [x1] * 6, dtype=np.int32)[:, None]
+    sens = pd.DataFrame({"s": ["a"] * 4 + ["a"] * 4 + ["b"] * 6 + ["a", "a", "b", "b", "b", "b"]})
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(len(orig), dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    problem.privacy = [TCloseness("s", 0.2, "equal").bind(sens, enc.counts)]
+    codes, sup, info = enforce_info(problem, start, np.zeros(len(orig), dtype=bool))
+    assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
+    assert (info["privacy_swaps"], info["privacy_merges"]) == (2, 0)
+    assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)
