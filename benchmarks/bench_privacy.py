@@ -199,26 +199,31 @@ def summarise(results: Path) -> None:
     """``privacy.md``: the ratio of every run (one table per sensitive
     attribute), the refusals and the machine, from the set-ups' CSV/JSON.
     A grid run in pieces (``--k``, ``--models``, ``--method``, ``--tag``)
-    leaves several ``privacy_*.json``: their rows are joined, a
-    later file's run replacing an earlier one's of the same (model, k,
-    method). ``privacy_status.md``, when present, is appended."""
+    leaves several ``privacy_*.csv`` (written row by row, so a run cut short
+    keeps its rows): their rows are joined, a later file's run replacing an
+    earlier one's of the same (model, k, method); refusals and machines come
+    from the ``.json`` beside each. ``privacy_status.md``, when present, is
+    appended."""
     lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
              "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
              "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
              "Times are of `solve`, in seconds, on a shared machine.", ""]
-    files = sorted((p for p in results.glob("privacy_*.json") if "quick" not in p.name), key=lambda p: p.stat().st_mtime)
+    files = sorted((p for p in results.glob("privacy_*.csv") if "quick" not in p.name), key=lambda p: p.stat().st_mtime)
     for sens, qis in SETUPS.items():
         runs: dict = {}
         refused: dict = {}
         machines = []
-        for stem in files:
-            data = json.loads(stem.read_text())
-            mine = [r for r in data["rows"] if r["sensitive"] == sens]
+        for path in files:
+            with open(path, newline="") as f:
+                mine = [_typed(r) for r in csv.DictReader(f) if r["sensitive"] == sens]
             for r in mine:
                 runs[(r["model"], r["k"], r["method"])] = r
-            refused.update({ref["model"]: ref["message"] for ref in data["refused"] if ref["sensitive"] == sens})
-            if mine:
-                machines.append(data["machine"])
+            meta = path.with_suffix(".json")
+            if meta.exists():
+                data = json.loads(meta.read_text())
+                refused.update({ref["model"]: ref["message"] for ref in data["refused"] if ref["sensitive"] == sens})
+                if mine:
+                    machines.append(data["machine"])
         rows = list(runs.values())
         if not rows:
             continue
@@ -248,6 +253,16 @@ def summarise(results: Path) -> None:
     if status.exists():
         lines += [status.read_text()]
     (results / "privacy.md").write_text("\n".join(lines) + "\n")
+
+
+def _typed(row: dict) -> dict:
+    """A CSV row with its numbers as numbers."""
+    out = dict(row)
+    for c in ("k", "dm", "plain_dm", "suppressed", "classes"):
+        out[c] = int(float(row[c]))
+    for c in ("distortion_ratio", "plain_ratio", "ratio_vs_plain", "time_s", "plain_time_s"):
+        out[c] = float(row[c])
+    return out
 
 
 def _model_order(row: dict) -> tuple:
