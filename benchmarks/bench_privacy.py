@@ -195,6 +195,10 @@ def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
     plot(rows, stem.with_suffix(".png"))
 
 
+#: result files of runs made before the t-closeness repair change (l-diversity rows: same repair)
+EARLIER_RUNS = {"privacy_salary-class.csv", "privacy_occupation.csv", "privacy_l_k5_partial.csv"}
+
+
 def summarise(results: Path) -> None:
     """``privacy.md``: the ratio of every run (one table per sensitive
     attribute), the refusals and the machine, from the set-ups' CSV/JSON.
@@ -217,6 +221,7 @@ def summarise(results: Path) -> None:
             with open(path, newline="") as f:
                 mine = [_typed(r) for r in csv.DictReader(f) if r["sensitive"] == sens]
             for r in mine:
+                r["earlier"] = path.name in EARLIER_RUNS
                 runs[(r["model"], r["k"], r["method"])] = r
             meta = path.with_suffix(".json")
             if meta.exists():
@@ -229,7 +234,9 @@ def summarise(results: Path) -> None:
             continue
         methods = [m[0] for m in METHODS if any(r["method"] == m[0] for r in rows)]
         lines += [f"## Sensitive `{sens}` ({len(qis)} QIs)", "",
-                  "Cells: ratio (plain ratio), time; suppressed records are given when there are any.", "",
+                  "Cells: ratio (plain ratio), time; suppressed records are given when there are any. "
+                  "†: from an earlier run (see the status below); such a t-closeness cell predates the "
+                  "t-closeness repair steps priced by the steps still needed.", "",
                   "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
         for model in dict.fromkeys(r["model"] for r in sorted(rows, key=_model_order)):
             for k in sorted({r["k"] for r in rows if r["model"] == model}):
@@ -238,7 +245,8 @@ def summarise(results: Path) -> None:
                     r = runs.get((model, k, m))
                     cells.append("not run" if r is None else
                                  f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s"
-                                 + (f", {r['suppressed']} suppressed" if r.get("suppressed") else ""))
+                                 + (f", {r['suppressed']} suppressed" if r.get("suppressed") else "")
+                                 + (" †" if r["earlier"] else ""))
                 lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
         lines.append("")
         for message in refused.values():
