@@ -25,6 +25,14 @@ Writes ``benchmarks/results/privacy.csv`` (one row per run, written as it
 goes), ``privacy.json`` (rows, refusals, machine) and ``privacy.png``.
 
     python benchmarks/bench_privacy.py [--adult-dir DIR] [--quick]
+    python benchmarks/bench_privacy.py --models t --sensitive occupation --k 5 --k 2 --tag _t
+    python benchmarks/bench_privacy.py --summary
+
+A piece of the grid (``--k``, ``--models l|t``, ``--method``, ``--sensitive``)
+writes ``privacy_<attributes><tag>.*``; ``--summary`` joins every piece into
+``privacy.md`` (a later run replacing an earlier one of the same model, k
+and method) and appends ``privacy_status.md`` (what ran at which commit,
+what did not).
 """
 
 from __future__ import annotations
@@ -104,6 +112,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="salary-class, k = 10, kaca+/mondrian/fulldomain")
     ap.add_argument("--sensitive", choices=list(SETUPS), action="append",
                     help="only this set-up (repeatable); results then go to privacy_<attribute>.*")
+    ap.add_argument("--k", type=int, action="append", help="only this k (repeatable)")
+    ap.add_argument("--models", choices=["l", "t", "all"], default="all",
+                    help="only the l-diversity models (l) or only t-closeness (t)")
+    ap.add_argument("--method", action="append", choices=[m[0] for m in METHODS], help="only this method (repeatable)")
+    ap.add_argument("--tag", default="", help="appended to the result files' names (privacy_<attribute><tag>.*)")
     ap.add_argument("--summary", action="store_true",
                     help="only write privacy.md from the privacy*.csv/json already in benchmarks/results")
     args = ap.parse_args()
@@ -114,11 +127,12 @@ def main() -> None:
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame
-    ks = [10] if args.quick else KS
-    methods = [m for m in METHODS if not args.quick or m[0] in QUICK_METHODS]
+    ks = args.k or ([10] if args.quick else KS)
+    methods = [m for m in METHODS if (not args.quick or m[0] in QUICK_METHODS)
+               and (not args.method or m[0] in args.method)]
     machine = machine_info()
     chosen = args.sensitive or (["salary-class"] if args.quick else list(SETUPS))
-    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "")
+    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "") + args.tag
     RESULTS.mkdir(parents=True, exist_ok=True)
     cols = ["sensitive", "model", "k", "method", "distortion_ratio", "plain_ratio", "ratio_vs_plain", "dm",
             "plain_dm", "suppressed", "classes", "time_s", "plain_time_s"]
@@ -140,6 +154,8 @@ def main() -> None:
                 make_algorithm(name, **params).solve(small)
             bound = []
             for model in models_for(sensitive):
+                if args.models != "all" and (args.models == "t") != isinstance(model, TCloseness):
+                    continue
                 b = model.bind(df)
                 try:
                     b.check_feasible()
@@ -179,40 +195,87 @@ def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
     plot(rows, stem.with_suffix(".png"))
 
 
+#: result files of runs made before the t-closeness repair change (l-diversity rows: same repair)
+EARLIER_RUNS = {"privacy_salary-class.csv", "privacy_occupation.csv", "privacy_l_k5_partial.csv"}
+
+
 def summarise(results: Path) -> None:
     """``privacy.md``: the ratio of every run (one table per sensitive
-    attribute), the refusals and the machine, from the set-ups' CSV/JSON."""
+    attribute), the refusals and the machine, from the set-ups' CSV/JSON.
+    A grid run in pieces (``--k``, ``--models``, ``--method``, ``--tag``)
+    leaves several ``privacy_*.csv`` (written row by row, so a run cut short
+    keeps its rows): their rows are joined, a later file's run replacing an
+    earlier one's of the same (model, k, method); refusals and machines come
+    from the ``.json`` beside each. ``privacy_status.md``, when present, is
+    appended."""
     lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
              "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
              "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
              "Times are of `solve`, in seconds, on a shared machine.", ""]
-    for stem in sorted(results.glob("privacy_*.json")):
-        if "quick" in stem.name:
-            continue
-        data = json.loads(stem.read_text())
-        rows = data["rows"]
+    files = sorted((p for p in results.glob("privacy_*.csv") if "quick" not in p.name), key=lambda p: p.stat().st_mtime)
+    for sens, qis in SETUPS.items():
+        runs: dict = {}
+        refused: dict = {}
+        machines = []
+        for path in files:
+            with open(path, newline="") as f:
+                mine = [_typed(r) for r in csv.DictReader(f) if r["sensitive"] == sens]
+            for r in mine:
+                r["earlier"] = path.name in EARLIER_RUNS
+                runs[(r["model"], r["k"], r["method"])] = r
+            meta = path.with_suffix(".json")
+            if meta.exists():
+                data = json.loads(meta.read_text())
+                refused.update({ref["model"]: ref["message"] for ref in data["refused"] if ref["sensitive"] == sens})
+                if mine:
+                    machines.append(data["machine"])
+        rows = list(runs.values())
         if not rows:
             continue
-        sens = rows[0]["sensitive"]
-        methods = list(dict.fromkeys(r["method"] for r in rows))
-        lines += [f"## Sensitive `{sens}` ({len(SETUPS[sens])} QIs)", "",
+        methods = [m[0] for m in METHODS if any(r["method"] == m[0] for r in rows)]
+        lines += [f"## Sensitive `{sens}` ({len(qis)} QIs)", "",
+                  "Cells: ratio (plain ratio), time; suppressed records are given when there are any. "
+                  "†: from an earlier run (see the status below); such a t-closeness cell predates the "
+                  "t-closeness repair steps priced by the steps still needed.", "",
                   "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
-        for model in dict.fromkeys(r["model"] for r in rows):
+        for model in dict.fromkeys(r["model"] for r in sorted(rows, key=_model_order)):
             for k in sorted({r["k"] for r in rows if r["model"] == model}):
                 cells = []
                 for m in methods:
-                    r = next((r for r in rows if r["model"] == model and r["k"] == k and r["method"] == m), None)
-                    cells.append("" if r is None else
-                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s")
+                    r = runs.get((model, k, m))
+                    cells.append("not run" if r is None else
+                                 f"{r['distortion_ratio']:.4f} ({r['plain_ratio']:.4f}), {r['time_s']:.1f}s"
+                                 + (f", {r['suppressed']} suppressed" if r.get("suppressed") else "")
+                                 + (" †" if r["earlier"] else ""))
                 lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
         lines.append("")
-        for ref in data["refused"]:
-            lines.append(f"* refused before any work: {ref['message']}")
-        m = data["machine"]
-        lines += ["", f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
-                      f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
-                      f"{m.get('date')}.", ""]
+        for message in refused.values():
+            lines.append(f"* refused before any work: {message}")
+        lines.append("")
+        for m in machines:
+            lines.append(f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
+                         f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
+                         f"{m.get('date')}.")
+        lines.append("")
+    status = results / "privacy_status.md"
+    if status.exists():
+        lines += [status.read_text()]
     (results / "privacy.md").write_text("\n".join(lines) + "\n")
+
+
+def _typed(row: dict) -> dict:
+    """A CSV row with its numbers as numbers."""
+    out = dict(row)
+    for c in ("k", "dm", "plain_dm", "suppressed", "classes"):
+        out[c] = int(float(row[c]))
+    for c in ("distortion_ratio", "plain_ratio", "ratio_vs_plain", "time_s", "plain_time_s"):
+        out[c] = float(row[c])
+    return out
+
+
+def _model_order(row: dict) -> tuple:
+    """Models in the order of :func:`models_for`: l-diversity first, then t-closeness."""
+    return ("closeness" in row["model"], row["model"])
 
 
 def plot(rows: list[dict], path: Path) -> None:

@@ -17,7 +17,7 @@ from pycanon import anonymity
 from hieranon import metrics
 from hieranon import table as T
 from hieranon.algorithms.kaca import KACA1
-from hieranon.algorithms.privacy_merge import enforce, enforce_info
+from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
 from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
 from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
@@ -143,6 +143,50 @@ def test_suppressed_records_are_one_more_class():
     assert info["privacy_violating_in"] >= 1
 
 
+def test_class_merged_up_to_the_root_joins_the_suppressed_records():
+    """The suppressed class {a, a, a} (rows 0, 1, 5) is repaired by merging
+    row 6's class into it: row 6 then prints all '*' and is one class with
+    the suppressed records, for the repair as for the verifier -- so it is
+    reported suppressed too, and the final check from scratch agrees."""
+    problem, sens = adult_like_problem()
+    codes = problem.table.codes.copy()
+    hx = problem.table.hierarchies[0]
+    codes[2:5, 0] = hx.parent[codes[2:5, 0]]
+    codes[[0, 1, 5], :] = 0
+    sup = np.zeros(len(codes), dtype=bool)
+    sup[[0, 1, 5]] = True
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, problem.table.counts)]
+    out, sup_out, info = enforce_checked(problem, codes, sup)
+    assert (out[6] == 0).all()  # row 6's class was merged up to the root
+    assert np.array_equal(sup_out, (out == 0).all(axis=1))
+    rep = verify_codes(problem.table, out, problem.requirements, sup_out, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    assert rep.n_suppressed == int(problem.table.counts[sup_out].sum()) == 4
+    assert "privacy_second_pass" not in info
+
+
+def test_dissolved_class_leaves_no_row_behind():
+    """Dissolving C (tuple x0: rows x0.0 'a', x0.1 'a') into E (tuple x0.0:
+    'b', 'c'): E takes lca(x0.0, x0.1) = x0, C's own tuple. E must not join
+    the class being dissolved: every row ends in a live class, whose
+    histogram and size match its rows."""
+    hx = balanced("x", [2, 2])
+    x0, x00, x01 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1"))
+    orig = np.array([[x00], [x01], [x00], [x00]], dtype=np.int32)
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    sens = pd.DataFrame({"s": ["a", "a", "b", "c"]})
+    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    s = _State(problem, np.array([[x0], [x0], [x00], [x00]], dtype=np.int32))
+    c, e = int(s.rc[0]), int(s.rc[2])
+    assert not s.ok[c] and s.ok[e]
+    s.dissolve(c, [(1, e), (0, e)])  # row 1 first: E becomes x0
+    assert s.alive[s.rc].all()
+    live = np.flatnonzero(s.alive)
+    assert len(live) == 1 and s.T[live[0], 0] == x0 and s.size[live[0]] == 4 and s.ok[live[0]]
+    assert np.array_equal(s.hist[0][live], problem.privacy[0].histogram(np.zeros(4, dtype=np.int64), 1))
+
+
 def test_infeasible_model_fails_before_any_work():
     problem, sens = adult_like_problem()
     problem.privacy = [DistinctLDiversity("s", 3).bind(sens, problem.table.counts)]
@@ -226,3 +270,25 @@ def test_mondrian_cuts_keep_every_model(case, data):
     plain = algo.solve(problem)
     assert np.array_equal(with_trivial.codes, plain.codes)
     assert np.array_equal(with_trivial.info["partition"], plain.info["partition"])
+
+
+def test_t_closeness_trades_records_rather_than_merging():
+    """t = 0.2 (equal distance), the table half 'a', half 'b'. C (tuple x0)
+    holds 4 'a' (EMD 0.5); E (tuple x0.0) 4 'a' and 6 'b'. No single step
+    repairs C cheaply: merging C and E generalises E's 10 records to x0. Two
+    trades of one of C's x0.0 'a' records for one of E's 'b' records cost
+    nothing (each record stays under its class's tuple) and repair C: the
+    first brings C only to EMD 0.25, so it is priced as one of the two such
+    steps still needed."""
+    hx = balanced("x", [2, 2])
+    x0, x00, x01, x1, x10, x11 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1", "x1", "x1.0", "x1.1"))
+    orig = np.array([x00, x01, x00, x01] + [x00] * 10 + [x10, x11, x10, x11, x10, x11], dtype=np.int32)[:, None]
+    start = np.array([x0] * 4 + [x00] * 10 + [x1] * 6, dtype=np.int32)[:, None]
+    sens = pd.DataFrame({"s": ["a"] * 4 + ["a"] * 4 + ["b"] * 6 + ["a", "a", "b", "b", "b", "b"]})
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(len(orig), dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    problem.privacy = [TCloseness("s", 0.2, "equal").bind(sens, enc.counts)]
+    codes, sup, info = enforce_info(problem, start, np.zeros(len(orig), dtype=bool))
+    assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
+    assert (info["privacy_swaps"], info["privacy_merges"]) == (2, 0)
+    assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)
