@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from hieranon import metrics, table
 from hieranon.algorithms.kacaplus import KACAPlus
-from hieranon.algorithms.mingen import MinGen
+from hieranon.algorithms.mingen import MinGen, MinGenTimeout
 from hieranon.bounds import BoundTooLarge, candidate_nodes, distortion_lower_bound
 from hieranon.hierarchy import Hierarchy
 from random_tables import make_problem, random_tables
@@ -91,7 +91,10 @@ def test_bound_is_below_the_optimum_and_every_output(case):
     assert b.distortion <= found + 1e-7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        opt = MinGen(mode="records", objective="distortion", time_limit=10).solve(prob)
+        try:
+            opt = MinGen(mode="records", objective="distortion", time_limit=10).solve(prob)
+        except MinGenTimeout:  # a busy machine: no optimum to compare with
+            return
     if opt.details.optimal:
         assert b.distortion <= metrics.distortion(enc.codes, opt.codes, prob.cost) + 1e-7
 

@@ -361,6 +361,13 @@ class MinGen(Algorithm):
             log.warning("mingen stopped at its time limit of %gs: the answer is the best found, verified but "
                         "perhaps not optimal (raise time_limit for the optimum)", self.time_limit)
         x = np.rint(res.x[:n_x]).astype(np.int64)
+        if not np.array_equal(np.bincount(owner, weights=x, minlength=n_units), rhs):
+            # a point the solver hands back at its time limit need not assign every record
+            limit = "its solver's limit" if self.time_limit is None else f"its time limit of {self.time_limit:g} s"
+            raise MinGenTimeout(
+                f"mingen stopped at {limit} before its best point assigned every record; give it more "
+                "(parameter time_limit, e.g. --param time_limit=600) or use heuristicmin "
+                "or fulldomain")
 
         # ----- decode
         info = {"mode": self.mode, "objective": self.objective, "optimal": bool(optimal),
