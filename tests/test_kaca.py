@@ -420,3 +420,22 @@ def test_kaca2_keeps_max_inconsistency_with_the_models(case, bound):
     assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
     assert (metrics.inconsistency(sol.codes, t.hierarchies, t.counts) < bound + 1e-12).all()
     assert sol.details.privacy is not None
+
+
+@pytest.mark.parametrize("method", [KACA1, KACA2])
+def test_main_loop_returns_to_python_in_chunks_without_changing_the_output(monkeypatch, method):
+    """KACA's kernel stops after a budget of iterations (so that Ctrl-C lands
+    between calls) and resumes where it stopped: the same output either way."""
+    from hieranon.algorithms import kaca
+
+    rng = np.random.default_rng(5)
+    hs = [H.intervals("a", range(64), [4, 16]), H.intervals("b", range(27), [3, 9])]
+    df = pd.DataFrame({"a": rng.integers(0, 64, 300), "b": rng.integers(0, 27, 300)})
+    enc = table.encode(df, ["a", "b"], hs)
+    whole = method().solve(make_problem(enc, 4, 3)).codes
+    calls = Counter()
+    monkeypatch.setattr(kaca, "chunk_done", lambda stage: calls.update([stage]))
+    monkeypatch.setattr(kaca, "CHUNK_ITERATIONS", 2)
+    chunked = method().solve(make_problem(enc, 4, 3)).codes
+    assert calls["kaca"] > 10
+    np.testing.assert_array_equal(chunked, whole)

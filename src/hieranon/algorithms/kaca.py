@@ -112,6 +112,7 @@ from .kaca_core import (
     build_trie,
     check_k,
     choose_trie_order,
+    chunk_done,
     grow_trie,
     hierarchy_data,
     merge_classes,
@@ -129,6 +130,9 @@ __all__ = ["KACA1", "KACA2", "kaca1_codes", "kaca2_global_levels", "kaca2_final_
 
 
 _RAND_BATCH_MIN = 1024
+#: Iterations of KACA's main loop per call of its kernel: a call returns to
+#: Python well within a second, where a KeyboardInterrupt can land.
+CHUNK_ITERATIONS = 1000
 
 
 def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.ndarray, k: int, cost) -> int:
@@ -170,16 +174,21 @@ def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.nd
 @njit(cache=True)
 def _kaca_loop(fast, k, thr, rand, st, T, size, alive, head, tail, nxt, prv, cnt, unit, small_list, small_pos,
                hd, perm, tr, class_leaf, hp, stk, ties, newtup, suppressed, xa, xb, ea, eb,
-               log_c, log_c2, log_d, log_nt, log_kind, log_exp):
+               log_c, log_c2, log_d, log_nt, log_kind, log_exp, budget):
     """Seed 004, Algorithm 1, lines 2-7. Returns 0 when no class is smaller
     than k, 1 when the random numbers ran out (the caller appends more to
     the unused ones, ``rand[st[S_RPOS]:]``), 2 when the trie may not have room
-    for one more insert (the caller grows it); it then calls again: all state
+    for one more insert (the caller grows it), 3 after ``budget`` iterations
+    (so that Ctrl-C can land between calls); it then calls again: all state
     lives in the arrays, and an interrupted iteration is redone from its
     start, so the output does not depend on where the batches end."""
     nr = rand.shape[0]
     m = T.shape[1]
+    done = 0
     while st[S_NSMALL] > 0:
+        if done >= budget:
+            return 3
+        done += 1
         if st[S_RPOS] >= nr:
             return 1
         if st[S_TUSED] + m + 1 > tr[0].shape[0]:
@@ -342,11 +351,13 @@ def kaca1_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarc
             lg = tuple(np.zeros(len(rand), dtype=np.int64) for _ in range(6))
             st[S_RPOS] = 0
             st[S_LOGN] = 0
-        else:  # status 2: the trie needs room for another insert
+        elif status == 2:  # the trie needs room for another insert
             tr, hp, stk = grow_trie(tr, hp, stk, int(st[S_TUSED]), m)
+        else:  # status 3: a chunk of iterations done; Ctrl-C lands here
+            chunk_done("kaca")
         status = _kaca_loop(bool(fast), int(k), int(thr), rand, st, T, size, alive, head, tail, nxt, prv, counts,
                             unit, small_list, small_pos, hd, perm, tr, class_leaf, hp, stk, ties, newtup, suppressed,
-                            xa, xb, ea, eb, *lg)
+                            xa, xb, ea, eb, *lg, CHUNK_ITERATIONS)
     if record and st[S_LOGN]:
         logs.append(np.stack([a[: st[S_LOGN]] for a in lg], axis=1))
     t_end = time.perf_counter()
