@@ -213,11 +213,20 @@ def test_inner_method_without_privacy_support_is_refused_in_one_line():
 
 
 # ------------------------------------------------------------------ the run's plan
-def test_plan_keeps_a_small_table_whole_and_says_why(synth):
+# The plan reads no clock: it compares a fitted time model's estimate with a
+# threshold. These tests inject the model (STEEP/FLAT), so nothing below
+# depends on how fast this machine is, or on the model's calibration.
+STEEP = {"fixed": 0.0, "p2": 2.0, "dp": 0.0, "c2": 1e-6, "c8": 1e-6}  # twice the rows, four times the estimate
+FLAT = {"fixed": 0.5, "p2": 1.0, "dp": 0.0, "c2": 1e-6, "c8": 1e-6}   # a few thousand rows: about half a second
+
+
+def test_plan_keeps_a_small_table_whole_and_says_why(synth, monkeypatch):
+    from hieranon.algorithms import partition
     from hieranon.algorithms.partition import plan_run
 
     df, hs = synth
     p = prepare(df, COLUMNS[:8], hs, k=10)
+    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", FLAT)
     plan = plan_run(p.table, "kaca+")
     assert plan.mode == "whole" and plan.distinct_rows == len(np.unique(p.table.codes, axis=0))
     assert plan.estimated_seconds > 0 and "distinct rows" in plan.reason
@@ -229,9 +238,7 @@ def test_plan_partitions_when_the_whole_table_is_expected_to_be_slow(synth, monk
 
     df, hs = synth
     p = prepare(df, COLUMNS[:8], hs, k=10)
-    # a steep model: twice the rows, four times the time, so blocks pay off
-    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", {"fixed": 0.0, "p2": 2.0, "dp": 0.0, "c2": 1e-6,
-                                                        "c8": 1e-6})
+    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", STEEP)  # blocks pay off
     plan = partition.plan_run(p.table, "kaca+", block_size=1500, whole_seconds=1.0, workers=2)
     assert plan.mode == "partitioned" and plan.blocks == 4 and plan.executor == "processes"
     assert plan.estimated_seconds < partition.estimate_seconds("kaca+", plan.distinct_rows, 8)
@@ -248,8 +255,7 @@ def test_auto_run_in_blocks_is_verified_recorded_and_close_to_the_whole_table(sy
     df, hs = synth
     df = df.head(2000)
     monkeypatch.setattr(partition, "POOL_SECONDS", 0.0)
-    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", {"fixed": 0.0, "p2": 2.0, "dp": 0.0, "c2": 1e-6,
-                                                        "c8": 1e-6})
+    monkeypatch.setitem(partition.TIME_MODELS, "kaca+", STEEP)
     spec = AnonymizationSpec(hierarchies={c: hs[c] for c in COLUMNS[:4]}, k=10,
                              insensitive=tuple(COLUMNS[4:]), partition={"block_size": 1000, "whole_seconds": 0.1,
                                                                         "n_workers": 2})
