@@ -235,9 +235,12 @@ def test_mingen_solver_is_interruptible(monkeypatch):
 
     started = threading.Event()
 
+    solved = threading.Event()
+
     def slow_milp(*a, **kw):
         started.set()
         time.sleep(30)
+        solved.set()
 
     def interrupt():
         started.wait(10)
@@ -248,10 +251,9 @@ def test_mingen_solver_is_interruptible(monkeypatch):
     threading.Thread(target=interrupt, daemon=True).start()
     df = pd.DataFrame({"a": ["x", "y", "x", "y"]})
     h = H.suppression("a", ["x", "y"])
-    t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         hieranon.anonymize(df, ["a"], {"a": h}, k=2, method="mingen")
-    assert time.monotonic() - t0 < 25  # not after the 30 s solve
+    assert not solved.is_set()  # it stopped during the solve, not after it
 
 
 def test_mingen_timeout_without_a_solution_is_a_clear_error(monkeypatch):
