@@ -118,3 +118,18 @@ def private_problems(draw, max_rows=40, counts=True, feasible=True):
     if feasible:
         assume(all(b.ok_hist(b.table_hist())[0] for b in problem.privacy))
     return problem, sens, models
+
+
+def path_of(h: Hierarchy, leaf: str) -> list[str]:
+    """Labels from leaf to root, by walking parents."""
+    v = h.leaf_index[leaf]
+    out = [h.labels[v]]
+    while h.parent[v] >= 0:
+        v = h.parent[v]
+        out.append(h.labels[v])
+    return out
+
+
+def structure(h: Hierarchy) -> set[tuple[str, ...]]:
+    """Every node's path of labels: the hierarchy's shape, independent of node ids."""
+    return {tuple(p) for p in h.node_paths()}

@@ -21,21 +21,8 @@ from hieranon import builders as B
 from hieranon import cli
 from hieranon import config as C
 from hieranon import hierarchy as H
-from hieranon.hierarchy import Hierarchy, HierarchyError
-
-
-def path_of(h: Hierarchy, leaf: str) -> list[str]:
-    """Labels from leaf to root, by walking parents."""
-    v = h.leaf_index[leaf]
-    out = [h.labels[v]]
-    while h.parent[v] >= 0:
-        v = h.parent[v]
-        out.append(h.labels[v])
-    return out
-
-
-def structure(h: Hierarchy) -> set[tuple[str, ...]]:
-    return {tuple(p) for p in h.node_paths()}
+from hieranon.hierarchy import HierarchyError
+from random_tables import path_of, structure
 
 
 def run(*args):

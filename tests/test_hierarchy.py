@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hieranon import hierarchy as H
 from hieranon.hierarchy import Hierarchy, HierarchyError
 from hieranon.table import DataError, encode
+from random_tables import path_of, structure
 
 ADULT_QI_HEIGHTS = {"age": 5, "workclass": 3, "education": 4, "marital-status": 3, "occupation": 3,
                     "race": 2, "sex": 2, "native-country": 3, "salary-class": 2}
@@ -24,20 +25,6 @@ Japan;Asia;*
 India;Asia;*
 Peru;America;*
 """
-
-
-def path_of(h: Hierarchy, leaf: str) -> list[str]:
-    """Labels from leaf to root, by walking parents."""
-    v = h.leaf_index[leaf]
-    out = [h.labels[v]]
-    while h.parent[v] >= 0:
-        v = h.parent[v]
-        out.append(h.labels[v])
-    return out
-
-
-def structure(h: Hierarchy) -> set[tuple[str, ...]]:
-    return {tuple(p) for p in h.node_paths()}
 
 
 # ------------------------------------------------------------------ loaders
