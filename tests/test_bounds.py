@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hieranon import metrics, table
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTimeout
-from hieranon.bounds import BoundTooLarge, candidate_nodes, distortion_lower_bound
+from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets, distortion_lower_bound
 from hieranon.hierarchy import Hierarchy
 from random_tables import make_problem, random_tables
 
@@ -63,6 +63,22 @@ def test_candidate_nodes_are_every_node_with_k_records(case):
     assert got == want
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=40, counts=True))
+def test_distinct_member_sets_keep_the_cheapest_node_of_each_set(case):
+    """Of the nodes sharing one set of records, only the cheapest is kept:
+    every set of the brute force once, at its least cost."""
+    enc, k, _ = case
+    cost = metrics.CostModel.build(enc.hierarchies)
+    units, inv = np.unique(enc.codes, axis=0, return_inverse=True)
+    weights = np.bincount(inv.ravel(), weights=enc.counts).astype(np.int64)
+    cheapest: dict[tuple, int] = {}
+    for ts, c in brute_force_nodes(units, weights, enc.hierarchies, cost.int_costs, k).values():
+        cheapest[tuple(ts)] = min(c, cheapest.get(tuple(ts), c))
+    kept = nodes_found(*distinct_member_sets(*candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k)))
+    assert kept == sorted((list(ts), c) for ts, c in cheapest.items())
+
+
 def test_candidate_nodes_unbalanced_and_internal_values():
     h = unbalanced()
     leaf = {lab: i for i, lab in enumerate(h.labels)}
@@ -87,8 +103,11 @@ def test_bound_is_below_the_optimum_and_every_output(case):
     prob = make_problem(enc, k, seed)
     b = distortion_lower_bound(enc, prob.cost, k, iterations=200)
     assert b.simple_ratio <= b.ratio + 1e-12
-    found = metrics.distortion(enc.codes, KACAPlus().solve(prob).codes, prob.cost)
+    out = KACAPlus().solve(prob).codes
+    found = metrics.distortion(enc.codes, out, prob.cost)
     assert b.distortion <= found + 1e-7
+    warm = distortion_lower_bound(enc, prob.cost, k, iterations=200, upper=found, start=out)
+    assert warm.distortion <= found + 1e-7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -96,7 +115,8 @@ def test_bound_is_below_the_optimum_and_every_output(case):
         except MinGenTimeout:  # a busy machine: no optimum to compare with
             return
     if opt.details.optimal:
-        assert b.distortion <= metrics.distortion(enc.codes, opt.codes, prob.cost) + 1e-7
+        optimum = metrics.distortion(enc.codes, opt.codes, prob.cost)
+        assert max(b.distortion, warm.distortion) <= optimum + 1e-7
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

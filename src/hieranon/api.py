@@ -212,7 +212,8 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
 
         t = time.perf_counter()
         try:
-            result.lower_bound = problem_lower_bound(problem, upper=result.metrics.distortion)
+            result.lower_bound = problem_lower_bound(problem, upper=result.metrics.distortion,
+                                                      start=solution.codes)
         except BoundTooLarge as exc:  # the output stands; only its certificate is missing
             warnings.warn(f"no lower bound: {exc}", stacklevel=2)
         timings["lower_bound"] = time.perf_counter() - t

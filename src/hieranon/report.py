@@ -1035,6 +1035,6 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         from .bounds import problem_lower_bound
 
         t = time.perf_counter()
-        result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion)
+        result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion, start=codes)
         timings["lower_bound"] = time.perf_counter() - t
     return result
