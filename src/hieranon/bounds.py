@@ -39,6 +39,7 @@ import numba as nb
 import numpy as np
 
 from .metrics import CostModel, full_distortion
+from .progress import stage as progress_stage
 from .table import EncodedTable
 
 log = logging.getLogger(__name__)
@@ -597,7 +598,6 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         paid = np.bincount(inverse.ravel(), weights=paid * table.counts, minlength=len(units)) / weights
         price = 0.5 * (price + np.maximum(paid, price))
     target = None if upper is None else float(upper) * cost.scale
-    step, stale, optimal, it = 1.0, 0, False, 0
     cnt = np.zeros(len(node_cost), dtype=np.int64)
     val = np.zeros(len(node_cost))
     touched = np.zeros(len(node_cost), dtype=np.int64)
@@ -605,10 +605,38 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     near_val = np.zeros(len(node_cost))
     margin = float(MARGIN_LEVELS * cost.scale)
     n_chunks = 2 * nb.get_num_threads() if len(node_cost) > 100_000 else 1
-    for it in range(1, iterations + 1):  # noqa: B007 -- `it` is logged after the loop
-        relaxed, assigned = _relaxed(price, members, starts, fcost, ustart, unodes, ucost, weights, int(k), margin,
+
+    def relax(u: np.ndarray) -> tuple[float, np.ndarray]:
+        relaxed, assigned = _relaxed(u, members, starts, fcost, ustart, unodes, ucost, weights, int(k), margin,
                                      cnt, val, near, near_val, touched, n_chunks)
-        value = float(((price - own) * weights).sum()) + relaxed
+        return float(((u - own) * weights).sum()) + relaxed, assigned
+
+    with progress_stage(f"lower bound, k = {k}", total=iterations,
+                        detail=f"{len(node_cost)} nodes, {len(members)} (row, node) pairs") as stage:
+        best, optimal, it = _ascend(relax, price, weights, best, best_price, target, float(cost.scale), iterations,
+                                    stage)
+    if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
+        best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
+    seconds = time.perf_counter() - t0
+    ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
+    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
+    return DistortionBound(ratio=ratio, distortion=best / cost.scale,
+                           simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
+                           iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds)
+
+
+def _ascend(relax, price: np.ndarray, weights: np.ndarray, best: float, best_price: np.ndarray,
+            target: float | None, scale: float, iterations: int, stage) -> tuple[float, bool, int]:
+    """Subgradient ascent of the relaxed value ``relax(price)`` from
+    ``price`` by Polyak steps towards ``target`` (Held, Wolfe & Crowder
+    1974): the step halves, restarting from the best multipliers so far
+    (``best`` at ``best_price`` to begin with), after 10 steps without a rise.
+    Returns the best value, whether the relaxed assignment was feasible (the
+    value is then the optimum) and the iterations run."""
+    step, stale = 1.0, 0
+    for it in range(1, iterations + 1):
+        stage.update(it)
+        value, assigned = relax(price)
         if value > best + 1e-9 * abs(best):
             best, best_price, stale = value, price.copy(), 0
         else:
@@ -620,20 +648,13 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         grad = (weights - assigned).astype(np.float64)
         norm = float(grad @ grad)
         if norm == 0:  # the relaxed assignment is k-anonymous: the bound is the optimum
-            best, optimal = max(best, value), True
-            break
-        goal = best + TARGET_SHARE * (target - best) if target is not None else max(best * 1.05, best + cost.scale)
+            return max(best, value), True, it
+        goal = best + TARGET_SHARE * (target - best) if target is not None else max(best * 1.05, best + scale)
         if goal <= best or step < 1e-4:
-            break
+            return best, False, it
         price = price + step * (goal - value) / norm * grad
-    if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
-        best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
-    seconds = time.perf_counter() - t0
-    ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
-    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
-    return DistortionBound(ratio=ratio, distortion=best / cost.scale,
-                           simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
-                           iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds)
+        log.debug("lower bound: iteration %d, value %.1f, best %.1f", it, value / scale, best / scale)
+    return best, False, iterations
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
