@@ -123,6 +123,19 @@ def test_ordered_uses_numeric_order_not_appearance():
     assert b.measure(cls, 2)[0] == pytest.approx(0.375)
 
 
+def test_numbers_read_as_text_are_ordered_by_value():
+    """A CSV read as text keeps "10" and "9.5" as strings: they are still
+    numbers, so the default distance is ordered and "10" comes after "9.5"
+    (as text it would come before it)."""
+    as_text = [str(v) for v in [11, 3, 7, 5, 9, 4, 6, 10, 8]]
+    b = bound(TCloseness("s", 0.2), as_text)
+    assert b.distance == "ordered"
+    cls = np.array([0 if v in ("3", "4", "5") else 1 for v in as_text])
+    assert b.measure(cls, 2)[0] == pytest.approx(0.375)
+    assert bound(TCloseness("s", 0.2), [" 10", "9.5", " 10"]).labels.tolist() == ["9.5", " 10"]
+    assert bound(TCloseness("s", 0.2), ["1", "2", "x"]).distance == "equal"
+
+
 def test_equal_emd_by_hand():
     # table a:6 b:2 c:2 -> q = (.6, .2, .2); class {a, a}: 1/2 (.4 + .2 + .2) = .4
     vals = ["a"] * 6 + ["b"] * 2 + ["c"] * 2

@@ -213,3 +213,36 @@ def test_shuffle_from_the_configuration(tmp_path):
     assert run("anonymize", EXAMPLE, "-o", plain, "--config", cfg, "--no-shuffle", "-q").exit_code == 0
     assert out.read_text() != plain.read_text()
     assert sorted(out.read_text().splitlines()) == sorted(plain.read_text().splitlines())
+
+
+def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path):
+    """--identifier/--sensitive/--insensitive classify columns without a
+    config (or beside one): with every column classified --strict passes, the
+    identifier is dropped (or pseudonymised), and a declared column the table
+    lacks is refused by name."""
+    path, qi = adult_csv
+    out = tmp_path / "out.csv"
+    others = ["education-num", "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
+              "native-country", "occupation"]
+    roles = ["--identifier", "fnlwgt", "--sensitive", "salary-class", *[x for c in others for x in ("--insensitive", c)]]
+    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert "no role" not in r.stderr
+    assert "fnlwgt" not in pd.read_csv(out).columns
+    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "-q",
+            "--identifier-action", "pseudonym", "--force")
+    assert r.exit_code == 0, r.stderr
+    released = pd.read_csv(out, dtype=str)["fnlwgt"]
+    original = pd.read_csv(path, dtype=str)["fnlwgt"]
+    assert not released.isin(original).any() and released.nunique() == original.nunique()
+    # half the roles in a config, the other half on the command line
+    cfg = tmp_path / "half.yaml"
+    cfg.write_text("insensitive: [" + ", ".join(others[:4]) + "]\n")
+    r = run("check", path, *qi, "--config", cfg, "-k", 5, "--strict", "--identifier", "fnlwgt", "--sensitive",
+            "salary-class", *[x for c in others[4:] for x in ("--insensitive", c)])
+    assert r.exit_code in (0, 1), r.stderr
+    assert "no role" not in r.stderr
+    for option in ("--sensitive", "--insensitive", "--identifier"):
+        r = run("anonymize", path, "-o", tmp_path / "none.csv", *qi, "-k", 5, option, "salary_class")
+        assert r.exit_code == 2 and "salary_class" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "none.csv").exists()

@@ -198,6 +198,17 @@ OrderMapOption = Annotated[Optional[Path], typer.Option(
 StrictOption = Annotated[Optional[bool], typer.Option(
     "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
     "is an error, not a warning (default: the config's strict).", show_default=False)]
+IdentifierOption = Annotated[list[str], typer.Option(
+    "--identifier", help="A column that identifies a person (name, id): dropped from the output, or see "
+    "--identifier-action; repeatable, added to the config's identifiers.")]
+IdentifierActionOption = Annotated[Optional[str], typer.Option(
+    "--identifier-action", help="What becomes of identifier columns: drop (default) | mask ('*') | pseudonym "
+    "(a random code per distinct value, seeded by --seed).")]
+SensitiveOption = Annotated[list[str], typer.Option(
+    "--sensitive", help="A sensitive column, published unchanged and analysed in the report (protect it with "
+    "--l-diversity or --t-closeness); repeatable.")]
+InsensitiveOption = Annotated[list[str], typer.Option(
+    "--insensitive", help="A column published unchanged that needs no protection; repeatable.")]
 UtilityOption = Annotated[bool, typer.Option(
     "--utility", help="Also measure the release's utility: cells kept/generalised/suppressed, granularity and "
     "non-uniform entropy loss, marginals and QI-pair associations before/after, and with --target the accuracy "
@@ -256,16 +267,19 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
 def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
           seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
           risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
-          sensitive_hierarchy: Sequence[str] = (), **options):
+          sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None, **options):
     """The job: the configuration file (if any) with the command-line options
     laid over it (:meth:`AnonymizationSpec.with_overrides`; options not given
-    are None and change nothing)."""
+    are None and change nothing). ``roles``: columns per role
+    (``identifiers``, ``sensitive``, ``insensitive``), added to the config's."""
     from .config import load
     from .spec import AnonymizationSpec
 
     _checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
     spec = AnonymizationSpec.from_config(load(config)) if config else AnonymizationSpec()
+    options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
+                    for role, columns in (roles or {}).items() if columns})
     spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
                                beta=beta, risk_threshold=risk_threshold, privacy=privacy, **options)
     if not spec.hierarchies:
@@ -448,6 +462,10 @@ def anonymize(
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far the output is from it (minutes on large tables)."),
     strict: StrictOption = None,
+    identifier: IdentifierOption = [],
+    identifier_action: IdentifierActionOption = None,
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
     shuffle: Optional[bool] = typer.Option(None, "--shuffle/--no-shuffle", show_default=False,
                                            help="Release the rows in a random order seeded by --seed (default: "
                                            "the config's shuffle)."),
@@ -500,7 +518,8 @@ def anonymize(
                              risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                              count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
-                             max_suppression=budget)
+                             max_suppression=budget, identifier_action=identifier_action,
+                             roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
                 _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
                 if keep_order_map is not None and not spec.shuffle:
                     raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
@@ -767,6 +786,9 @@ def check(
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     strict: StrictOption = None,
+    identifier: IdentifierOption = [],
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
     suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
                                    "class of their own that must hold k records too (default) -- or 'removed' -- "
                                    "left out, as ARX publishes them."),
@@ -784,7 +806,8 @@ def check(
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                      weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
-                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict)
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict,
+                     roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
         from .roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .table import DataError
+from .table import DataError, check_columns
 
 __all__ = ["RoleReport", "UnclassifiedColumnsWarning", "assess_roles", "check_roles", "NEAR_UNIQUE_SHARE",
            "NEAR_UNIQUE_MIN_ROWS", "COPY_SHARE"]
@@ -53,7 +53,8 @@ class RoleReport:
             return None
         cols = ", ".join(f"{c} ({share:.1%} unique values)" for c, share in self.unclassified.items())
         return (f"{len(self.unclassified)} column(s) have no role and are published unchanged: {cols}; list each "
-                "under identifiers, quasi_identifiers, sensitive or insensitive")
+                "under identifiers, quasi_identifiers, sensitive or insensitive in the configuration, or give "
+                "--identifier, --qi, --sensitive or --insensitive")
 
     def linkage_lines(self) -> list[str]:
         return [f"linkage risk: {r['column']!r} {r['detail']}" for r in self.linkage]
@@ -107,7 +108,11 @@ def _copy_of(name: str, codes: np.ndarray, qis: dict[str, np.ndarray], rng: np.r
 def assess_roles(df: pd.DataFrame, spec) -> RoleReport:
     """The roles of ``df``'s columns under ``spec`` (an
     :class:`~hieranon.spec.AnonymizationSpec`): unclassified columns and
-    linkage risks among the columns published unchanged."""
+    linkage risks among the columns published unchanged. A column declared
+    sensitive or insensitive that the table lacks is an error (a typo would
+    otherwise leave the real column unclassified)."""
+    for role in ("sensitive", "insensitive"):
+        check_columns(df, list(getattr(spec, role)), role)
     n = len(df)
     classified = _classified(spec)
     out = RoleReport()

@@ -52,6 +52,20 @@ def _distributions(hist: np.ndarray) -> np.ndarray:
     return hist / np.where(n > 0, n, 1.0)
 
 
+def _is_numeric(col: pd.Series) -> bool:
+    """A numeric column, or one of text that all reads as numbers (a CSV
+    read as text keeps its values exact): its values have an order."""
+    if pd.api.types.is_bool_dtype(col):
+        return False
+    if pd.api.types.is_numeric_dtype(col):
+        return True
+    present = col.dropna()
+    if len(present) == 0 or not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
+        return False
+    numbers = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
+    return bool(numbers.notna().all())
+
+
 def emd_equal(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Equal ground distance: ``1/2 sum |p_i - q_i|`` per row of ``p``."""
     return 0.5 * np.abs(p - q).sum(axis=1)
@@ -188,10 +202,7 @@ class TCloseness(PrivacyModel):
             return self.distance
         if self.hierarchy is not None:
             return "hierarchical"
-        col = df[self.attribute]
-        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-            return "ordered"
-        return "equal"
+        return "ordered" if _is_numeric(df[self.attribute]) else "equal"
 
     def bind(self, df: pd.DataFrame, counts: np.ndarray | None = None) -> BoundModel:
         values, labels = sensitive_codes(df, self.attribute)
@@ -224,9 +235,9 @@ class TCloseness(PrivacyModel):
 
     def _ranks(self, df: pd.DataFrame, labels: np.ndarray) -> np.ndarray:
         """Position of every distinct value in the value order."""
-        col = df[self.attribute]
-        if self.order is None and pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-            return np.argsort(np.argsort(labels.astype(np.float64), kind="stable"), kind="stable")
+        if self.order is None and _is_numeric(df[self.attribute]):
+            numbers = pd.to_numeric(pd.Series(labels, dtype=object)).to_numpy(dtype=np.float64)
+            return np.argsort(np.argsort(numbers, kind="stable"), kind="stable")
         if self.order is None and self.hierarchy is not None:
             return np.argsort(np.argsort(self._dfs_positions(self._leaves(labels)), kind="stable"), kind="stable")
         if self.order is None:
