@@ -85,7 +85,7 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from ..table import row_keys
 from . import kaca_core
@@ -102,10 +102,10 @@ DENSE_MAX_VALUES = 2048
 #: Attributes are merged into groups of at most this many present value
 #: combinations, each with one dense distance table (fewer look-ups per pair).
 GROUP_MAX_COMBOS = 512
-#: Each compiled kernel call does about this many distance evaluations (a
-#: fraction of a second), then returns to Python, where a Ctrl-C lands
-#: (:func:`hieranon.algorithms.kaca_core.chunk_done` is called between calls).
-CHUNK_WORK = 20_000_000
+#: Each compiled kernel call does about this many distance evaluations per
+#: thread (a tenth of a second or so), then returns to Python, where a Ctrl-C
+#: lands (:func:`hieranon.algorithms.kaca_core.chunk_done` is called between calls).
+CHUNK_WORK = 10_000_000
 
 
 # --------------------------------------------------------------------------
@@ -196,10 +196,11 @@ def _knn_kernel(w, k, i0, i1, S, PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off,
 def _knn_sums(w: np.ndarray, k: int, *dd) -> np.ndarray:
     """Per point, the sum of the distances from one of its records to its k
     nearest other records, computed over ranges of points of about
-    :data:`CHUNK_WORK` distance evaluations each (a Ctrl-C lands between them)."""
+    :data:`CHUNK_WORK` distance evaluations per thread each (a Ctrl-C lands
+    between them)."""
     n = dd[0].shape[0]
     S = np.zeros(n, dtype=np.int64)
-    step = max(1, int(CHUNK_WORK) // max(n, 1))
+    step = max(1, int(CHUNK_WORK) * get_num_threads() // max(n, 1))
     for i0 in range(0, n, step):
         _knn_kernel(w, np.int64(k), np.int64(i0), np.int64(min(n, i0 + step)), S, *dd)
         kaca_core.chunk_done("dbca-knn")
@@ -557,6 +558,7 @@ class DBCA(Algorithm):
         t0 = time.perf_counter()
         S = _knn_sums(w, k, *dd)
         t_knn = time.perf_counter() - t0
+        log.debug("%s: densities (k nearest distances) of %d points in %.2fs", self.name, n_points, t_knn)
         order = np.lexsort((rank, S)).astype(np.int64)  # DistKNN ascending = density descending
 
         t0 = time.perf_counter()
