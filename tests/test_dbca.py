@@ -444,3 +444,62 @@ def test_dbca_output_satisfies_the_models(case, cm):
     sol = (D.DBCACM() if cm else D.DBCA()).solve(problem)
     assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
     assert sol.details.privacy is not None
+
+
+# ------------------------------------------------------- interruptible kernels
+def _chunk_case(method: str):
+    """~500 distinct points plus 600 copies of one row, with a count column
+    and class labels, solved by ``method``: the heavy point makes the centre
+    rule fall back often at the end (only copies of the last centre remain)."""
+    rng = np.random.default_rng(0)
+    n = 500
+    df = pd.DataFrame({"a": rng.integers(0, 64, n), "b": rng.integers(0, 27, n), "c": rng.integers(0, 5, n),
+                       "label": rng.choice(["x", "y"], n), "n": rng.integers(1, 4, n)})
+    df = pd.concat([df, df.iloc[[0] * 600]], ignore_index=True)
+    hs = {"a": H.intervals("a", range(64), [4, 16]), "b": H.intervals("b", range(27), [3, 9]),
+          "c": H.intervals("c", range(5), [5])}
+    kw = {"class_column": "label", "penalty": 0.5} if method == "dbca-cm" else {}
+    return lambda: anonymize(df, list(hs), hs, 4, method=method, seed=2, count_column="n", **kw)
+
+
+@pytest.mark.parametrize("method", ["dbca", "dbca-cm"])
+def test_kernels_hand_back_to_python_in_chunks_without_changing_the_output(monkeypatch, method):
+    """With a tiny work budget per call both kernels (densities, clustering)
+    return to Python many times (where a Ctrl-C lands) and resume where they
+    stopped: the output and every detail are those of whole calls."""
+    from collections import Counter
+
+    from hieranon.algorithms import kaca_core
+
+    run = _chunk_case(method)
+    whole_calls, calls = Counter(), Counter()
+    monkeypatch.setattr(kaca_core, "chunk_done", lambda stage: whole_calls.update([stage]))
+    whole = run()
+    monkeypatch.setattr(kaca_core, "chunk_done", lambda stage: calls.update([stage]))
+    monkeypatch.setattr(D, "CHUNK_WORK", 3)
+    chunked = run()
+    assert np.array_equal(chunked.codes, whole.codes)
+    assert np.array_equal(chunked.info["cluster_of_row"], whole.info["cluster_of_row"])
+    for key in ("cluster_sizes", "n_clusters", "n_points", "centre_fallbacks", "leftover_records"):
+        assert chunked.info[key] == whole.info[key], key
+    assert whole.info["n_clusters"] > 20 and whole.info["centre_fallbacks"] > 0
+    for stage in ("dbca-knn", "dbca"):
+        assert calls[stage] > 10 * max(whole_calls[stage], 1), (stage, calls, whole_calls)
+
+
+@pytest.mark.parametrize("stage", ["dbca-knn", "dbca"])
+def test_an_interrupt_between_chunks_stops_the_run(monkeypatch, stage):
+    from hieranon.algorithms import kaca_core
+
+    calls = []
+
+    def hook(s):
+        calls.append(s)
+        if calls.count(stage) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(kaca_core, "chunk_done", hook)
+    monkeypatch.setattr(D, "CHUNK_WORK", 3)
+    with pytest.raises(KeyboardInterrupt):
+        _chunk_case("dbca")()
+    assert calls[-1] == stage and calls.count(stage) == 3

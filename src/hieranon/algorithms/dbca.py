@@ -69,6 +69,10 @@ Implementation.
   among its neighbours, then other points by (distance [+ penalty], rank);
   rows of a point are taken in input order. Leftover ties go to the cluster
   formed first (deterministic by index). Same seed, same output.
+* **Chunks.** Both compiled loops (the densities, the clustering) return to
+  Python after about :data:`CHUNK_WORK` distance evaluations per thread and
+  resume where they stopped, so a Ctrl-C stops a run within a fraction of a
+  second; the output does not depend on the chunk size.
 
 Privacy models (``problem.privacy``): the clusters are formed for k, then the
 class-merging repair of :mod:`hieranon.algorithms.privacy_merge` enforces the
@@ -85,9 +89,10 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from ..table import row_keys
+from . import kaca_core
 from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails
 from .params import Interval
@@ -101,6 +106,10 @@ DENSE_MAX_VALUES = 2048
 #: Attributes are merged into groups of at most this many present value
 #: combinations, each with one dense distance table (fewer look-ups per pair).
 GROUP_MAX_COMBOS = 512
+#: Each compiled kernel call does about this many distance evaluations per
+#: thread (a tenth of a second or so), then returns to Python, where a Ctrl-C
+#: lands (:func:`hieranon.algorithms.kaca_core.chunk_done` is called between calls).
+CHUNK_WORK = 10_000_000
 
 
 # --------------------------------------------------------------------------
@@ -143,12 +152,12 @@ def _dist(base, PG, TG, PP, PA, PC, PD, p_off, p_h, pd_off, i, l):
 
 
 @njit(cache=True, parallel=True)
-def _knn_sums(w, k, PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off):
-    """Per point, the sum of the distances from one of its records to its k
-    nearest other records (its own w-1 copies at distance 0 first)."""
+def _knn_kernel(w, k, i0, i1, S, PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off):
+    """For the points ``i0 <= i < i1``, ``S[i]`` = the sum of the distances
+    from one of its records to its k nearest other records (its own w-1
+    copies at distance 0 first)."""
     N = PG.shape[0]
-    S = np.zeros(N, dtype=np.int64)
-    for i in prange(N):
+    for i in prange(i0, i1):
         need = k - (w[i] - 1)
         if need <= 0:
             continue
@@ -186,6 +195,19 @@ def _knn_sums(w, k, PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off)
             if left <= 0:
                 break
         S[i] = s
+
+
+def _knn_sums(w: np.ndarray, k: int, *dd) -> np.ndarray:
+    """Per point, the sum of the distances from one of its records to its k
+    nearest other records, computed over ranges of points of about
+    :data:`CHUNK_WORK` distance evaluations per thread each (a Ctrl-C lands
+    between them)."""
+    n = dd[0].shape[0]
+    S = np.zeros(n, dtype=np.int64)
+    step = max(1, int(CHUNK_WORK) * get_num_threads() // max(n, 1))
+    for i0 in range(0, n, step):
+        _knn_kernel(w, np.int64(k), np.int64(i0), np.int64(min(n, i0 + step)), S, *dd)
+        kaca_core.chunk_done("dbca-knn")
     return S
 
 
@@ -203,38 +225,37 @@ def _take(j, x, cid, r, ptr, prow_end, prow, row_count, row_cluster):
     return taken
 
 
+# State of the clustering loop between two calls of _cluster_kernel.
+_ST_HEAD, _ST_PREV, _ST_CID, _ST_FALLBACK, _ST_DEAD, _ST_ACTIVE, _ST_ORD, _ST_REMAINING = range(8)
+
+
 @njit(cache=True)
 def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
-                    w, label, S, order, rank, prow_start, prow, row_count, k, penalty, use_penalty):
-    """The DBCA clustering loop (everything but the leftovers).
+                    label, S, rank, prow, row_count, k, penalty, use_penalty,
+                    st, r, ptr, prow_end, row_cluster, centres, active, ordv, budget):
+    """The DBCA clustering loop (everything but the leftovers), resumable.
 
-    Returns (row_cluster, centres, n_clusters, n_fallbacks); leftover rows
-    have cluster -1.
+    The loop's state is ``st`` (scalars, see ``_ST_*``) and the arrays
+    ``r`` (records left per point), ``ptr``/``prow_end`` (next row of each
+    point), ``row_cluster`` (leftover rows keep -1), ``centres``, ``active``
+    and ``ordv`` (the scan lists). Clusters are formed until more than
+    ``budget`` points were scanned or fewer than k records remain; returns
+    True when the loop is finished (call again otherwise).
     """
-    N = PG.shape[0]
-    n_rows = row_count.shape[0]
     base = np.empty(PG.shape[1], dtype=np.int64)
-    r = w.copy()
-    ptr = prow_start[:-1].copy()
-    prow_end = prow_start[1:].copy()
-    row_cluster = np.full(n_rows, -1, dtype=np.int64)
-    remaining = 0
-    for i in range(N):
-        remaining += r[i]
-    centres = np.empty(remaining // k + 1, dtype=np.int64)
-    active = np.arange(N)
-    n_active = N
-    ordv = order.copy()
-    n_ord = N
-    head = 0
-    prev = -1
-    cid = 0
-    n_fallback = 0
-    dead = 0
+    head = st[_ST_HEAD]
+    prev = st[_ST_PREV]
+    cid = st[_ST_CID]
+    n_fallback = st[_ST_FALLBACK]
+    dead = st[_ST_DEAD]
+    n_active = st[_ST_ACTIVE]
+    n_ord = st[_ST_ORD]
+    remaining = st[_ST_REMAINING]
     bufk = np.empty(k + 1, dtype=np.int64)
     bufr = np.empty(k + 1, dtype=np.int64)
     bufj = np.empty(k + 1, dtype=np.int64)
-    while remaining >= k:
+    work = 0
+    while remaining >= k and work <= budget:
         while r[ordv[head]] == 0:
             head += 1
         # ---- next centre (Def. 12)
@@ -248,9 +269,11 @@ def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
                 d = _dist(base, PG, TG, PP, PA, PC, PD, p_off, p_h, pd_off, prev, j)
                 if k * d > S[prev] + S[j]:
                     c = j
+                    work += idx - head
                     break
             if c < 0:
                 n_fallback += 1
+                work += n_ord - head
         if c < 0:
             c = ordv[head]
         # ---- the centre and its own copies (distance 0, preferred)
@@ -263,6 +286,7 @@ def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
         if size < k:
             need = k - size
             cnt = 0
+            work += n_active
             _row_base(PG, c, tg_off, tg_size, base)
             for a in range(n_active):
                 j = active[a]
@@ -297,6 +321,7 @@ def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
         centres[cid] = c
         cid += 1
         prev = c
+        work += 1
         # ---- drop exhausted points from the scan lists now and then
         if dead * 2 > n_active:
             na = 0
@@ -313,7 +338,42 @@ def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
             n_ord = no
             head = 0
             dead = 0
-    return row_cluster, centres[:cid], cid, n_fallback
+    st[_ST_HEAD] = head
+    st[_ST_PREV] = prev
+    st[_ST_CID] = cid
+    st[_ST_FALLBACK] = n_fallback
+    st[_ST_DEAD] = dead
+    st[_ST_ACTIVE] = n_active
+    st[_ST_ORD] = n_ord
+    st[_ST_REMAINING] = remaining
+    return remaining < k
+
+
+def _cluster_loop(dd, w, label, S, order, rank, prow_start, prow, row_count, k, penalty, use_penalty):
+    """Run :func:`_cluster_kernel` to the end, in calls of about
+    :data:`CHUNK_WORK` scanned points each (a Ctrl-C lands between them).
+
+    Returns (row_cluster, centres, n_clusters, n_fallbacks); leftover rows
+    have cluster -1.
+    """
+    n = w.shape[0]
+    remaining = int(w.sum())
+    st = np.zeros(8, dtype=np.int64)
+    st[_ST_PREV] = -1
+    st[_ST_ACTIVE] = st[_ST_ORD] = n
+    st[_ST_REMAINING] = remaining
+    r, ptr, prow_end = w.copy(), prow_start[:-1].copy(), prow_start[1:].copy()
+    row_cluster = np.full(row_count.shape[0], -1, dtype=np.int64)
+    centres = np.empty(remaining // k + 1, dtype=np.int64)
+    active, ordv = np.arange(n, dtype=np.int64), order.astype(np.int64)
+    done = False
+    while not done:
+        done = _cluster_kernel(*dd, label, S, rank, prow, row_count, np.int64(k), np.int64(penalty),
+                               bool(use_penalty), st, r, ptr, prow_end, row_cluster, centres, active, ordv,
+                               np.int64(CHUNK_WORK))
+        kaca_core.chunk_done("dbca")
+    cid = int(st[_ST_CID])
+    return row_cluster, centres[:cid], cid, int(st[_ST_FALLBACK])
 
 
 # --------------------------------------------------------------------------
@@ -502,12 +562,12 @@ class DBCA(Algorithm):
         t0 = time.perf_counter()
         S = _knn_sums(w, k, *dd)
         t_knn = time.perf_counter() - t0
+        log.debug("%s: densities (k nearest distances) of %d points in %.2fs", self.name, n_points, t_knn)
         order = np.lexsort((rank, S)).astype(np.int64)  # DistKNN ascending = density descending
 
         t0 = time.perf_counter()
-        row_cluster, centres, n_clusters, n_fallback = _cluster_kernel(
-            *dd, w, point_label, S, order, rank, prow_start, prow, counts, k, np.int64(pen_int),
-            use_penalty)
+        row_cluster, centres, n_clusters, n_fallback = _cluster_loop(
+            dd, w, point_label, S, order, rank, prow_start, prow, counts, k, pen_int, use_penalty)
         t_cluster = time.perf_counter() - t0
 
         # ---- leftovers: fewer than k records, each to the least-growing cluster
