@@ -292,3 +292,79 @@ def test_t_closeness_trades_records_rather_than_merging():
     assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
     assert (info["privacy_swaps"], info["privacy_merges"]) == (2, 0)
     assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)
+
+
+# ------------------------------------------------------------ smallest class, bounded steps
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=4), st.data())
+def test_no_class_below_the_smallest_class_size_satisfies_a_model(value_counts, data):
+    """min_class_size is a true floor: no histogram of fewer records meets the
+    model (every composition enumerated), and it is 1 when nothing forces more."""
+    import itertools
+
+    sens = pd.DataFrame({"s": [f"v{i}" for i, c in enumerate(value_counts) for _ in range(c)]})
+    model = draw_model(data, numeric=False)
+    b = model.bind(sens)
+    m = b.n_values
+    floor = b.min_class_size()
+    assert floor >= 1
+    for n in range(1, floor):
+        hists = [h for h in itertools.product(range(n + 1), repeat=m) if sum(h) == n]
+        assert not b.ok_hist(np.array(hists, dtype=np.int64)).any(), (model, n)
+
+
+def test_smallest_class_sizes_of_each_model():
+    sens = pd.DataFrame({"s": ["a"] * 5 + ["b"] * 3 + ["c"] * 2})  # q = .5, .3, .2
+    assert DistinctLDiversity("s", 3).bind(sens).min_class_size() == 3
+    assert EntropyLDiversity("s", 1.5).bind(sens).min_class_size() == 2
+    assert RecursiveCLDiversity("s", 3, 2).bind(sens).min_class_size() == 2
+    assert TCloseness("s", 0.3, "equal").bind(sens).min_class_size() == 2  # a + b reach 0.8 >= 0.7
+    assert TCloseness("s", 0.1, "equal").bind(sens).min_class_size() == 3
+    assert TCloseness("s", 0.5, "equal").bind(sens).min_class_size() == 1
+    assert TCloseness("s", 0.1, "ordered").bind(pd.DataFrame({"s": [1, 2, 3, 4]})).min_class_size() == 1
+
+
+def test_methods_cluster_at_the_smallest_class_size():
+    """distinct 4-diversity asked with k = 2: no class of fewer than 4
+    records can hold 4 values, so the method clusters at k = 4 from the start."""
+    from hieranon.algorithms.base import with_smallest_class
+    from hieranon.algorithms.kacaplus import KACAPlus
+
+    rng = np.random.default_rng(5)
+    hs = [balanced("a", [4, 4]), balanced("b", [3, 3])]
+    codes = np.stack([h.leaves[rng.integers(0, len(h.leaves), 200)] for h in hs], axis=1).astype(np.int32)
+    enc = T.EncodedTable(codes, hs, [h.name for h in hs], np.ones(200, np.int64))
+    sens = pd.DataFrame({"s": rng.integers(0, 6, 200)})
+    problem = make_problem(enc, 2, 0)
+    problem.privacy = [DistinctLDiversity("s", 4).bind(sens)]
+    assert with_smallest_class(problem).k == 4 and problem.k == 2
+    sol = KACAPlus().solve(problem)
+    rep = verify_codes(enc, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy)
+    assert rep.ok and min(rep.achieved_k.values()) >= 4
+    several = replace(problem, requirements=[Requirement(("a",), 2), Requirement(("b",), 2)])
+    assert with_smallest_class(several) is several
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_repair_with_a_tiny_candidate_budget_still_satisfies_every_model(monkeypatch_budget, case, data):
+    """Each step judges a bounded number of moves and swaps (the nearest
+    classes' rows, an even sample of a large class): with a budget of a few
+    candidates the repair still ends with every model met."""
+    enc, problem, sens = private_problem(case, data)
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        return
+    base = KACA1().solve(replace(problem, privacy=[]))
+    codes, sup, _ = enforce_info(problem, base.codes, base.suppressed, moves=True)
+    rep = verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_budget():
+    from hieranon.algorithms import privacy_merge
+
+    saved = privacy_merge.MAX_CANDIDATE_CELLS, privacy_merge.MIN_CANDIDATES, privacy_merge.MIN_PARTNERS
+    privacy_merge.MAX_CANDIDATE_CELLS, privacy_merge.MIN_CANDIDATES, privacy_merge.MIN_PARTNERS = 6, 3, 2
+    yield
+    privacy_merge.MAX_CANDIDATE_CELLS, privacy_merge.MIN_CANDIDATES, privacy_merge.MIN_PARTNERS = saved

@@ -224,7 +224,8 @@ def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path)
     out = tmp_path / "out.csv"
     others = ["education-num", "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
               "native-country", "occupation"]
-    roles = ["--identifier", "fnlwgt", "--sensitive", "salary-class", *[x for c in others for x in ("--insensitive", c)]]
+    roles = ["--identifier", "fnlwgt", "--sensitive", "salary-class",
+             *[x for c in others for x in ("--insensitive", c)]]
     r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "-q")
     assert r.exit_code == 0, r.stderr
     assert "no role" not in r.stderr

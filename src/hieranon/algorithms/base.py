@@ -9,6 +9,7 @@ row per input row, in order, and which rows were suppressed). The API layer
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
@@ -27,6 +28,20 @@ from ..table import EncodedTable
 from .params import validate_parameters
 
 log = logging.getLogger("hieranon.algorithms")
+
+
+def with_smallest_class(problem: Problem) -> Problem:
+    """``problem`` with its k raised to the fewest records a class meeting
+    every privacy model can hold (:meth:`~hieranon.privacy.BoundModel.min_class_size`),
+    when that is more: no smaller class can be part of an answer, and
+    clustering at that size from the start beats repairing small classes
+    afterwards. Several requirements, or a k already that large: unchanged."""
+    needed = max((b.min_class_size() for b in problem.privacy), default=1)
+    if needed <= problem.k or not problem.single_full_requirement:
+        return problem
+    log.info("privacy models need classes of >= %d records: clustering at k = %d (asked: %d)", needed, needed,
+             problem.k)
+    return dataclasses.replace(problem, requirements=[Requirement(tuple(problem.table.qi_names), needed)])
 
 
 @dataclass
@@ -183,7 +198,7 @@ class Algorithm(ABC):
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
         check_feasible(problem.privacy)
-        return self._solve(problem)
+        return self._solve(with_smallest_class(problem))
 
     @abstractmethod
     def _solve(self, problem: Problem) -> Solution:

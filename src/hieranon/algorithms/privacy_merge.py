@@ -70,6 +70,13 @@ from ..privacy import classes_ok
 from ..table import group
 from .base import Problem, Solution, log
 
+#: Histogram cells (candidates x sensitive values) one repair step may judge,
+#: and the fewest candidates it judges whatever the number of values.
+MAX_CANDIDATE_CELLS = 4_000_000
+MIN_CANDIDATES = 2_000
+#: A swap sample of a large class leaves room for this many partners per row.
+MIN_PARTNERS = 16
+
 __all__ = ["enforce", "enforce_checked", "enforce_info", "repair_solution", "tighten", "NEAR", "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
@@ -218,6 +225,22 @@ class _State:
         mask[classes] = True
         return np.flatnonzero(mask[self.rc])
 
+    def candidate_budget(self) -> int:
+        """How many moves or swaps one step judges at most: each costs a
+        histogram row per model, so the budget shrinks as the sensitive
+        values grow many (bounded memory and time per step)."""
+        return max(MIN_CANDIDATES, MAX_CANDIDATE_CELLS // max(h.shape[1] for h in self.hist))
+
+    def near_rows(self, near: np.ndarray, budget: int) -> np.ndarray:
+        """Rows of the ``near`` classes (nearest first), at most ``budget``:
+        those of the nearest classes that fit, in row order."""
+        rows = self.members(near)
+        if len(rows) <= budget:
+            return rows
+        per_class = np.bincount(self.rc[rows], minlength=len(self.size))[near]
+        take = max(1, int(np.searchsorted(np.cumsum(per_class), budget, side="right")))
+        return self.members(near[:take])[:budget]
+
     # ------------------------------------------------------------- moves
     def move_options(self, c: int, near: np.ndarray):
         """Rows of the ``near`` classes that may move into ``c``: row ids,
@@ -225,7 +248,7 @@ class _State:
         moves are returned)."""
         if len(near) == 0:
             return None
-        rows = self.members(near)
+        rows = self.near_rows(near, self.candidate_budget())
         d = self.rc[rows]
         w = self.cnt[rows]
         valid = self.size[d] - w >= self.k
@@ -257,8 +280,11 @@ class _State:
         cost, fixes)`` of the valid, improving pairs, or None."""
         if len(near) == 0:
             return None
-        rows = self.members(near)
+        budget = self.candidate_budget()
         outs = np.flatnonzero(self.rc == c)
+        if len(outs) > budget // MIN_PARTNERS:  # a large class: an even sample of its rows
+            outs = outs[np.linspace(0, len(outs) - 1, budget // MIN_PARTNERS).astype(np.int64)]
+        rows = self.near_rows(near, max(1, budget // len(outs)))
         r = np.repeat(rows, len(outs))
         o = np.tile(outs, len(rows))
         d = self.rc[r]

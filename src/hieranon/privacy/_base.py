@@ -217,6 +217,12 @@ class BoundModel(ABC):
         """Does the set ``rows`` (one class) satisfy the model?"""
         return bool(self.ok_hist(self.rows_hist(np.asarray(rows, dtype=np.int64)))[0])
 
+    def min_class_size(self) -> int:
+        """The fewest records a class satisfying the model can hold, whatever
+        its values (1 unless the model needs more): every class of an
+        output satisfying it is at least this large."""
+        return 1
+
     def check_feasible(self) -> None:
         """Raise :class:`PrivacyError` when even the whole table (one class)
         violates the model, naming the best value possible."""

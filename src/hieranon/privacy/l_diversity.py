@@ -71,6 +71,9 @@ class _BoundDistinct(BoundModel):
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         return np.count_nonzero(hist > 0, axis=1) >= self.model.l
 
+    def min_class_size(self) -> int:
+        return int(self.model.l)  # l distinct values need l records
+
     def required_text(self) -> str:
         return f"l >= {self.model.l} distinct values"
 
@@ -114,6 +117,10 @@ def snap(x: np.ndarray) -> np.ndarray:
 class _BoundEntropy(BoundModel):
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
         return snap(np.exp(entropy(hist)))
+
+    def min_class_size(self) -> int:
+        # the entropy of n records is at most log(n): l <= n
+        return max(1, math.ceil(self.model.l * (1 - REL_TOL)))
 
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         target = math.log(self.model.l)
@@ -162,6 +169,9 @@ class _BoundRecursive(BoundModel):
         l = self.model.l
         tail = r[:, l - 1:].sum(axis=1) if r.shape[1] >= l else np.zeros(len(r))
         return r[:, 0] if r.shape[1] else np.zeros(len(r)), tail
+
+    def min_class_size(self) -> int:
+        return int(self.model.l)  # r_l must exist: l distinct values
 
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
         """The c a class needs to exceed: ``r_1 / (r_l + ... + r_m)`` (inf

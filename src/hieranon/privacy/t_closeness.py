@@ -138,6 +138,17 @@ class _BoundT(BoundModel):
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         return self.measure_hist(hist) <= self.model.t + EMD_TOL
 
+    def min_class_size(self) -> int:
+        """With the equal distance, a class of ``n`` records shares at most
+        the ``n`` most frequent values' mass with the table:
+        ``EMD = 1 - sum_i min(p_i, q_i) >= 1 - (q_(1) + ... + q_(n))``, so
+        ``n`` must reach ``1 - t`` of the table's mass (Li et al. 2007, Def. 2
+        with the equal ground distance). The other distances: 1."""
+        if self.distance != "equal":
+            return 1
+        mass = np.cumsum(np.sort(self.q[0])[::-1])
+        return int(np.searchsorted(mass, 1.0 - self.model.t - EMD_TOL - 1e-12)) + 1
+
     def required_text(self) -> str:
         return f"EMD <= t = {self.model.t:g}"
 
