@@ -1059,7 +1059,7 @@ def test_privacy_option_forms(tmp_path, options, described):
     (["--t-closeness", "diagnosis=0.2:manhattan"], ["--t-closeness", "'manhattan'", "equal|ordered|hierarchical"]),
     (["--t-closeness", "diagnosis=0.2:hierarchical"], ["--t-closeness", "hierarchy", "--sensitive-hierarchy"]),
     (["--sensitive-hierarchy", "diagnosis"], ["--sensitive-hierarchy", "'diagnosis'", "ATTR=FILE"]),
-    (["--l-diversity", "nosuchcol=2"], ["'nosuchcol'", "not a column"]),
+    (["--l-diversity", "nosuchcol=2"], ["'nosuchcol'", "the table"]),
 ])
 @pytest.mark.parametrize("command", ["anonymize", "check", "evaluate", "report"])
 def test_privacy_bad_forms_exit_2(tmp_path, options, fragments, command):

@@ -330,6 +330,11 @@ def test_cli_refuses_a_table_too_large_for_memory_in_one_line(tmp_path, monkeypa
                               "a=suppress", "-k", "2", "-q")
     assert code == 2 and "--distributed" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.csv").exists()
+    # check and evaluate read the table too: the same one-line refusal
+    for args in (["check", src, "--qi", "a=suppress", "-k", "2"],
+                 ["evaluate", src, src, "--qi", "a=suppress", "-k", "2"]):
+        code, out, err = run_main(monkeypatch, capsys, *args)
+        assert code == 2 and "GiB of memory" in err and len(err.strip().splitlines()) == 1, (args, err)
 
 
 def test_cli_whole_table_and_plan_in_json(tmp_path, monkeypatch, capsys):

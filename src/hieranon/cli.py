@@ -802,7 +802,7 @@ def check(
         from .privacy import assess_privacy
         from .risk import assess
         from .spec import build_problem
-        data = _read(input, encoding, None)
+        data = _read_checked(input, encoding, True)
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                      weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
@@ -881,9 +881,9 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     (cached on the result, see :func:`_utility_of`)."""
     from .report import evaluate_pair
 
-    orig = _read(original, encoding, None)
+    orig = _read_checked(original, encoding, True)
     _require_rows(orig, original, "the original table")
-    anon = _read(anonymised, encoding, None)
+    anon = _read_checked(anonymised, encoding, True)
     if order_map is not None:
         anon = _unshuffle(anon, order_map)
     spec = _spec(**spec_options)

@@ -401,7 +401,7 @@ def check_fits(path, fmt: str | None = None, *, available: int | None = None) ->
         gib = 2**30
         raise TableTooLarge(
             f"{path} ({path.stat().st_size / gib:.2f} GiB) needs about {need / gib:.1f} GiB of memory to be "
-            f"anonymised in one process, but {avail / gib:.1f} GiB are available: write it as a Parquet dataset "
-            "directory and run 'hieranon anonymize DIR -o OUTDIR --distributed' (hieranon.scale.anonymize_parquet), "
-            "which keeps only integer codes in memory")
+            f"read and worked on in one process, but {avail / gib:.1f} GiB are available: write it as a Parquet "
+            "dataset directory and run 'hieranon anonymize DIR -o OUTDIR --distributed' "
+            "(hieranon.scale.anonymize_parquet), which keeps only integer codes in memory")
     return need
