@@ -127,6 +127,60 @@ def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
 
 
 @njit(cache=True)
+def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, hd, rowcost,
+           c_delta, c_kind, c_e, c_s, n):
+    """Price every swap of row ``r`` (class ``d``, ``lo`` the generalisation
+    of ``d`` without it) with a row ``s`` of class ``e``, pushing the
+    improving ones; ``e`` without ``s`` is generalised from prefix and suffix
+    common generalisations of its members. Returns the candidates' count."""
+    m = O.shape[1]
+    g_flat = hd[8]
+    nd_off = hd[7]
+    size = 0
+    s = head[e]
+    while s >= 0:
+        size += 1
+        s = nxt[s]
+    rows = np.empty(size, dtype=np.int64)
+    s = head[e]
+    for i in range(size):
+        rows[i] = s
+        s = nxt[s]
+    pre = np.empty((size, m), dtype=np.int32)
+    suf = np.empty((size, m), dtype=np.int32)
+    for j in range(m):
+        pre[0, j] = O[rows[0], j]
+        suf[size - 1, j] = O[rows[size - 1], j]
+        for i in range(1, size):
+            pre[i, j] = _lca(j, pre[i - 1, j], O[rows[i], j], hd)
+            suf[size - 1 - i, j] = _lca(j, suf[size - i, j], O[rows[size - 1 - i], j], hd)
+    old = W[d] * gT[d] + W[e] * gT[e]
+    for i in range(size):
+        s = rows[i]
+        ws = cnt[s]
+        if rest + ws < k or W[e] - ws + w < k:
+            continue
+        gd = 0
+        for j in range(m):
+            gd += g_flat[nd_off[j] + _lca(j, lo[j], O[s, j], hd)]
+        ge2 = 0
+        for j in range(m):
+            if size == 1:
+                x = O[r, j]
+            elif i == 0:
+                x = suf[1, j]
+            elif i == size - 1:
+                x = pre[size - 2, j]
+            else:
+                x = _lca(j, pre[i - 1, j], suf[i + 1, j], hd)
+            ge2 += rowcost[nd_off[j] + x]
+        delta = (rest + ws) * gd + (W[e] - ws + w) * ge2 - old
+        if delta < 0:
+            n = _push(delta, 1 if key[s] == kr else 2, e, s, c_delta, c_kind, c_e, c_s, n)
+    return n
+
+
+@njit(cache=True)
 def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
           c_delta, c_kind, c_e, c_s):
     """Scan ``order[pos:stop]``; at the first row with improving candidates,
@@ -143,6 +197,8 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
     near_d = np.empty(n_swap, dtype=np.int64)
     g_flat = hd[8]
     nd_off = hd[7]
+    nn = hd[2]
+    rowcost = np.empty(g_flat.shape[0], dtype=np.int64)
     for i in range(pos, stop):
         r = order[i]
         d = rc[r]
@@ -157,7 +213,13 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
         g_lo = _gcost(lo, hd) if rest > 0 else 0
         saving = W[d] * gT[d] - rest * g_lo
         can_move = (rest == 0 or rest >= k) and (rest == 0 or can_lose[d, kr])
-        swaps = rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
+        swaps = n_swap > 0 and rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
+        # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
+        for j in range(m):
+            o = nd_off[j]
+            a = O[r, j]
+            for x in range(nn[j]):
+                rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
         n = 0
         n_near = 0
         for e in range(n_cls):
@@ -169,11 +231,14 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
             # every term is >= 0 (lca(t_E, r) lies above t_E): stop once the move cannot pay
             ge = 0
             bound = -saving
+            we = W[e]
             j = 0
             while j < m:
-                gl = g_flat[nd_off[j] + _lca(j, T[e, j], O[r, j], hd)]
+                o = nd_off[j]
+                x = T[e, j]
+                gl = rowcost[o + x]
                 ge += gl
-                bound += W[e] * (gl - g_flat[nd_off[j] + T[e, j]]) + w * gl
+                bound += we * (gl - g_flat[o + x]) + w * gl
                 j += 1
                 if bound >= 0 and not swaps:
                     break
@@ -199,27 +264,8 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
         if swaps:
             for q in range(n_near):
                 e = near_e[q]
-                s = head[e]
-                while s >= 0:
-                    ws = cnt[s]
-                    if rest + ws >= k and W[e] - ws + w >= k:
-                        gd = 0
-                        for j in range(m):
-                            gd += g_flat[nd_off[j] + _lca(j, lo[j], O[s, j], hd)]
-                        if W[e] - ws > 0:
-                            _class_lca(e, s, O, head, nxt, tmp, hd)
-                            ge2 = 0
-                            for j in range(m):
-                                ge2 += g_flat[nd_off[j] + _lca(j, tmp[j], O[r, j], hd)]
-                        else:
-                            ge2 = 0
-                            for j in range(m):
-                                ge2 += g_flat[nd_off[j] + O[r, j]]
-                        delta = ((rest + ws) * gd - W[d] * gT[d]
-                                 + (W[e] - ws + w) * ge2 - W[e] * gT[e])
-                        if delta < 0:
-                            n = _push(delta, 1 if key[s] == kr else 2, e, s, c_delta, c_kind, c_e, c_s, n)
-                    s = nxt[s]
+                n = _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, hd, rowcost,
+                           c_delta, c_kind, c_e, c_s, n)
         if n > 0:
             return i, n
     return stop, 0
