@@ -69,6 +69,7 @@ from ..hierarchy import Hierarchy
 from ..privacy import classes_ok
 from ..table import group
 from .base import Problem, Solution, log
+from .privacy_refine import improve
 
 __all__ = ["enforce", "enforce_checked", "enforce_info", "repair_solution", "tighten", "NEAR", "MAX_DISSOLVE"]
 
@@ -560,11 +561,17 @@ def enforce_checked(problem: Problem, codes: np.ndarray, suppressed: np.ndarray)
 
 def repair_solution(problem: Problem, solution: Solution) -> Solution:
     """``solution`` with :func:`enforce` applied when ``problem`` has privacy
-    models (unchanged otherwise); the repair's ``info`` goes to
+    models (unchanged otherwise), then the distortion lowered again by the
+    model-preserving local search of :func:`hieranon.algorithms.privacy_refine.improve`;
+    the repair's and the search's ``info`` go to
     ``solution.details.privacy`` when the details have that field."""
     if not problem.privacy:
         return solution
     codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
+    codes, sup, more = improve(problem, codes, sup)
+    info.update(more)
+    if more["privacy_refine_moves"] + more["privacy_refine_swaps"] and _violating(problem, codes):
+        raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")
     details = solution.details
     if details is not None and hasattr(details, "privacy"):
         details.privacy = info

@@ -365,6 +365,8 @@ class _Search:
         """``can_lose[c, x]`` / ``can_gain[c, x]``: does class ``c`` satisfy
         every model after losing / gaining one row of key ``x``?"""
         classes = np.asarray(classes, dtype=np.int64)
+        if len(classes) == 0:
+            return
         nk = len(self.key_rows)
         w = self.key_rows[:, -1]
         lose = np.ones((len(classes), nk), dtype=bool)
@@ -372,7 +374,7 @@ class _Search:
         for i, (b, h) in enumerate(zip(self.models, self.hist)):
             v = self.key_rows[:, i]
             for sign, out in ((-1, lose), (1, gain)):
-                hh = np.repeat(h[classes], nk, axis=0).reshape(len(classes), nk, -1)
+                hh = np.repeat(h[classes], nk, axis=0).reshape(len(classes), nk, h.shape[1])
                 hh[:, np.arange(nk), v] += sign * w
                 ok = b.ok_hist(hh.reshape(len(classes) * nk, -1)).reshape(len(classes), nk)
                 if sign < 0:
