@@ -57,6 +57,10 @@ checked before any work), so it ends with no violation.
 
 Several requirements over different attribute sets are not supported (a
 merge can empty the group a class leaves on a subset of the attributes).
+
+:func:`repair_solution` then lowers the distortion again with the
+model-preserving local search of :mod:`hieranon.algorithms.privacy_refine`
+(record moves and swaps between classes, each keeping ``k`` and every model).
 """
 
 from __future__ import annotations
