@@ -572,7 +572,8 @@ def repair_solution(problem: Problem, solution: Solution) -> Solution:
     if not problem.privacy:
         return solution
     codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
-    codes, sup, more = improve(problem, codes, sup)
+    # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
+    codes, sup, more = improve(problem, codes, solution.suppressed)
     info.update(more)
     if more["privacy_refine_moves"] + more["privacy_refine_swaps"] and _violating(problem, codes):
         raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")

@@ -454,7 +454,9 @@ def improve(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
             max_passes: int = MAX_PASSES) -> tuple[np.ndarray, np.ndarray, dict]:
     """The local search of the module docstring on ``codes`` (every class of
     which has ``>= k`` records and satisfies every model of
-    ``problem.privacy``). Returns ``(codes, suppressed, info)``, ``info``
+    ``problem.privacy``); the rows ``suppressed`` (printed all ``*``), and
+    every row printed like them, are left alone. Returns ``(codes,
+    suppressed, info)``, ``suppressed`` now the rows printed all ``*``; ``info``
     holding ``privacy_refine_moves``, ``privacy_refine_swaps``,
     ``privacy_refine_passes``, ``privacy_refine_gain`` (distortion units
     removed) and ``privacy_refine_time``. Without models, or with several
@@ -465,14 +467,14 @@ def improve(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     info = {"privacy_refine_moves": 0, "privacy_refine_swaps": 0, "privacy_refine_passes": 0,
             "privacy_refine_gain": 0.0, "privacy_refine_time": 0.0}
     if not problem.privacy or not problem.single_full_requirement or problem.table.n_rows == 0:
-        return codes, suppressed, info
+        return codes, (codes == 0).all(axis=1), info
     s = _Search(problem, codes, suppressed)
     passes = s.run(max_passes)
     out = codes.copy()
     rows = np.flatnonzero(s.rc >= 0)
     rows = rows[s.touched[s.rc[rows]]]
     out[rows] = s.T[s.rc[rows]]
-    sup = suppressed | (out == 0).all(axis=1)
+    sup = (out == 0).all(axis=1)
     cost = problem.cost
     gain = (cost.cell_costs(codes).sum(axis=1) - cost.cell_costs(out).sum(axis=1)) @ problem.table.counts
     info.update(privacy_refine_moves=s.moves, privacy_refine_swaps=s.swaps, privacy_refine_passes=passes,
