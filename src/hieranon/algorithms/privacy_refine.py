@@ -182,7 +182,7 @@ def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, h
 
 @njit(cache=True)
 def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
-          c_delta, c_kind, c_e, c_s):
+          c_delta, c_kind, c_e, c_s, attr_order):
     """Scan ``order[pos:stop]``; at the first row with improving candidates,
     fill the candidate lists and return ``(index, n_candidates)``; else
     ``(stop, 0)``. Moves are filtered by ``can_lose[d, key[r]]`` and
@@ -232,22 +232,25 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
             ge = 0
             bound = -saving
             we = W[e]
-            j = 0
-            while j < m:
+            # (so is every term of the distance ge - gT[e] ranking the classes for swaps)
+            dist = 0
+            q = 0
+            while q < m:
+                j = attr_order[q]
                 o = nd_off[j]
                 x = T[e, j]
                 gl = rowcost[o + x]
                 ge += gl
+                dist += gl - g_flat[o + x]
                 bound += we * (gl - g_flat[o + x]) + w * gl
-                j += 1
-                if bound >= 0 and not swaps:
+                q += 1
+                if bound >= 0 and (not swaps or (n_near == n_swap and dist >= near_d[n_near - 1])):
                     break
             if mv and bound < 0:
                 n = _push(bound, 0, e, -1, c_delta, c_kind, c_e, c_s, n)
-            if not swaps:
+            if not swaps or q < m:
                 continue
             # keep the n_swap nearest classes (least ge - gT[e]) for swaps
-            dist = ge - gT[e]
             if n_near < n_swap:
                 p = n_near
                 n_near += 1
@@ -352,6 +355,7 @@ class _Search:
             _class_lca(c, -1, self.O, self.head, self.nxt, self.T[c], self.hd)
             self.gT[c] = _gcost(self.T[c], self.hd)
         self.touched = np.zeros(n_cls, dtype=bool)
+        self.dirty = np.zeros(n_cls, dtype=bool)
         self.moves = self.swaps = 0
         # rows of one key (sensitive values under every model, and weight) change histograms alike
         combo = np.column_stack([self.values, self.cnt])
@@ -406,6 +410,7 @@ class _Search:
             h[d, b.values[r]] -= self.cnt[r]
             h[e, b.values[r]] += self.cnt[r]
         self.touched[d] = self.touched[e] = True
+        self.dirty[d] = self.dirty[e] = True
         _relocate(r, e, self.O, self.cnt, self.rc, self.head, self.nxt, self.prv, self.T, self.W, self.gT,
                   self.alive, self.hd)
         self.refresh(np.array([d, e]))
@@ -417,8 +422,14 @@ class _Search:
         c_kind = np.zeros(MAX_CANDIDATES, dtype=np.int64)
         c_e = np.zeros(MAX_CANDIDATES, dtype=np.int64)
         c_s = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+        # attributes on which the class tuples differ most first: a move's bound exceeds 0 soonest
+        distinct = [len(np.unique(self.T[self.alive, j])) for j in range(self.T.shape[1])]
+        attr_order = np.argsort(-np.asarray(distinct, dtype=np.int64), kind="stable").astype(np.int64)
         passes = 0
         for passes in range(1, max_passes + 1):
+            if passes > 1:  # after the first pass, only the rows of classes the last pass changed
+                order = np.flatnonzero((self.rc >= 0) & self.dirty[np.maximum(self.rc, 0)]).astype(np.int64)
+            self.dirty[:] = False
             changed = 0
             pos = 0
             while pos < len(order):
@@ -426,7 +437,7 @@ class _Search:
                 while pos < stop:
                     i, n = _scan(pos, stop, order, self.O, self.cnt, self.rc, self.key, self.head, self.nxt, self.T,
                                  self.W, self.gT, self.alive, self.can_lose, self.can_gain, k, self.hd,
-                                 SWAP_CLASSES, c_delta, c_kind, c_e, c_s)
+                                 SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order)
                     pos = i + 1
                     if n == 0:
                         continue
