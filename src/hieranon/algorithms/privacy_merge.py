@@ -565,17 +565,19 @@ def enforce_checked(problem: Problem, codes: np.ndarray, suppressed: np.ndarray)
 
 def repair_solution(problem: Problem, solution: Solution) -> Solution:
     """``solution`` with :func:`enforce` applied when ``problem`` has privacy
-    models (unchanged otherwise), then the distortion lowered again by the
-    model-preserving local search of :func:`hieranon.algorithms.privacy_refine.improve`;
+    models (unchanged otherwise), then, when the repair changed something, the
+    distortion lowered again by the model-preserving local search of
+    :func:`hieranon.algorithms.privacy_refine.improve`;
     the repair's and the search's ``info`` go to
     ``solution.details.privacy`` when the details have that field."""
     if not problem.privacy:
         return solution
     codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
-    # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
-    codes, sup, more = improve(problem, codes, solution.suppressed)
-    info.update(more)
-    if more["privacy_refine_moves"] + more["privacy_refine_swaps"] and _violating(problem, codes):
+    if info["privacy_violating_in"]:  # an output the models leave alone stays the method's own
+        # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
+        codes, sup, more = improve(problem, codes, solution.suppressed)
+        info.update(more)
+    if info.get("privacy_refine_moves", 0) + info.get("privacy_refine_swaps", 0) and _violating(problem, codes):
         raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")
     details = solution.details
     if details is not None and hasattr(details, "privacy"):
