@@ -24,13 +24,27 @@ Search: rows in order; for row ``r``, every other class ``E`` is priced for a
 move, and the :data:`SWAP_CLASSES` classes nearest to ``r`` (least cost of
 ``lca(t_E, r)`` over ``t_E``) for swaps with each of their records. The
 improving candidates (at most :data:`MAX_CANDIDATES`, best first) go to the
-models' check; the best one that keeps every model is made. Passes over the
-rows repeat until one changes nothing (at most :data:`MAX_PASSES`). Every
+models' check -- moves through per-class tables of which sensitive values a
+class may lose or gain, swaps of rows with other sensitive values through
+the histograms; the best one that keeps every model is made. Passes repeat
+until one changes nothing (at most :data:`MAX_PASSES`). Every
 step lowers an integer total, so the search ends; every class keeps ``>= k``
 records and every model at every step, so the output satisfies everything
 its input did. Records the input suppressed (and every record of a class
 holding one) are left alone. Deterministic; the kernel returns to Python
 after :data:`CHUNK_ROWS` rows (:func:`hieranon.algorithms.kaca_core.chunk_done`).
+
+Measured on Adult (k = 10, kaca+ then the repair, distortion ratio before ->
+after): 8 QIs, sensitive salary-class, 0.2-closeness 0.2451 -> 0.2351,
+distinct 2-diversity 0.1495 -> 0.1464; 7 QIs, sensitive occupation,
+0.2-closeness 0.3943 -> 0.3341 (about a quarter more CPU time than the
+repair's). Tried and dropped: re-clustering each class of ``>= 2k`` records
+on its own (KACA+ then the repair on its rows, kept when cheaper) gained
+0.0015 on salary-class and nothing on occupation at twice this search's
+time; swaps for every row, not only rows that widen their class, ran more
+than ten times longer; 16 swap classes instead of 8 gained 0.0002. After the
+first pass only the rows of classes changed by the previous pass are
+scanned (every pass over all rows: within 0.0001, twice the time).
 
 Only classes a step touched are reprinted (at their members' closest common
 generalisation); a reprinted class whose tuple equals another's is one class

@@ -63,8 +63,8 @@ Privacy models (``problem.privacy``): the output of steps 1-4 is repaired by
 dissolutions) until every class satisfies every model, then improved by the
 local search of :mod:`hieranon.algorithms.privacy_refine` (record moves and
 swaps that lower the distortion and keep ``k`` and every model; Adult,
-8 QIs, k = 10: t-closeness t = 0.2 0.245 -> 0.235, distinct 2-diversity
-0.1495 -> 0.1464). Tried and dropped
+k = 10: salary-class t = 0.2 0.245 -> 0.235, distinct 2-diversity
+0.1495 -> 0.1464; occupation, 7 QIs, t = 0.2 0.394 -> 0.334). Tried and dropped
 (Adult, 8 QIs, k = 10, sensitive salary-class): a sweep that makes a class of
 a group only when it satisfies the models raised the distortion ratio after
 the repair (t-closeness t = 0.2: 0.246 -> 0.261, 0.269 without stubs; distinct
