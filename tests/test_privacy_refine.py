@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,3 +166,29 @@ def test_swap_when_no_class_may_lose_a_record():
     assert verify_codes(enc, out, problem.requirements, sup, privacy=problem.privacy).ok
     assert (out[:, 1] == y0).all() and set(out[:, 0].tolist()) == {x00, x10}
     assert _cost(problem, out) < _cost(problem, start)
+
+
+def test_search_returns_to_python_between_chunks(monkeypatch):
+    """With one row per kernel call, the hook runs between chunks and an
+    exception raised there (a Ctrl-C) stops the search."""
+    from hieranon.algorithms import kaca_core, privacy_refine
+
+    hx, n = _two_classes()
+    orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(5, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    problem.privacy = [DistinctLDiversity("s", 2).bind(pd.DataFrame({"s": ["a", "b", "a", "a", "b"]}), enc.counts)]
+    stages = []
+    monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 1)
+    monkeypatch.setattr(kaca_core, "chunk_done", stages.append)
+    out, _, info = improve(problem, start, np.zeros(5, dtype=bool))
+    assert info["privacy_refine_moves"] == 1
+    assert stages.count("privacy refinement") >= 5  # one per row of the first pass at least
+
+    def interrupt(stage):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kaca_core, "chunk_done", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        improve(problem, start, np.zeros(5, dtype=bool))

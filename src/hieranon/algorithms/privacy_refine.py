@@ -90,21 +90,21 @@ def _lca(j, a, b, hd):
 
 
 @njit(cache=True)
-def _class_lca(c, skip, O, head, nxt, out, hd):
+def _class_lca(c, skip, orig, head, nxt, out, hd):
     """``out`` = closest common generalisation of class ``c``'s members
     except row ``skip``; False when no other member."""
-    m = O.shape[1]
+    m = orig.shape[1]
     r = head[c]
     first = True
     while r >= 0:
         if r != skip:
             if first:
                 for j in range(m):
-                    out[j] = O[r, j]
+                    out[j] = orig[r, j]
                 first = False
             else:
                 for j in range(m):
-                    out[j] = _lca(j, out[j], O[r, j], hd)
+                    out[j] = _lca(j, out[j], orig[r, j], hd)
         r = nxt[r]
     return not first
 
@@ -141,13 +141,13 @@ def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
 
 
 @njit(cache=True)
-def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, hd, rowcost,
+def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, rowcost,
            c_delta, c_kind, c_e, c_s, n):
     """Price every swap of row ``r`` (class ``d``, ``lo`` the generalisation
     of ``d`` without it) with a row ``s`` of class ``e``, pushing the
     improving ones; ``e`` without ``s`` is generalised from prefix and suffix
     common generalisations of its members. Returns the candidates' count."""
-    m = O.shape[1]
+    m = orig.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
     size = 0
@@ -163,11 +163,11 @@ def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, h
     pre = np.empty((size, m), dtype=np.int32)
     suf = np.empty((size, m), dtype=np.int32)
     for j in range(m):
-        pre[0, j] = O[rows[0], j]
-        suf[size - 1, j] = O[rows[size - 1], j]
+        pre[0, j] = orig[rows[0], j]
+        suf[size - 1, j] = orig[rows[size - 1], j]
         for i in range(1, size):
-            pre[i, j] = _lca(j, pre[i - 1, j], O[rows[i], j], hd)
-            suf[size - 1 - i, j] = _lca(j, suf[size - i, j], O[rows[size - 1 - i], j], hd)
+            pre[i, j] = _lca(j, pre[i - 1, j], orig[rows[i], j], hd)
+            suf[size - 1 - i, j] = _lca(j, suf[size - i, j], orig[rows[size - 1 - i], j], hd)
     old = W[d] * gT[d] + W[e] * gT[e]
     for i in range(size):
         s = rows[i]
@@ -176,11 +176,11 @@ def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, h
             continue
         gd = 0
         for j in range(m):
-            gd += g_flat[nd_off[j] + _lca(j, lo[j], O[s, j], hd)]
+            gd += g_flat[nd_off[j] + _lca(j, lo[j], orig[s, j], hd)]
         ge2 = 0
         for j in range(m):
             if size == 1:
-                x = O[r, j]
+                x = orig[r, j]
             elif i == 0:
                 x = suf[1, j]
             elif i == size - 1:
@@ -195,7 +195,7 @@ def _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, h
 
 
 @njit(cache=True)
-def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
+def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
           c_delta, c_kind, c_e, c_s, attr_order):
     """Scan ``order[pos:stop]``; at the first row with improving candidates,
     fill the candidate lists and return ``(index, n_candidates)``; else
@@ -203,10 +203,9 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
     ``can_gain[e, key[r]]`` (the models hold after them); a swap of two
     rows of one key changes no histogram; other swaps are left to the
     caller's check."""
-    m = O.shape[1]
+    m = orig.shape[1]
     n_cls = T.shape[0]
     lo = np.empty(m, dtype=np.int32)
-    tmp = np.empty(m, dtype=np.int32)
     near_e = np.empty(n_swap, dtype=np.int64)
     near_d = np.empty(n_swap, dtype=np.int64)
     g_flat = hd[8]
@@ -222,7 +221,7 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
         kr = key[r]
         rest = W[d] - w
         if rest > 0:
-            if not _class_lca(d, r, O, head, nxt, lo, hd):
+            if not _class_lca(d, r, orig, head, nxt, lo, hd):
                 rest = 0
         g_lo = _gcost(lo, hd) if rest > 0 else 0
         saving = W[d] * gT[d] - rest * g_lo
@@ -231,7 +230,7 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
         # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
         for j in range(m):
             o = nd_off[j]
-            a = O[r, j]
+            a = orig[r, j]
             for x in range(nn[j]):
                 rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
         n = 0
@@ -281,7 +280,7 @@ def _scan(pos, stop, order, O, cnt, rc, key, head, nxt, T, W, gT, alive, can_los
         if swaps:
             for q in range(n_near):
                 e = near_e[q]
-                n = _swaps(r, d, e, w, kr, rest, lo, saving, O, cnt, key, head, nxt, W, gT, k, hd, rowcost,
+                n = _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, rowcost,
                            c_delta, c_kind, c_e, c_s, n)
         if n > 0:
             return i, n
@@ -310,7 +309,7 @@ def _attach(r, c, head, nxt, prv):
 
 
 @njit(cache=True)
-def _relocate(r, e, O, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
+def _relocate(r, e, orig, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
     """Row ``r`` joins class ``e``; both classes' tuples and costs are renewed."""
     d = rc[r]
     _detach(r, d, head, nxt, prv)
@@ -324,7 +323,7 @@ def _relocate(r, e, O, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
             W[c] = 0
             gT[c] = 0
         else:
-            _class_lca(c, -1, O, head, nxt, T[c], hd)
+            _class_lca(c, -1, orig, head, nxt, T[c], hd)
             gT[c] = _gcost(T[c], hd)
 
 
@@ -343,7 +342,7 @@ class _Search:
         self.problem = problem
         self.models = list(problem.privacy)
         self.hd = K.hierarchy_data(t.hierarchies, problem.cost)
-        self.O = np.ascontiguousarray(t.codes, dtype=np.int32)
+        self.orig = np.ascontiguousarray(t.codes, dtype=np.int32)
         self.cnt = np.ascontiguousarray(t.counts, dtype=np.int64)
         rc = ec.row_class.astype(np.int64)
         frozen = np.zeros(n_cls, dtype=bool)
@@ -363,10 +362,10 @@ class _Search:
             self.head[c] = r
         self.W = np.bincount(rc, weights=self.cnt, minlength=n_cls).astype(np.int64)
         self.W[frozen] = 0
-        self.T = np.zeros((n_cls, self.O.shape[1]), dtype=np.int32)
+        self.T = np.zeros((n_cls, self.orig.shape[1]), dtype=np.int32)
         self.gT = np.zeros(n_cls, dtype=np.int64)
         for c in np.flatnonzero(self.alive):
-            _class_lca(c, -1, self.O, self.head, self.nxt, self.T[c], self.hd)
+            _class_lca(c, -1, self.orig, self.head, self.nxt, self.T[c], self.hd)
             self.gT[c] = _gcost(self.T[c], self.hd)
         self.touched = np.zeros(n_cls, dtype=bool)
         self.dirty = np.zeros(n_cls, dtype=bool)
@@ -425,7 +424,7 @@ class _Search:
             h[e, b.values[r]] += self.cnt[r]
         self.touched[d] = self.touched[e] = True
         self.dirty[d] = self.dirty[e] = True
-        _relocate(r, e, self.O, self.cnt, self.rc, self.head, self.nxt, self.prv, self.T, self.W, self.gT,
+        _relocate(r, e, self.orig, self.cnt, self.rc, self.head, self.nxt, self.prv, self.T, self.W, self.gT,
                   self.alive, self.hd)
         self.refresh(np.array([d, e]))
 
@@ -449,7 +448,7 @@ class _Search:
             while pos < len(order):
                 stop = min(len(order), pos + CHUNK_ROWS)
                 while pos < stop:
-                    i, n = _scan(pos, stop, order, self.O, self.cnt, self.rc, self.key, self.head, self.nxt, self.T,
+                    i, n = _scan(pos, stop, order, self.orig, self.cnt, self.rc, self.key, self.head, self.nxt, self.T,
                                  self.W, self.gT, self.alive, self.can_lose, self.can_gain, k, self.hd,
                                  SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order)
                     pos = i + 1
