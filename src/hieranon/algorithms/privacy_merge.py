@@ -57,6 +57,10 @@ checked before any work), so it ends with no violation.
 
 Several requirements over different attribute sets are not supported (a
 merge can empty the group a class leaves on a subset of the attributes).
+
+:func:`repair_solution` then lowers the distortion again with the
+model-preserving local search of :mod:`hieranon.algorithms.privacy_refine`
+(record moves and swaps between classes, each keeping ``k`` and every model).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from ..hierarchy import Hierarchy
 from ..privacy import classes_ok
 from ..table import group
 from .base import Problem, Solution, log
+from .privacy_refine import improve
 
 #: Histogram cells (candidates x sensitive values) one repair step may judge,
 #: and the fewest candidates it judges whatever the number of values.
@@ -586,11 +591,20 @@ def enforce_checked(problem: Problem, codes: np.ndarray, suppressed: np.ndarray)
 
 def repair_solution(problem: Problem, solution: Solution) -> Solution:
     """``solution`` with :func:`enforce` applied when ``problem`` has privacy
-    models (unchanged otherwise); the repair's ``info`` goes to
+    models (unchanged otherwise), then, when the repair changed something, the
+    distortion lowered again by the model-preserving local search of
+    :func:`hieranon.algorithms.privacy_refine.improve`;
+    the repair's and the search's ``info`` go to
     ``solution.details.privacy`` when the details have that field."""
     if not problem.privacy:
         return solution
     codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
+    if info["privacy_violating_in"]:  # an output the models leave alone stays the method's own
+        # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
+        codes, sup, more = improve(problem, codes, solution.suppressed)
+        info.update(more)
+    if info.get("privacy_refine_moves", 0) + info.get("privacy_refine_swaps", 0) and _violating(problem, codes):
+        raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")
     details = solution.details
     if details is not None and hasattr(details, "privacy"):
         details.privacy = info
