@@ -604,7 +604,7 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     near = np.zeros(len(node_cost), dtype=np.int64)
     near_val = np.zeros(len(node_cost))
     margin = float(MARGIN_LEVELS * cost.scale)
-    n_chunks = 2 * nb.get_num_threads() if len(node_cost) > 100_000 else 1
+    n_chunks = nb.get_num_threads() if len(node_cost) > 100_000 else 1
 
     def relax(u: np.ndarray) -> tuple[float, np.ndarray]:
         relaxed, assigned = _relaxed(u, members, starts, fcost, ustart, unodes, ucost, weights, int(k), margin,
