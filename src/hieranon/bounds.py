@@ -20,7 +20,7 @@ of the distortion of *any* k-anonymous local recoding; subgradient ascent
 The bound is what :func:`distortion_lower_bound` returns: an optimality
 certificate for large tables, where the exact optimum is unknown (on UCI Adult,
 8 QIs, k = 10, it shows that no local recoding reaches a distortion ratio
-below 0.1015; ``benchmarks/bench_kacaplus.py``).
+below 0.1014; ``benchmarks/bench_kacaplus.py``).
 
 Only nodes with at least ``k`` records under them can be used. They are found
 by a depth-first walk over the depth vectors of the product of the
