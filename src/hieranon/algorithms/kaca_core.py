@@ -73,6 +73,18 @@ def lca_code(j, a, b, hd):
 
 
 @njit(cache=True)
+def tuple_cost(tup, hd):
+    """The distortion of one record printed as ``tup`` (integer units):
+    the sum of its cells' costs."""
+    g_flat = hd[8]
+    nd_off = hd[7]
+    s = 0
+    for j in range(tup.shape[0]):
+        s += g_flat[nd_off[j] + tup[j]]
+    return s
+
+
+@njit(cache=True)
 def _pair_slow(j, a, v, hd):
     """(C's side, other side) costs of attribute ``j`` for values ``a``, ``v``
     -- for attributes without per-query tables."""

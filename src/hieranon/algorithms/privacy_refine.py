@@ -110,16 +110,6 @@ def _class_lca(c, skip, orig, head, nxt, out, hd):
 
 
 @njit(cache=True)
-def _gcost(tup, hd):
-    g_flat = hd[8]
-    nd_off = hd[7]
-    s = 0
-    for j in range(tup.shape[0]):
-        s += g_flat[nd_off[j] + tup[j]]
-    return s
-
-
-@njit(cache=True)
 def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
     """Insert a candidate into the best-first lists of length ``n``; returns the new length."""
     cap = c_delta.shape[0]
@@ -223,7 +213,7 @@ def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_
         if rest > 0:
             if not _class_lca(d, r, orig, head, nxt, lo, hd):
                 rest = 0
-        g_lo = _gcost(lo, hd) if rest > 0 else 0
+        g_lo = K.tuple_cost(lo, hd) if rest > 0 else 0
         saving = W[d] * gT[d] - rest * g_lo
         can_move = (rest == 0 or rest >= k) and (rest == 0 or can_lose[d, kr])
         swaps = n_swap > 0 and rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
@@ -324,7 +314,7 @@ def _relocate(r, e, orig, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
             gT[c] = 0
         else:
             _class_lca(c, -1, orig, head, nxt, T[c], hd)
-            gT[c] = _gcost(T[c], hd)
+            gT[c] = K.tuple_cost(T[c], hd)
 
 
 # =====================================================================
@@ -366,7 +356,7 @@ class _Search:
         self.gT = np.zeros(n_cls, dtype=np.int64)
         for c in np.flatnonzero(self.alive):
             _class_lca(c, -1, self.orig, self.head, self.nxt, self.T[c], self.hd)
-            self.gT[c] = _gcost(self.T[c], self.hd)
+            self.gT[c] = K.tuple_cost(self.T[c], self.hd)
         self.touched = np.zeros(n_cls, dtype=bool)
         self.dirty = np.zeros(n_cls, dtype=bool)
         self.moves = self.swaps = 0

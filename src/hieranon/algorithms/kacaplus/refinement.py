@@ -27,16 +27,6 @@ CHUNK_WORK = 200_000
 # step 4: refinement (unit relocations and swaps)
 # =====================================================================
 @njit(cache=True)
-def _tuple_cost(tup, hd):
-    g_flat = hd[8]
-    nd_off = hd[7]
-    s = 0
-    for j in range(tup.shape[0]):
-        s += g_flat[nd_off[j] + tup[j]]
-    return s
-
-
-@njit(cache=True)
 def _retuple(c, tup, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_leaf, hd):
     """Class ``c`` now prints ``tup``: update the trie; a class already printing
     ``tup`` absorbs it (Def. 2). Returns the class holding ``c``'s rows."""
@@ -192,7 +182,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
         if qA < 2:
             continue
         _rest_lcas(R, bufA, ubA, qA, hd, preA, sufA, restA)
-        baseA = size[A] * _tuple_cost(T[A], hd)
+        baseA = size[A] * K.tuple_cost(T[A], hd)
         if exhaustive:
             pr = 0
             pu = 0
@@ -253,7 +243,7 @@ def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, per
             _pair_tables(R[u], restA[iu], hd, gu, gra)
             for ib in range(nb):
                 B = cands[ib]
-                baseB = size[B] * _tuple_cost(T[B], hd)
+                baseB = size[B] * K.tuple_cost(T[B], hd)
                 if size[A] - nU >= k:  # relocation
                     gr = 0
                     gb = 0
