@@ -124,7 +124,7 @@ from .kaca_core import (
 )
 from .multireq import single_problem, solve_requirements
 from .params import Interval
-from .privacy_merge import enforce_checked, repair_solution
+from .privacy_merge import repair_and_improve, repair_solution
 
 __all__ = ["KACA1", "KACA2", "kaca1_codes", "kaca2_global_levels", "kaca2_final_levels"]
 
@@ -545,7 +545,7 @@ class KACA2(KACA1):
             codes, sup, info = self._run_kaca1(problem, g1, rng)
             privacy = None
             if problem.privacy:  # before step 3: its level raises only unite classes, which keeps every model
-                codes, sup, privacy = enforce_checked(problem, codes, sup)
+                codes, sup, privacy = repair_and_improve(problem, codes, sup)
         g3, rounds = kaca2_final_levels(codes, t.counts, t.hierarchies, self.max_inconsistency)
         g3[sup] = 0
         cost = problem.cost

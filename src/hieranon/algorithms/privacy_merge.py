@@ -82,7 +82,8 @@ MIN_CANDIDATES = 2_000
 #: A swap sample of a large class leaves room for this many partners per row.
 MIN_PARTNERS = 16
 
-__all__ = ["enforce", "enforce_checked", "enforce_info", "repair_solution", "tighten", "NEAR", "MAX_DISSOLVE"]
+__all__ = ["enforce", "enforce_checked", "enforce_info", "repair_and_improve", "repair_solution", "tighten", "NEAR",
+           "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
@@ -589,6 +590,22 @@ def enforce_checked(problem: Problem, codes: np.ndarray, suppressed: np.ndarray)
     return codes, sup, info
 
 
+def repair_and_improve(problem: Problem, codes: np.ndarray, suppressed: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """:func:`enforce_checked`, then, when the repair changed something, the
+    model-preserving local search of
+    :func:`hieranon.algorithms.privacy_refine.improve`: ``(codes,
+    suppressed, info)``."""
+    out, sup, info = enforce_checked(problem, codes, suppressed)
+    if info["privacy_violating_in"]:  # an output the models leave alone stays the method's own
+        # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
+        out, sup, more = improve(problem, out, suppressed)
+        info.update(more)
+    if info.get("privacy_refine_moves", 0) + info.get("privacy_refine_swaps", 0) and _violating(problem, out):
+        raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")
+    return out, sup, info
+
+
 def repair_solution(problem: Problem, solution: Solution) -> Solution:
     """``solution`` with :func:`enforce` applied when ``problem`` has privacy
     models (unchanged otherwise), then, when the repair changed something, the
@@ -598,13 +615,7 @@ def repair_solution(problem: Problem, solution: Solution) -> Solution:
     ``solution.details.privacy`` when the details have that field."""
     if not problem.privacy:
         return solution
-    codes, sup, info = enforce_checked(problem, solution.codes, solution.suppressed)
-    if info["privacy_violating_in"]:  # an output the models leave alone stays the method's own
-        # the records the method suppressed stay put; a class the repair merged up to the root may shrink again
-        codes, sup, more = improve(problem, codes, solution.suppressed)
-        info.update(more)
-    if info.get("privacy_refine_moves", 0) + info.get("privacy_refine_swaps", 0) and _violating(problem, codes):
-        raise RuntimeError("privacy refinement: a class of the output violates a model (a bug; please report it)")
+    codes, sup, info = repair_and_improve(problem, solution.codes, solution.suppressed)
     details = solution.details
     if details is not None and hasattr(details, "privacy"):
         details.privacy = info
