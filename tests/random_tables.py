@@ -120,6 +120,17 @@ def private_problems(draw, max_rows=40, counts=True, feasible=True):
     return problem, sens, models
 
 
+def one_column_problem(h: Hierarchy, orig: np.ndarray, values: list, model, k: int = 2):
+    """One QI ``x`` (hierarchy ``h``, codes ``orig``, one record per row) at
+    ``k``, with ``model`` bound to a sensitive column ``s`` of ``values``:
+    ``(encoded table, problem)``."""
+    orig = np.asarray(orig, dtype=np.int32).reshape(-1, 1)
+    enc = table.EncodedTable(orig, [h], ["x"], np.ones(len(orig), dtype=np.int64))
+    problem = make_problem(enc, k, 0)
+    problem.privacy = [model.bind(pd.DataFrame({"s": list(values)}), enc.counts)]
+    return enc, problem
+
+
 def path_of(h: Hierarchy, leaf: str) -> list[str]:
     """Labels from leaf to root, by walking parents."""
     v = h.leaf_index[leaf]

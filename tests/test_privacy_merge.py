@@ -21,7 +21,7 @@ from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, 
 from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
 from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
-from random_tables import balanced, make_problem, random_tables
+from random_tables import balanced, make_problem, one_column_problem, random_tables
 
 
 def sensitive_frame(data, n: int, n_values: int, numeric: bool) -> pd.DataFrame:
@@ -172,11 +172,7 @@ def test_dissolved_class_leaves_no_row_behind():
     histogram and size match its rows."""
     hx = balanced("x", [2, 2])
     x0, x00, x01 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1"))
-    orig = np.array([[x00], [x01], [x00], [x00]], dtype=np.int32)
-    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(4, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    sens = pd.DataFrame({"s": ["a", "a", "b", "c"]})
-    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    enc, problem = one_column_problem(hx, [x00, x01, x00, x00], "aabc", DistinctLDiversity("s", 2))
     s = _State(problem, np.array([[x0], [x0], [x00], [x00]], dtype=np.int32))
     c, e = int(s.rc[0]), int(s.rc[2])
     assert not s.ok[c] and s.ok[e]
@@ -236,16 +232,12 @@ def test_swap_when_no_class_has_a_record_to_spare():
     generalise B."""
     hx = balanced("x", [2, 2])
     x0, x00, x01 = (hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1"))
-    orig = np.array([[x00], [x01], [x01], [x01]], dtype=np.int32)
-    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(4, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    sens = pd.DataFrame({"s": ["a", "a", "b", "c"]})
-    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    enc, problem = one_column_problem(hx, [x00, x01, x01, x01], "aabc", DistinctLDiversity("s", 2))
     start = np.array([[x0], [x0], [x01], [x01]], dtype=np.int32)
     codes, sup, info = enforce_info(problem, start, np.zeros(4, dtype=bool))
     assert verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy).ok
     assert (info["privacy_swaps"], info["privacy_moves"], info["privacy_merges"]) == (1, 0, 0)
-    assert metrics.distortion(orig, codes, problem.cost) == metrics.distortion(orig, start, problem.cost)
+    assert metrics.distortion(enc.codes, codes, problem.cost) == metrics.distortion(enc.codes, start, problem.cost)
 
 
 # ------------------------------------------------------------ Mondrian

@@ -22,7 +22,7 @@ from hieranon.algorithms.privacy_merge import enforce_info
 from hieranon.algorithms.privacy_refine import improve
 from hieranon.privacy import DistinctLDiversity, TCloseness
 from hieranon.verify import verify_codes
-from random_tables import balanced, make_problem, random_tables
+from random_tables import balanced, make_problem, one_column_problem, random_tables
 from test_privacy_merge import private_problem
 
 
@@ -120,10 +120,7 @@ def test_outlier_moves_to_the_class_it_fits():
     hx, n = _two_classes()
     orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
     start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
-    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(5, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    sens = pd.DataFrame({"s": ["a", "b", "a", "a", "b"]})
-    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    enc, problem = one_column_problem(hx, orig, "abaab", DistinctLDiversity("s", 2))
     assert verify_codes(enc, start, problem.requirements, np.zeros(5, bool), privacy=problem.privacy).ok
     out, sup, info = improve(problem, start, np.zeros(5, dtype=bool))
     assert info["privacy_refine_moves"] == 1
@@ -139,10 +136,7 @@ def test_move_that_would_break_a_model_is_not_made():
     hx, n = _two_classes()
     orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
     start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
-    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(5, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    sens = pd.DataFrame({"s": ["a", "a", "b", "a", "b"]})
-    problem.privacy = [DistinctLDiversity("s", 2).bind(sens, enc.counts)]
+    enc, problem = one_column_problem(hx, orig, "aabab", DistinctLDiversity("s", 2))
     out, sup, info = improve(problem, start, np.zeros(5, dtype=bool))
     assert info["privacy_refine_moves"] + info["privacy_refine_swaps"] == 0
     assert np.array_equal(out, start)
@@ -180,9 +174,7 @@ def test_search_returns_to_python_between_chunks(monkeypatch):
     hx, n = _two_classes()
     orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
     start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
-    enc = T.EncodedTable(orig, [hx], ["x"], np.ones(5, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    problem.privacy = [DistinctLDiversity("s", 2).bind(pd.DataFrame({"s": ["a", "b", "a", "a", "b"]}), enc.counts)]
+    enc, problem = one_column_problem(hx, orig, "abaab", DistinctLDiversity("s", 2))
     stages = []
     monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 1)
     monkeypatch.setattr(kaca_core, "chunk_done", stages.append)
