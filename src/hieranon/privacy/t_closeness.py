@@ -226,7 +226,7 @@ class TCloseness(PrivacyModel):
                 raise PrivacyError(f"{self.describe()}: column {self.attribute!r} has missing values, which the "
                                    f"{distance} distance cannot place; fill them or use the equal distance")
         if distance == "ordered":
-            rank = self._ranks(df, labels)
+            rank = self._ranks(labels)
         elif distance == "hierarchical":
             leaves = self._leaves(labels)
             rank = np.argsort(np.argsort(leaves, kind="stable"), kind="stable")
@@ -244,10 +244,11 @@ class TCloseness(PrivacyModel):
         except HierarchyError as exc:
             raise PrivacyError(f"{self.describe()}: {exc}") from None
 
-    def _ranks(self, df: pd.DataFrame, labels: np.ndarray) -> np.ndarray:
+    def _ranks(self, labels: np.ndarray) -> np.ndarray:
         """Position of every distinct value in the value order."""
-        if self.order is None and _is_numeric(df[self.attribute]):
-            numbers = pd.to_numeric(pd.Series(labels, dtype=object)).to_numpy(dtype=np.float64)
+        values = pd.Series(labels, dtype=object)  # the distinct values: read once each, not per row
+        if self.order is None and _is_numeric(values):
+            numbers = pd.to_numeric(values.astype(str).str.strip()).to_numpy(dtype=np.float64)
             return np.argsort(np.argsort(numbers, kind="stable"), kind="stable")
         if self.order is None and self.hierarchy is not None:
             return np.argsort(np.argsort(self._dfs_positions(self._leaves(labels)), kind="stable"), kind="stable")
