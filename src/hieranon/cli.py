@@ -116,8 +116,7 @@ def _qi_builder(name: str, text: str, item: str):
     try:
         return builder_spec(name, text)
     except ConfigError as exc:
-        message = str(exc).removeprefix(f"quasi_identifiers.{name}").lstrip(".: ")
-        raise UsageError(f"--qi {item!r}: {message}") from None
+        raise UsageError(f"--qi {item!r}: {excerpt_option(exc, name)}") from None
 
 
 def _parse_qi_options(qi: list[str]) -> dict:

@@ -392,11 +392,11 @@ def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) 
             out.insert(at, q, pd.Series(texts[inv.ravel()], index=out.index, dtype=object))
         elif q in out.columns:
             labels = set(h.labels)
-            ranges = dict(zip(nb.range_text(h), h.labels))
             codes, uniq = pd.factorize(out[q])
             texts = [value_to_label(x) for x in uniq]
             if all(t in labels for t in texts):
                 continue
+            ranges = dict(zip(nb.range_text(h), h.labels))
             new = np.array([t if t in labels else ranges.get(t, x) for t, x in zip(texts, uniq)] + [None],
                            dtype=object)
             out = out.copy()

@@ -60,6 +60,7 @@ import pandas as pd
 from scipy import sparse
 
 from .hierarchy import Hierarchy
+from .table import _dense_rank
 
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
            "assess_result", "cramers_v", "naive_bayes_accuracy"]
@@ -389,15 +390,10 @@ def _attribute(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray) -
 
 
 # ------------------------------------------------------------------- pairs
-def _dense(col: np.ndarray) -> tuple[np.ndarray, int]:
-    u, inv = np.unique(col, return_inverse=True)
-    return inv.ravel(), len(u)
-
-
 def cramers_v(a: np.ndarray, b: np.ndarray, w: np.ndarray | None = None) -> float:
     """Cramér's V (Cramér 1946) of two code columns, rows weighted by ``w``;
     0 when either column has a single category."""
-    return _cramers_v_ranked(*_dense(a), *_dense(b), np.ones(len(a)) if w is None else w)
+    return _cramers_v_ranked(*_dense_rank(a), *_dense_rank(b), np.ones(len(a)) if w is None else w)
 
 
 def _cramers_v_ranked(ra: np.ndarray, na: int, rb: np.ndarray, nb: int, w: np.ndarray) -> float:
@@ -436,8 +432,8 @@ def _contingency_tvd(ha: Hierarchy, hb: Hierarchy, oa, ob, ga, gb, w, ma, mb) ->
 
 def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray) -> list[PairAssociation]:
     members = [_leaf_membership(h) for h in hs]
-    ranked_orig = [_dense(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
-    ranked_gen = [_dense(gen[:, j]) for j in range(len(hs))]
+    ranked_orig = [_dense_rank(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
+    ranked_gen = [_dense_rank(gen[:, j]) for j in range(len(hs))]
     out = []
     for i in range(len(hs)):
         for j in range(i + 1, len(hs)):
@@ -455,7 +451,7 @@ def _one_hot(X: np.ndarray) -> sparse.csr_matrix:
     offset = 0
     cols = np.empty_like(X, dtype=np.int64)
     for j in range(X.shape[1]):
-        codes, n = _dense(X[:, j])
+        codes, n = _dense_rank(X[:, j])
         cols[:, j] = codes + offset
         offset += n
     n_rows = X.shape[0]
@@ -468,7 +464,7 @@ def _category_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.empty(X.shape, dtype=np.int64)
     n = []
     for j in range(X.shape[1]):
-        out[:, j], nj = _dense(X[:, j])
+        out[:, j], nj = _dense_rank(X[:, j])
         n.append(max(nj, 1))
     return out, np.array(n)
 
@@ -677,9 +673,9 @@ def _target_of_result(result, target: str, original: pd.DataFrame | None) -> np.
                              f"{list(original.columns)[:20]})")
         return original[target].to_numpy()
     if target in result.qi_names:  # a quasi-identifier: its original leaves
-        h = result.hierarchies[result.qi_names.index(target)]
-        labels = np.asarray(h.labels, dtype=object)[result.original_codes[:, result.qi_names.index(target)]]
-        return np.where(result.original_codes[:, result.qi_names.index(target)] == 0, None, labels)
+        j = result.qi_names.index(target)
+        codes = result.original_codes[:, j]
+        return np.where(codes == 0, None, np.asarray(result.hierarchies[j].labels, dtype=object)[codes])
     data = result.data
     if data is None or target not in data.columns:
         raise ValueError(f"target column {target!r} is neither a quasi-identifier nor a column of the output; "
