@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .hierarchy import Hierarchy
+from .hierarchy import Hierarchy, _leaf_counts
 from .table import _dense_rank
 
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
@@ -318,14 +318,6 @@ def _leaf_index(h: Hierarchy) -> np.ndarray:
     return idx
 
 
-def _leaves_below(h: Hierarchy) -> np.ndarray:
-    """Number of leaves below every node (1 for a leaf)."""
-    n = np.zeros(h.n_nodes, dtype=np.int64)
-    for leaf in h.leaves:
-        n[h.ancestors[leaf, : h.depth[leaf] + 1]] += 1
-    return n
-
-
 def _node_totals(h: Hierarchy, leaf: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Records whose original leaf lies below each node."""
     per_leaf = np.bincount(leaf, weights=w, minlength=h.n_nodes)
@@ -366,19 +358,19 @@ def _spread(h: Hierarchy, nodes: np.ndarray, w: np.ndarray, membership=None) -> 
     return np.asarray(membership.T @ per_node).ravel()
 
 
-def _attribute(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray) -> AttributeUtility:
+def _attribute(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
+               membership: sparse.csr_matrix) -> AttributeUtility:
     total = w.sum()
     was_missing = orig == 0
     kept = (gen == orig) & ~was_missing
     suppressed = (gen == 0) & ~was_missing
     share = (lambda mask: float(w[mask].sum() / total)) if total > 0 else (lambda mask: 0.0)
-    below = _leaves_below(h)
+    below = _leaf_counts(h.parent, h.ancestors, h.depth, h.is_leaf)  # leaves below every node
     n_leaves = len(h.leaves)
     present = ~was_missing
     loss = 0.0
     if n_leaves > 1 and w[present].sum() > 0:
         loss = float((w[present] * (below[gen[present]] - 1)).sum() / (w[present].sum() * (n_leaves - 1)))
-    membership = _leaf_membership(h)
     p = _spread(h, orig[present], w[present], membership)
     q = _spread(h, gen[present], w[present], membership)
     tvd = 0.5 * float(np.abs(p / max(p.sum(), 1e-300) - q / max(q.sum(), 1e-300)).sum()) if p.sum() > 0 else 0.0
@@ -430,8 +422,8 @@ def _contingency_tvd(ha: Hierarchy, hb: Hierarchy, oa, ob, ga, gb, w, ma, mb) ->
     return 0.5 * float(np.abs(before - after).sum() / total)
 
 
-def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray) -> list[PairAssociation]:
-    members = [_leaf_membership(h) for h in hs]
+def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
+           members: Sequence[sparse.csr_matrix]) -> list[PairAssociation]:
     ranked_orig = [_dense_rank(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
     ranked_gen = [_dense_rank(gen[:, j]) for j in range(len(hs))]
     out = []
@@ -643,8 +635,9 @@ def assess_codes(original_codes: np.ndarray, codes: np.ndarray, hierarchies: Seq
         raise ValueError(f"folds must be a whole number >= 2, got {folds!r}")
     w = np.ones(len(codes)) if counts is None else np.asarray(counts, dtype=np.float64)
     names = [h.name for h in hs]
-    attributes = [_attribute(h, original_codes[:, j], codes[:, j], w) for j, h in enumerate(hs)]
-    pairs = _pairs(hs, original_codes, codes, w)
+    members = [_leaf_membership(h) for h in hs]  # built once per QI for both
+    attributes = [_attribute(h, original_codes[:, j], codes[:, j], w, members[j]) for j, h in enumerate(hs)]
+    pairs = _pairs(hs, original_codes, codes, w, members)
     report = dict(attributes=attributes, pairs=pairs, folds=int(folds), seed=int(seed), rows_total=len(codes),
                   n_records=int(w.sum()))
     if target is None:
