@@ -62,7 +62,7 @@ def _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off):
 @njit(cache=True)
 def lca_code(j, a, b, hd):
     """Lowest common ancestor of nodes ``a`` and ``b`` of attribute ``j``: the
-    closest common generalisation of one attribute (seed 004, Def. 8)."""
+    closest common generalisation of one attribute (Li et al. 2006, Def. 8)."""
     lca_flat, lca_off, nn, anc_flat, anc_off, hh, depth_flat, nd_off, g_flat = hd
     if a == b:
         return a
