@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hieranon import metrics, table
@@ -77,6 +77,26 @@ def test_distinct_member_sets_keep_the_cheapest_node_of_each_set(case):
         cheapest[tuple(ts)] = min(c, cheapest.get(tuple(ts), c))
     kept = nodes_found(*distinct_member_sets(*candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k)))
     assert kept == sorted((list(ts), c) for ts, c in cheapest.items())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=40, counts=True), st.integers(1, 3))
+def test_candidate_walk_split_into_threads_is_the_serial_walk(case, split_level):
+    """The subtrees handed to threads are spliced back in place: the same
+    arrays, node for node, as the walk in one thread."""
+    enc, k, _ = case
+    cost = metrics.CostModel.build(enc.hierarchies)
+    units, inv = np.unique(enc.codes, axis=0, return_inverse=True)
+    weights = np.bincount(inv.ravel(), weights=enc.counts).astype(np.int64)
+    serial = candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=-1)
+    split = candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=split_level)
+    for got, want in zip(split, serial):
+        np.testing.assert_array_equal(got, want)
+    assume(len(serial[2]) > 0)
+    for limit, small in (("max_incidences", len(serial[0]) - 1), ("max_vectors", 0)):
+        with pytest.raises(BoundTooLarge, match=f"raise {limit}"):
+            candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=split_level,
+                            **{limit: small})
 
 
 def test_candidate_nodes_unbalanced_and_internal_values():
