@@ -177,8 +177,10 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
                np.zeros(q, dtype=np.int64), 0, split_level, max_incidences, max_vectors)
     members, sizes, costs, n_vectors, tasks = top[0], top[1], top[2], top[3], top[4:]
     if len(tasks[0]):
-        members, sizes, costs, n_vectors = _walk_tasks(walk, members, sizes, costs, n_vectors, tasks,
-                                                         max_incidences, max_vectors)
+        with progress_stage(f"lower bound, k = {k}: nodes of >= k records", total=len(tasks[0]),
+                            detail=f"{len(tasks[0])} subtrees of the hierarchies") as stage:
+            members, sizes, costs, n_vectors = _walk_tasks(walk, members, sizes, costs, n_vectors, tasks,
+                                                             max_incidences, max_vectors, stage)
         if n_vectors > max_vectors or len(members) > max_incidences:  # subtrees walked at once pass them together
             _refuse(n_vectors > max_vectors, k, max_incidences, max_vectors)
     starts = np.zeros(len(sizes) + 1, dtype=np.int64)
@@ -197,11 +199,12 @@ def _refuse(vectors: bool, k: int, max_incidences: int, max_vectors: int):
         "use fewer quasi-identifiers, a larger k, or raise max_incidences")
 
 
-def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, max_vectors):
+def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, max_vectors, stage):
     """The subtrees the walk left at its split level (``tasks``: their
     positions in its output and starting groups), walked by numba's threads
-    (its kernels release the GIL) and spliced back in place. Returns the
-    members, sizes, costs and the number of depth vectors in all."""
+    (its kernels release the GIL) and spliced back in place, each counted
+    on ``stage`` as it is done. Returns the members, sizes, costs and the
+    number of depth vectors in all."""
     at_node, at_member, first, t_depths, t_off, t_rows, t_gid, t_cst = tasks
     used = [len(members), n_vectors]
     lock = threading.Lock()
@@ -217,8 +220,11 @@ def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, m
         return out
 
     pool = ThreadPoolExecutor(max_workers=nb.get_num_threads())
+    parts = []
     try:
-        parts = list(pool.map(one, range(len(first))))
+        for part in pool.map(one, range(len(first))):
+            parts.append(part)
+            stage.update(len(parts))
     finally:  # on an error or Ctrl-C, the subtrees not yet begun are dropped
         pool.shutdown(cancel_futures=True)
     pieces, node_at, member_at = ([], [], []), 0, 0
@@ -761,12 +767,14 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
                                                    max_vectors)
     n_candidates = len(node_cost)
     stages["candidates"], t = time.perf_counter() - t, time.perf_counter()
-    members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
-    stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
-    log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
-             n_candidates, len(node_cost), len(members))
-
-    full_program = _Relaxation(members, starts, node_cost, own, weights, int(k), float(MARGIN_LEVELS * cost.scale))
+    with progress_stage(f"lower bound, k = {k}: the relaxed program",
+                        detail=f"{n_candidates} nodes, {len(members)} (row, node) pairs"):
+        members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
+        stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
+        log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
+                 n_candidates, len(node_cost), len(members))
+        full_program = _Relaxation(members, starts, node_cost, own, weights, int(k),
+                                   float(MARGIN_LEVELS * cost.scale))
     price = full_program.cheapest()  # each unit's cheapest node: the simple bound
     simple = float(((price - own) * weights).sum())
     best, best_price = simple, price.copy()
