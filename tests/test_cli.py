@@ -1296,3 +1296,27 @@ def test_qi_date_builder_with_a_format_anonymizes_the_example(tmp_path):
     assert r.exit_code == 0, r.stderr
     dob = read_table(out)["date_of_birth"]
     assert dob.str.fullmatch(r"\d{4}-\d{2}|\d{4}-Q\d|\d{4}s?|\*").all()
+
+
+def test_each_command_reads_the_configuration_once(tmp_path, monkeypatch):
+    """One job per command: the YAML file is parsed once, and what it says
+    (numeric_output, method) reaches every step through the spec."""
+    from hieranon import config
+
+    calls = []
+    real_load = config.load
+    monkeypatch.setattr(config, "load", lambda path, *a, **kw: calls.append(path) or real_load(path, *a, **kw))
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(EXAMPLE_CFG.read_text().replace("input: patients.csv", "input: patients.csv\nmethod: mondrian")
+                   .replace("patients_hierarchy", str(DATA / "patients_hierarchy")))
+    out, rep = tmp_path / "o.csv", tmp_path / "r.html"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", cfg, "--numeric-output", "range", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert len(calls) == 1
+    for command, extra in (("evaluate", ["--json"]), ("report", ["-o", rep])):
+        calls.clear()
+        r = run(command, EXAMPLE, out, "--config", cfg, *extra)
+        assert r.exit_code == 0, r.stderr
+        assert len(calls) == 1, command
+    assert json.loads(run("evaluate", EXAMPLE, out, "--config", cfg, "--json").stdout)["verified"]
+    assert "mondrian" in rep.read_text()  # the method the configuration names

@@ -60,11 +60,14 @@ import sys
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from .progress import stage as progress_stage
+
+if TYPE_CHECKING:
+    from .config import Config
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="k-anonymise tables by generalisation in attribute hierarchies.")
@@ -208,6 +211,9 @@ SensitiveOption = Annotated[list[str], typer.Option(
     "--l-diversity or --t-closeness); repeatable.")]
 InsensitiveOption = Annotated[list[str], typer.Option(
     "--insensitive", help="A column published unchanged that needs no protection; repeatable.")]
+SuppressedOption = Annotated[str, typer.Option(
+    "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a class of their own that must hold k "
+    "records too (default) -- or 'removed' -- left out, as ARX publishes them.")]
 UtilityOption = Annotated[bool, typer.Option(
     "--utility", help="Also measure the release's utility: cells kept/generalised/suppressed, granularity and "
     "non-uniform entropy loss, marginals and QI-pair associations before/after, and with --target the accuracy "
@@ -263,20 +269,21 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
             + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
 
 
-def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
+def _spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
           seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
           risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
           sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None, **options):
-    """The job: the configuration file (if any) with the command-line options
-    laid over it (:meth:`AnonymizationSpec.with_overrides`; options not given
-    are None and change nothing). ``roles``: columns per role
-    (``identifiers``, ``sensitive``, ``insensitive``), added to the config's."""
-    from .config import load
+    """The job: the configuration (a file, or one :func:`_config` read) with
+    the command-line options laid over it
+    (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
+    change nothing). ``roles``: columns per role (``identifiers``,
+    ``sensitive``, ``insensitive``), added to the config's."""
     from .spec import AnonymizationSpec
 
     _checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
-    spec = AnonymizationSpec.from_config(load(config)) if config else AnonymizationSpec()
+    cfg = _config(config) if isinstance(config, Path) else config
+    spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
     options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
                     for role, columns in (roles or {}).items() if columns})
     spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
@@ -284,6 +291,12 @@ def _spec(config: Optional[Path], qi: list[str], k: Optional[int] = None, requir
     if not spec.hierarchies:
         raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
     return spec
+
+
+def _config(path: Optional[Path]) -> Optional[Config]:
+    """The configuration file, read once per command (None without one)."""
+    from .config import load
+    return load(path) if path is not None else None
 
 
 def _hierarchies(spec, data=None) -> dict:
@@ -508,9 +521,7 @@ def anonymize(
                 if keep_order_map is not None:
                     _check_output(input, keep_order_map, force, what="order map")
                 cli_params = _parse_params(param)
-                numeric_output = _numeric_output_mode(numeric_output, config)
-                if dataset and numeric_output != "label":
-                    raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
+                _check_numeric_output(numeric_output)
                 budget = _budget_option(max_suppression)
                 data = None if dataset else _read_checked(input, encoding, quiet or as_json)
                 spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
@@ -518,7 +529,10 @@ def anonymize(
                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                              count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
                              max_suppression=budget, identifier_action=identifier_action,
+                             numeric_output=numeric_output,
                              roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                if dataset and spec.numeric_output != "label":
+                    raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
                 _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
                 if keep_order_map is not None and not spec.shuffle:
                     raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
@@ -539,7 +553,7 @@ def anonymize(
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
                     result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                    quiet or as_json, keep_order_map, public, numeric_output)
+                                                    quiet or as_json, keep_order_map, public)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -565,15 +579,11 @@ def anonymize(
     raise typer.Exit(EXIT_OK)
 
 
-def _numeric_output_mode(option: Optional[str], config: Optional[Path]) -> str:
-    """``--numeric-output``, else the configuration's ``numeric_output``, else ``label``."""
+def _check_numeric_output(option: Optional[str]) -> None:
+    """``--numeric-output``, refused in one line naming the option when unknown."""
     from .io import NUMERIC_OUTPUTS
     if option is not None and option not in NUMERIC_OUTPUTS:
         raise UsageError(f"--numeric-output {option!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
-    if option is None and config is not None:
-        from .config import load
-        return load(config).numeric_output
-    return option or "label"
 
 
 def _missing_rows(result) -> list[tuple[str, str]]:
@@ -633,9 +643,9 @@ def _run_with_warnings(data, spec, **kwargs):
 
 def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
                      encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
-                     public: bool = False, numeric: str = "label"):
+                     public: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
-    quasi-identifiers in the form ``numeric``, :func:`hieranon.io.numeric_output`)."""
+    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
     from .io import numeric_output, write_table
 
     _require_rows(data, input)
@@ -648,7 +658,7 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
-    written = numeric_output(result.data, {h.name: h for h in result.hierarchies}, numeric)
+    written = numeric_output(result.data, {h.name: h for h in result.hierarchies}, spec.numeric_output)
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
         write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                     source=input, source_encoding=encoding)
@@ -788,9 +798,7 @@ def check(
     identifier: IdentifierOption = [],
     sensitive: SensitiveOption = [],
     insensitive: InsensitiveOption = [],
-    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
-                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
-                                   "left out, as ARX publishes them."),
+    suppressed: SuppressedOption = "class",
 ):
     """Report the k a table achieves as it is, its risk, its class-size
     distribution, the classes below each requirement, and the columns without
@@ -812,8 +820,7 @@ def check(
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
         # a published (already generalised) table can be checked too
-        if suppressed not in ("class", "removed"):
-            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
+        _check_suppressed(suppressed)
         prepared = build_problem(data, spec, generalised=True, hierarchies=_hierarchies(spec, data))
         reqs = prepared.problem.requirements
         table, models = _without_suppressed(prepared) if suppressed == "removed" else \
@@ -871,13 +878,12 @@ def _unshuffle(anon, order_map: Path):
     return anon.iloc[out_rows].reset_index(drop=True)
 
 
-def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options: dict, method: Optional[str],
-                   bound: bool, suppressed: str = "class", order_map: Optional[Path] = None,
-                   utility: Optional[dict] = None):
-    """Read an (original, anonymised) pair and evaluate it under the job the
-    options describe; warn when a verified pair keeps the input's row order.
-    ``utility``: ``{"target": COL or None}`` also computes the utility report
-    (cached on the result, see :func:`_utility_of`)."""
+def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: bool,
+                   suppressed: str = "class", order_map: Optional[Path] = None, utility: Optional[dict] = None):
+    """Read an (original, anonymised) pair and evaluate it under ``spec``
+    (``method``: the name the results show); flag a verified pair that keeps
+    the input's row order. ``utility``: ``{"target": COL or None}`` also
+    computes the utility report (cached on the result, see :func:`_utility_of`)."""
     from .report import evaluate_pair
 
     orig = _read_checked(original, encoding, True)
@@ -885,20 +891,27 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec_options
     anon = _read_checked(anonymised, encoding, True)
     if order_map is not None:
         anon = _unshuffle(anon, order_map)
-    spec = _spec(**spec_options)
     built = _hierarchies(spec, orig)
     from .io import read_numeric_output
     anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
-    if method is None:  # the method the configuration names, if it names one
-        from .config import load
-        method = (load(spec_options["config"]).method if spec_options["config"] else None) \
-            or "unknown (existing table)"
     result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
                            suppressed_records=suppressed)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
     if utility is not None:
         _utility_of(result, orig, utility.get("target"))
     return result
+
+
+def _check_suppressed(option: str) -> None:
+    """``--suppressed``, refused in one line when neither convention."""
+    if option not in ("class", "removed"):
+        raise UsageError(f"--suppressed {option!r}: expected class or removed")
+
+
+def _method_named(option: Optional[str], cfg: Optional[Config]) -> str:
+    """The method an existing table is shown under: ``--method``, else the
+    configuration's, else unknown."""
+    return option or (cfg.method if cfg is not None else None) or "unknown (existing table)"
 
 
 # ------------------------------------------------------------------ utility (evaluate/report --utility)
@@ -956,9 +969,7 @@ def evaluate(
     encoding: EncodingOption = "utf-8",
     bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
                                "and print how far ANONYMISED is from it (minutes on large tables)."),
-    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
-                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
-                                   "left out, as ARX publishes them."),
+    suppressed: SuppressedOption = "class",
     order_map: OrderMapOption = None,
     utility: UtilityOption = False,
     target: TargetOption = None,
@@ -967,13 +978,13 @@ def evaluate(
     e.g. ARX); with --utility, also what the release keeps for analysis."""
     _configure_logging(True, False)
     try:
-        if suppressed not in ("class", "removed"):
-            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
-        pair = _evaluate_pair(original, anonymised, encoding, dict(
-            config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-            weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-            t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), None, bound, suppressed, order_map,
-            utility={"target": target} if utility or target is not None else None)
+        _check_suppressed(suppressed)
+        cfg = _config(config)
+        spec = _spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
+                     beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+        pair = _evaluate_pair(original, anonymised, encoding, spec, _method_named(None, cfg), bound, suppressed,
+                              order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -1036,9 +1047,7 @@ def report_command(
                                 "uniques, input class sizes, before-figures), for sharing outside."),
     utility: UtilityOption = False,
     target: TargetOption = None,
-    suppressed: str = typer.Option("class", "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a "
-                                   "class of their own that must hold k records too (default) -- or 'removed' -- "
-                                   "left out, as ARX publishes them."),
+    suppressed: SuppressedOption = "class",
 ):
     """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
 
@@ -1050,19 +1059,19 @@ def report_command(
         from .report import render_report
 
         _checked_options(k, None, missing, beta, risk_threshold)
-        if suppressed not in ("class", "removed"):
-            raise UsageError(f"--suppressed {suppressed!r}: expected class or removed")
+        _check_suppressed(suppressed)
         _check_output(original, output, force, what="report")
         if output.resolve() == anonymised.resolve():
             raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
-            _refuse_overwriting_read_files(_spec(config, qi), config, **{"-o": output})
-            result = _evaluate_pair(original, anonymised, encoding, dict(
-                config=config, qi=qi, k=k, require=require, count_column=count_column, class_column=class_column,
-                weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy), method, bound, suppressed,
-                order_map=order_map,
+            cfg = _config(config)
+            spec = _spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
+                         weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
+                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+            _refuse_overwriting_read_files(spec, config, **{"-o": output})
+            result = _evaluate_pair(original, anonymised, encoding, spec, _method_named(method, cfg), bound,
+                                    suppressed, order_map=order_map,
                 utility={"target": target} if (utility or target is not None) and not public else None)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)

@@ -35,6 +35,7 @@ from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, met
 from .algorithms.suppression import SuppressionBudget, parse_budget
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .hierarchy import Hierarchy
+from .io import NUMERIC_OUTPUTS
 from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold
 from .table import DataError, EncodedTable, check_columns, encode
@@ -189,6 +190,9 @@ class AnonymizationSpec:
         (:func:`hieranon.roles.check_roles`).
     shuffle : bool
         Release the rows in a random order seeded by ``seed``.
+    numeric_output : {"label", "range", "midpoint", "bounds"}
+        How files written for this job print generalised numbers
+        (:func:`hieranon.io.numeric_output`); results hold labels.
     execution : {"auto", "whole", "partitioned"}
         ``auto`` (default): :func:`hieranon.api.run` runs the whole table in
         one process where that is expected to finish fast, else in
@@ -230,6 +234,7 @@ class AnonymizationSpec:
     max_suppression: SuppressionBudget | None = None
     strict: bool = False
     shuffle: bool = False
+    numeric_output: str = "label"
     execution: str = "auto"
     partition: Mapping = field(default_factory=dict)
 
@@ -270,6 +275,9 @@ class AnonymizationSpec:
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
             set_(name, bool(getattr(self, name)))
+        if not isinstance(self.numeric_output, str) or self.numeric_output not in NUMERIC_OUTPUTS:
+            raise ValueError(f"numeric_output must be one of {', '.join(NUMERIC_OUTPUTS)}, "
+                             f"got {self.numeric_output!r}")
         overlap = sorted(set(self.identifiers) & set(self.hierarchies))
         if overlap:
             raise ValueError(f"identifiers and quasi-identifiers overlap: {overlap}")
@@ -327,6 +335,7 @@ class AnonymizationSpec:
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
                    privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
                    strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
+                   numeric_output=getattr(cfg, "numeric_output", "label"),
                    max_suppression=getattr(cfg, "max_suppression", None))
 
     @classmethod
