@@ -26,7 +26,7 @@ from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTimeout
 from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets, distortion_lower_bound
 from hieranon.hierarchy import Hierarchy
-from random_tables import make_problem, random_tables
+from random_tables import make_problem, private_problems, random_tables
 
 
 def unbalanced() -> Hierarchy:
@@ -289,3 +289,84 @@ def test_generalised_inputs_candidate_nodes_and_bound(case, data):
     prob = make_problem(enc, k, seed)
     found = metrics.distortion(codes, KACAPlus().solve(prob).codes, prob.cost, enc.counts)
     assert distortion_lower_bound(enc, cost, k, iterations=100).distortion <= found + 1e-7
+
+
+def set_partitions(items: list):
+    """Every partition of ``items`` into blocks (Bell-number many)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        for i in range(len(part)):
+            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
+        yield [[first], *part]
+
+
+def best_balanced_recoding(enc, cost, k, flags, low, high) -> int:
+    """The least integer distortion of a record-level local recoding whose
+    classes hold >= k records and a share of flagged records in [low, high]
+    (brute force: a class prints its rows' common ancestor, the cheapest
+    tuple above them; classes printing the same tuple can be merged, shares
+    staying in range)."""
+    rows = [r for r, c in enumerate(enc.counts) for _ in range(int(c))]
+    own = [sum(int(cost.int_costs[j][enc.codes[r, j]]) for j in range(enc.codes.shape[1])) for r in rows]
+    best = None
+    for part in set_partitions(list(range(len(rows)))):
+        total = 0
+        for block in part:
+            share = sum(bool(flags[rows[i]]) for i in block) / len(block)
+            if len(block) < k or not low - 1e-9 <= share <= high + 1e-9:
+                break
+            top = 0
+            for j, h in enumerate(enc.hierarchies):
+                node = enc.codes[rows[block[0]], j]
+                for i in block[1:]:
+                    node = h.lca(np.array([node]), np.array([enc.codes[rows[i], j]]))[0]
+                top += int(cost.int_costs[j][node])
+            total += sum(top - own[i] for i in block)
+        else:
+            best = total if best is None else min(best, total)
+    return best
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=7), st.data())
+def test_share_constrained_bound_is_below_the_balanced_optimum(case, data):
+    """With the share constraint of a two-valued sensitive attribute's
+    t-closeness, the bound stays below the least distortion of every local
+    recoding whose classes meet it (brute force over set partitions), and
+    above the bound without it when both are solved exactly (one class)."""
+    enc, k, _ = case
+    n = int(enc.counts.sum())
+    assume(n <= 7)
+    flags = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(enc.codes), max_size=len(enc.codes))))
+    p = float((flags * enc.counts).sum() / n)
+    t = data.draw(st.sampled_from([0.0, 0.1, 0.25, 0.5]))
+    cost = metrics.CostModel.build(enc.hierarchies)
+    optimum = best_balanced_recoding(enc, cost, k, flags, p - t, p + t)
+    assert optimum is not None  # the whole table as one class always qualifies
+    for upper in (None, optimum / cost.scale):
+        b = distortion_lower_bound(enc, cost, k, iterations=150, upper=upper, share=(flags, p - t, p + t))
+        assert b.distortion <= optimum / cost.scale + 1e-7
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(private_problems(max_rows=30))
+def test_problem_bound_honours_a_two_valued_t_closeness(case):
+    """A problem whose t-closeness (equal or ordered) is on a two-valued
+    attribute is bounded with its share constraint and says so; the bound
+    stays below kaca+'s output meeting every model; other models are left
+    out of the bound (it stays valid, only lower)."""
+    from hieranon.bounds import problem_lower_bound, share_constraint
+    from hieranon.privacy import TCloseness
+
+    problem, sens, models = case
+    out = KACAPlus().solve(problem)
+    found = metrics.distortion(problem.table.codes, out.codes, problem.cost, problem.table.counts)
+    b = problem_lower_bound(problem, upper=found, start=out.codes, iterations=100)
+    assert b.distortion <= found + 1e-7
+    binary_t = [m for m in problem.privacy if share_constraint(m, problem.table.counts) is not None]
+    assert bool(b.models) == bool(binary_t)
+    expected = isinstance(models[0], TCloseness) and sens["s"].nunique() == 2
+    assert (share_constraint(problem.privacy[0], problem.table.counts) is not None) == expected

@@ -22,6 +22,12 @@ certificate for large tables, where the exact optimum is unknown (on UCI Adult,
 8 QIs, k = 10, it shows in about 10 s on 2 cores that no local recoding
 reaches a distortion ratio below 0.1016; ``benchmarks/bench_bound.py``).
 
+With the t-closeness of a two-valued sensitive attribute (equal or ordered
+distance: the EMD is the difference of the shares of one value, Li, Li &
+Venkatasubramanian 2007) each node's easy problem also keeps that share
+within ``t`` of the table's (:func:`share_constraint`), and the bound holds
+for every output meeting the model too (Adult, k = 10, t = 0.2: 0.165).
+
 Only nodes with at least ``k`` records under them can be used. They are found
 by a depth-first walk over the depth vectors of the product of the
 hierarchies, each vector refining its parent's groups by one attribute and
@@ -47,7 +53,7 @@ from .table import EncodedTable
 log = logging.getLogger(__name__)
 
 __all__ = ["DistortionBound", "BoundTooLarge", "candidate_nodes", "distinct_member_sets", "distortion_lower_bound",
-           "problem_lower_bound"]
+           "problem_lower_bound", "share_constraint"]
 
 
 #: Screening margin of the relaxation, in units of a whole attribute generalised
@@ -114,6 +120,9 @@ class DistortionBound:
         Wall time of each stage: ``"candidates"`` (the walk over the
         hierarchies), ``"distinct"`` (one node per set of records),
         ``"setup"`` (the units' node lists) and ``"ascent"``.
+    models : tuple of str
+        The privacy models the bound honours besides k (descriptions); the
+        bound holds for every output meeting them and the requirement.
     """
 
     ratio: float
@@ -125,6 +134,7 @@ class DistortionBound:
     incidences: int
     seconds: float
     stage_seconds: dict = field(default_factory=dict)
+    models: tuple = ()
 
 
 def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_costs, k: int,
@@ -593,12 +603,16 @@ def _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near
 
 @nb.njit(cache=True)
 def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, margin, cnt, val, near, near_val,
-            assigned, bufv, bufu, opened):
+            assigned, bufv, bufu, opened, positive, share_lo, share_hi):
     """Touched nodes ``touched[lo:hi]``: open each whose best selection (its
     negative members, topped up to ``k`` with the cheapest others) has a
     negative reduced cost; returns the sum of those; resets the work arrays.
     A node whose near members, and ``margin`` for each record still missing,
-    already make the selection non-negative is left closed unread."""
+    already make the selection non-negative is left closed unread (a share
+    constraint only raises a node's best value: the screen holds). With
+    ``share_lo > 0`` or ``share_hi < 1`` a selection must also hold that
+    share of ``positive`` records (:func:`_balanced_node`)."""
+    balanced = share_lo > 0 or share_hi < 1
     total = 0.0
     for x in range(lo, hi):
         g = touched[x]
@@ -612,6 +626,12 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
         near[g] = 0
         near_val[g] = 0.0
         if neg == 0 or (neg + n_near < k and value + v_near + (k - neg - n_near) * margin >= 0):
+            continue
+        if balanced:
+            best = _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned)
+            if best < 0:
+                total += best
+                opened[g] = True
             continue
         nbuf = 0
         if neg < k:
@@ -657,9 +677,104 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
     return total
 
 
+@nb.njit(cache=True)
+def _cheapest_records(cum_weight, cum_cost, red, x):
+    """The reduced cost of the ``x`` cheapest records of units sorted by
+    reduced cost ``red`` (cumulative weights and costs, 0 first)."""
+    j = np.searchsorted(cum_weight, x, side="right") - 1
+    if j >= len(red):
+        return cum_cost[len(red)]
+    return cum_cost[j] + (x - cum_weight[j]) * red[j]
+
+
+@nb.njit(cache=True)
+def _sorted_side(g, c, price, members, starts, weights, positive, side):
+    """Node ``g``'s members whose ``positive`` flag is ``side``, by reduced
+    cost: (units, reduced costs, cumulative weights, cumulative costs)."""
+    m = starts[g + 1] - starts[g]
+    red = np.empty(m)
+    unit = np.empty(m, dtype=np.int64)
+    n = 0
+    for i in range(starts[g], starts[g + 1]):
+        t = members[i]
+        if positive[t] == side:
+            red[n] = c - price[t]
+            unit[n] = t
+            n += 1
+    order = np.argsort(red[:n], kind="mergesort")
+    red = red[:n][order]
+    unit = unit[:n][order]
+    cum_weight = np.zeros(n + 1, dtype=np.int64)
+    cum_cost = np.zeros(n + 1)
+    for i in range(n):
+        cum_weight[i + 1] = cum_weight[i] + weights[unit[i]]
+        cum_cost[i + 1] = cum_cost[i] + weights[unit[i]] * red[i]
+    return unit, red, cum_weight, cum_cost
+
+
+@nb.njit(cache=True)
+def _take_cheapest(unit, weights, x, assigned):
+    for i in range(len(unit)):
+        if x <= 0:
+            break
+        take = min(x, weights[unit[i]])
+        assigned[unit[i]] += take
+        x -= take
+
+
+@nb.njit(cache=True)
+def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
+    """Node ``g``'s best selection of at least ``k`` records of which a share
+    in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
+    t-closeness of a two-valued sensitive attribute (Li, Li &
+    Venkatasubramanian 2007: the EMD of two values is the difference of the
+    shares). With ``h`` positive and ``l`` other records, each side's cheapest
+    are taken; for each ``h`` the best ``l`` is the unconstrained one (all the
+    side's negative records) clamped into what the share allows, and past
+    the negative positives, ``k`` and the share's need, the first ``h`` the
+    share allows is the best of the larger ones. Returns the selection's reduced cost, its records added to
+    ``assigned`` when negative (rounding lenient: the bound stays valid)."""
+    uh, rh, wh, ch = _sorted_side(g, c, price, members, starts, weights, positive, 1)
+    ul, rl, wl, cl = _sorted_side(g, c, price, members, starts, weights, positive, 0)
+    neg_h = 0
+    while neg_h < len(rh) and rh[neg_h] < 0:
+        neg_h += 1
+    neg_l = 0
+    while neg_l < len(rl) and rl[neg_l] < 0:
+        neg_l += 1
+    l_free = wl[neg_l]  # the cheapest number of other records, on their own
+    h_top = max(wh[neg_h], k)
+    if share_lo > 0:
+        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else wh[len(rh)])
+    best, best_h, best_l = 0.0, -1, -1
+    for h in range(wh[len(rh)] + 1):
+        lo = max(k - h, 0)
+        if share_hi < 1:
+            if share_hi <= 0:
+                if h > 0:
+                    break
+            else:
+                lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
+        hi = wl[len(rl)]
+        if share_lo > 0:
+            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        if lo > hi:
+            continue
+        n_other = min(max(l_free, lo), hi)
+        value = _cheapest_records(wh, ch, rh, h) + _cheapest_records(wl, cl, rl, n_other)
+        if value < best:
+            best, best_h, best_l = value, h, n_other
+        if h >= h_top:  # the first feasible h from here on is the best of them
+            break
+    if best_h >= 0:
+        _take_cheapest(uh, weights, best_h, assigned)
+        _take_cheapest(ul, weights, best_l, assigned)
+    return best
+
+
 @nb.njit(cache=True, parallel=True)
 def _relaxed(price, members, starts, node_cost, ustart, unodes, ucost, weights, k, margin, cnt, val, near, near_val,
-             touched, n_chunks, opened):
+             touched, n_chunks, opened, positive, share_lo, share_hi):
     """Optimum of the relaxed program at multipliers ``price - own cost``,
     ``sum_g min(0, best_g)``, and per unit the records the open nodes take
     (the open nodes marked in ``opened``). Only nodes cheaper than some
@@ -674,7 +789,7 @@ def _relaxed(price, members, starts, node_cost, ustart, unodes, ucost, weights, 
         bufv = np.zeros(k + 1)
         bufu = np.zeros(k + 1, dtype=np.int64)
         totals[c] = _settle(lo, lo + n_touched, touched, price, members, starts, node_cost, weights, k, margin,
-                            cnt, val, near, near_val, parts[c], bufv, bufu, opened)
+                            cnt, val, near, near_val, parts[c], bufv, bufu, opened, positive, share_lo, share_hi)
     return totals.sum(), parts.sum(axis=0)
 
 
@@ -684,9 +799,12 @@ class _Relaxation:
     placed and the nodes that open."""
 
     def __init__(self, members: np.ndarray, starts: np.ndarray, node_cost: np.ndarray, own: np.ndarray,
-                 weights: np.ndarray, k: int, margin: float):
+                 weights: np.ndarray, k: int, margin: float, share: tuple | None = None):
         self.members, self.starts, self.own, self.weights = members, starts, own, weights
-        self.k, self.margin = k, margin
+        self.k, self.margin, self.share = k, margin, share
+        positive, self.share_range = (np.zeros(len(weights), np.int8), (0.0, 1.0)) if share is None else \
+            (np.asarray(share[0], dtype=np.int8), (float(share[1]), float(share[2])))
+        self.positive = positive
         self.int_cost = np.asarray(node_cost, dtype=np.int64)
         self.node_cost = self.int_cost.astype(np.float64)
         # the costs in the units' order, read as the lists are scanned: the smallest exact integer type
@@ -706,18 +824,20 @@ class _Relaxation:
         opened = np.zeros(len(self.node_cost), dtype=np.bool_)
         relaxed, assigned = _relaxed(price, self.members, self.starts, self.node_cost, self.ustart, self.unodes,
                                      self.ucost, self.weights, self.k, self.margin, *self.work, self.n_chunks,
-                                     opened)
+                                     opened, self.positive, *self.share_range)
         return float(((price - self.own) * self.weights).sum()) + relaxed, assigned, opened
 
     def restricted(self, nodes: np.ndarray) -> _Relaxation:
         """The same program over ``nodes`` only."""
         members, starts = _gather_nodes(self.members, self.starts, nodes)
-        return _Relaxation(members, starts, self.int_cost[nodes], self.own, self.weights, self.k, self.margin)
+        return _Relaxation(members, starts, self.int_cost[nodes], self.own, self.weights, self.k, self.margin,
+                           self.share)
 
 
 def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
                            upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
-                           max_incidences: int = 400_000_000, max_vectors: int = 2_000_000) -> DistortionBound:
+                           max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                           share: tuple[np.ndarray, float, float] | None = None) -> DistortionBound:
     """Lower bound of the distortion of every k-anonymous local recoding of ``table``.
 
     Parameters
@@ -746,6 +866,12 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     max_incidences, max_vectors : int
         Refuse (``BoundTooLarge``) beyond this many (row, node) pairs, or
         depth vectors of the hierarchies holding candidate nodes.
+    share : (flags, low, high), optional
+        Every class must also hold a share in ``[low, high]`` of the records
+        flagged (a bool per row): the t-closeness of a two-valued sensitive
+        attribute, whose EMD is the difference of the shares (Li, Li &
+        Venkatasubramanian 2007), is ``[p - t, p + t]`` with ``p`` the
+        table's share. The bound is then on outputs meeting it too.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
@@ -754,8 +880,13 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     t0 = time.perf_counter()
     cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
     full = full_distortion(table.codes, cost, table.counts)
-    units, inverse = np.unique(table.codes[:, cols], axis=0, return_inverse=True)
+    keys = table.codes[:, cols]
+    if share is not None:  # units of one QI tuple and one flag
+        keys = np.column_stack([keys, np.asarray(share[0], dtype=bool).astype(keys.dtype)])
+    units, inverse = np.unique(keys, axis=0, return_inverse=True)
     weights = np.bincount(inverse.ravel(), weights=table.counts, minlength=len(units)).astype(np.int64)
+    unit_share = None if share is None else (units[:, -1], float(share[1]), float(share[2]))
+    units = units[:, :len(cols)]
     hs = [table.hierarchies[j] for j in cols]
     int_costs = [np.asarray(cost.int_costs[j], dtype=np.int64) for j in cols]
     own = sum(int_costs[i][units[:, i]] for i in range(len(cols))).astype(np.float64)
@@ -774,7 +905,7 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
                  n_candidates, len(node_cost), len(members))
         full_program = _Relaxation(members, starts, node_cost, own, weights, int(k),
-                                   float(MARGIN_LEVELS * cost.scale))
+                                   float(MARGIN_LEVELS * cost.scale), unit_share)
     price = full_program.cheapest()  # each unit's cheapest node: the simple bound
     simple = float(((price - own) * weights).sum())
     best, best_price = simple, price.copy()
@@ -871,21 +1002,44 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
+def share_constraint(model, counts: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+    """The share constraint (:func:`distortion_lower_bound`'s ``share``) of a
+    bound privacy model, or None when it has none: t-closeness of a
+    two-valued attribute by the equal or the ordered distance, whose EMD is
+    the difference of the classes' and the table's shares of one value (Li,
+    Li & Venkatasubramanian 2007); ``counts``: records per row."""
+    if getattr(model, "kind", None) != "t-closeness" or model.n_values != 2 or \
+            getattr(model, "distance", None) not in ("equal", "ordered"):
+        return None
+    flags = np.asarray(model.values) == 1
+    counts = np.asarray(counts, dtype=np.float64)
+    p = float((flags * counts).sum() / counts.sum())
+    return flags, p - model.model.t, p + model.model.t
+
+
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
                         iterations: int = 400, max_incidences: int = 400_000_000,
                         max_vectors: int = 2_000_000) -> DistortionBound:
     """Lower bound of the distortion of every local recoding meeting all of
-    ``problem``'s requirements: the largest of the bounds of its requirements
-    (each alone is a relaxation of the whole). ``upper`` and ``start``: the
-    distortion and the codes of a known output meeting them
-    (:func:`distortion_lower_bound`)."""
+    ``problem``'s requirements and privacy models: the largest of the bounds
+    of its requirements (each alone is a relaxation of the whole), each with
+    the share constraint of the tightest t-closeness that has one
+    (:func:`share_constraint`; other models are left out, which only lowers
+    the bound). ``upper`` and ``start``: the distortion and the codes of a
+    known output meeting them (:func:`distortion_lower_bound`)."""
     names = list(problem.table.qi_names)
+    shares = [(m.model.t, m) for m in getattr(problem, "privacy", ()) or ()
+              if share_constraint(m, problem.table.counts) is not None]
+    model = min(shares, key=lambda pair: pair[0])[1] if shares else None
+    share = None if model is None else share_constraint(model, problem.table.counts)
     best = None
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]
         b = distortion_lower_bound(problem.table, problem.cost, req.k, columns=cols, upper=upper,
                                    start=start, iterations=iterations, max_incidences=max_incidences,
-                                   max_vectors=max_vectors)
+                                   max_vectors=max_vectors, share=share)
         if best is None or b.ratio > best.ratio:
             best = b
+    if best is not None and model is not None:
+        best.models = (model.describe(),)
     return best

@@ -395,7 +395,8 @@ def _bound_rows(result) -> list[tuple[str, str]]:
     if b is None:
         return []
     exact = " (the optimum)" if b.optimal else ""
-    return [("lower bound of any output's distortion ratio (objective)" + exact, f"{b.ratio:.4f}"),
+    meeting = "".join(f", {m}" for m in b.models)
+    return [(f"lower bound of any output's distortion ratio (objective{meeting})" + exact, f"{b.ratio:.4f}"),
             ("output / lower bound", f"{result.gap_to_bound():.4f}")]
 
 

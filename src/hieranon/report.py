@@ -749,7 +749,8 @@ def _metrics(result, public: bool = False) -> str:
     bound = getattr(result, "lower_bound", None)
     if bound is not None:  # anonymize --bound
         rows.append(f'<tr><th>lower bound of any output\'s distortion ratio</th><td class="num">{_e(_fmt(bound.ratio))}'
-                    '</td><td class="desc">no k-anonymous local recoding of this table has a lower distortion '
+                    '</td><td class="desc">no k-anonymous local recoding of this table'
+                    + _e("".join(f" meeting {m}" for m in bound.models)) + ' has a lower distortion '
                     f'ratio (Lagrangian bound{", reached: the output is optimal" if bound.optimal else ""})</td></tr>')
         rows.append(f'<tr><th>output / lower bound</th><td class="num">{_e(_fmt(result.gap_to_bound()))}</td>'
                     '<td class="desc">how far, at most, the output is from the optimum (1 = optimal)</td></tr>')

@@ -230,7 +230,8 @@ class AnonymizationResult:
         if b is None:
             return {}
         return {"lower_bound": {"distortion_ratio": b.ratio, "distortion": b.distortion, "optimal": b.optimal,
-                                "iterations": b.iterations, "output_over_bound": self.gap_to_bound()}}
+                                "iterations": b.iterations, "output_over_bound": self.gap_to_bound(),
+                                "privacy_models": list(b.models)}}
 
     def gap_to_bound(self) -> float | None:
         """The output's distortion over the lower bound (>= 1; 1 = provably
