@@ -335,8 +335,8 @@ def best_balanced_recoding(enc, cost, k, flags, low, high) -> int:
 def test_share_constrained_bound_is_below_the_balanced_optimum(case, data):
     """With the share constraint of a two-valued sensitive attribute's
     t-closeness, the bound stays below the least distortion of every local
-    recoding whose classes meet it (brute force over set partitions), and
-    above the bound without it when both are solved exactly (one class)."""
+    recoding whose classes meet it (brute force over set partitions), with
+    and without a target."""
     enc, k, _ = case
     n = int(enc.counts.sum())
     assume(n <= 7)
@@ -366,7 +366,7 @@ def test_problem_bound_honours_a_two_valued_t_closeness(case):
     found = metrics.distortion(problem.table.codes, out.codes, problem.cost, problem.table.counts)
     b = problem_lower_bound(problem, upper=found, start=out.codes, iterations=100)
     assert b.distortion <= found + 1e-7
-    binary_t = [m for m in problem.privacy if share_constraint(m, problem.table.counts) is not None]
+    binary_t = [m for m in problem.privacy if share_constraint(m) is not None]
     assert bool(b.models) == bool(binary_t)
     expected = isinstance(models[0], TCloseness) and sens["s"].nunique() == 2
-    assert (share_constraint(problem.privacy[0], problem.table.counts) is not None) == expected
+    assert (share_constraint(problem.privacy[0]) is not None) == expected

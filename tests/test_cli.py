@@ -1299,8 +1299,8 @@ def test_qi_date_builder_with_a_format_anonymizes_the_example(tmp_path):
 
 
 def test_each_command_reads_the_configuration_once(tmp_path, monkeypatch):
-    """One job per command: the YAML file is parsed once, and what it says
-    (numeric_output, method) reaches every step through the spec."""
+    """One job per command: the YAML file is parsed once, and the method it
+    names still reaches the report (the config's numeric_output: test_io)."""
     from hieranon import config
 
     calls = []

@@ -183,9 +183,10 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
             _refuse(status == 1, k, max_incidences, max_vectors)
         return out
 
-    top = walk(np.arange(len(units), dtype=np.int64), np.zeros(len(units), dtype=np.int64), rowcost,
-               np.zeros(q, dtype=np.int64), 0, split_level, max_incidences, max_vectors)
-    members, sizes, costs, n_vectors, tasks = top[0], top[1], top[2], top[3], top[4:]
+    members, sizes, costs, n_vectors, *tasks = walk(np.arange(len(units), dtype=np.int64),
+                                                    np.zeros(len(units), dtype=np.int64), rowcost,
+                                                    np.zeros(q, dtype=np.int64), 0, split_level, max_incidences,
+                                                    max_vectors)
     if len(tasks[0]):
         with progress_stage(f"lower bound, k = {k}: nodes of >= k records", total=len(tasks[0]),
                             detail=f"{len(tasks[0])} subtrees of the hierarchies") as stage:
@@ -237,15 +238,15 @@ def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, m
             stage.update(len(parts))
     finally:  # on an error or Ctrl-C, the subtrees not yet begun are dropped
         pool.shutdown(cancel_futures=True)
-    pieces, node_at, member_at = ([], [], []), 0, 0
-    for i, part in enumerate(parts):
-        cuts = (slice(member_at, at_member[i]), slice(node_at, at_node[i]), slice(node_at, at_node[i]))
-        for piece, whole, cut, new in zip(pieces, (members, sizes, costs), cuts, part[:3]):
-            piece += [whole[cut], new]
-        node_at, member_at = at_node[i], at_member[i]
-    for piece, whole, start in zip(pieces, (members, sizes, costs), (member_at, node_at, node_at)):
-        piece.append(whole[start:])
-    return (*(np.concatenate(piece) for piece in pieces), used[1])
+    spliced = (_splice(whole, cuts, [part[i] for part in parts])
+               for i, (whole, cuts) in enumerate(((members, at_member), (sizes, at_node), (costs, at_node))))
+    return (*spliced, used[1])
+
+
+def _splice(whole: np.ndarray, cuts: np.ndarray, inserts: list) -> np.ndarray:
+    """``whole`` with ``inserts[i]`` put in at position ``cuts[i]`` (ascending)."""
+    pieces = np.split(whole, cuts)
+    return np.concatenate([pieces[0], *(x for insert, rest in zip(inserts, pieces[1:]) for x in (insert, rest))])
 
 
 @nb.njit(cache=True)
@@ -336,6 +337,7 @@ def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, k,
     t_rows = np.empty(16, dtype=np.int64)
     t_gid = np.empty(16, dtype=np.int64)
     t_cst = np.empty(16, dtype=np.int64)
+    status = 0
     nt = 0
     nm = 0
     ng = 0
@@ -352,13 +354,10 @@ def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, k,
         if fresh:  # emit the nodes of this depth vector
             fresh = False
             nvec += 1
-            if nvec > max_vec:
-                return 1, members[:nm], sizes[:ng], costs[:ng], nvec, t_node[:nt], t_member[:nt], t_first[:nt], \
-                    t_depths[:nt], t_off[:nt + 1], t_rows[:0], t_gid[:0], t_cst[:0]
             m = lens[lvl]
-            if nm + m > max_inc:
-                return 2, members[:nm], sizes[:ng], costs[:ng], nvec, t_node[:nt], t_member[:nt], t_first[:nt], \
-                    t_depths[:nt], t_off[:nt + 1], t_rows[:0], t_gid[:0], t_cst[:0]
+            if nvec > max_vec or nm + m > max_inc:
+                status = 1 if nvec > max_vec else 2
+                break
             members = _grow(members, nm + m)
             b = base[lvl]
             ngroups = gid[b + m - 1] + 1
@@ -457,7 +456,7 @@ def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, k,
         nextj[c] = j
         lvl = c
         fresh = True
-    return 0, members[:nm].copy(), sizes[:ng].copy(), costs[:ng].copy(), nvec, t_node[:nt].copy(), \
+    return status, members[:nm].copy(), sizes[:ng].copy(), costs[:ng].copy(), nvec, t_node[:nt].copy(), \
         t_member[:nt].copy(), t_first[:nt].copy(), t_depths[:nt].copy(), t_off[:nt + 1].copy(), \
         t_rows[:t_off[nt]].copy(), t_gid[:t_off[nt]].copy(), t_cst[:t_off[nt]].copy()
 
@@ -732,8 +731,9 @@ def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo,
     are taken; for each ``h`` the best ``l`` is the unconstrained one (all the
     side's negative records) clamped into what the share allows, and past
     the negative positives, ``k`` and the share's need, the first ``h`` the
-    share allows is the best of the larger ones. Returns the selection's reduced cost, its records added to
-    ``assigned`` when negative (rounding lenient: the bound stays valid)."""
+    share allows is the best of the larger ones. Returns the selection's
+    reduced cost, its records added to ``assigned`` when negative (rounding
+    lenient: the bound stays valid)."""
     uh, rh, wh, ch = _sorted_side(g, c, price, members, starts, weights, positive, 1)
     ul, rl, wl, cl = _sorted_side(g, c, price, members, starts, weights, positive, 0)
     neg_h = 0
@@ -801,10 +801,9 @@ class _Relaxation:
     def __init__(self, members: np.ndarray, starts: np.ndarray, node_cost: np.ndarray, own: np.ndarray,
                  weights: np.ndarray, k: int, margin: float, share: tuple | None = None):
         self.members, self.starts, self.own, self.weights = members, starts, own, weights
-        self.k, self.margin, self.share = k, margin, share
-        positive, self.share_range = (np.zeros(len(weights), np.int8), (0.0, 1.0)) if share is None else \
-            (np.asarray(share[0], dtype=np.int8), (float(share[1]), float(share[2])))
-        self.positive = positive
+        self.k, self.margin = k, margin
+        flags, low, high = (np.zeros(len(weights)), 0.0, 1.0) if share is None else share
+        self.share = (np.asarray(flags, dtype=np.int8), float(low), float(high))  # (0, 1): no constraint
         self.int_cost = np.asarray(node_cost, dtype=np.int64)
         self.node_cost = self.int_cost.astype(np.float64)
         # the costs in the units' order, read as the lists are scanned: the smallest exact integer type
@@ -824,7 +823,7 @@ class _Relaxation:
         opened = np.zeros(len(self.node_cost), dtype=np.bool_)
         relaxed, assigned = _relaxed(price, self.members, self.starts, self.node_cost, self.ustart, self.unodes,
                                      self.ucost, self.weights, self.k, self.margin, *self.work, self.n_chunks,
-                                     opened, self.positive, *self.share_range)
+                                     opened, *self.share)
         return float(((price - self.own) * self.weights).sum()) + relaxed, assigned, opened
 
     def restricted(self, nodes: np.ndarray) -> _Relaxation:
@@ -1002,19 +1001,18 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-def share_constraint(model, counts: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+def share_constraint(model) -> tuple[np.ndarray, float, float] | None:
     """The share constraint (:func:`distortion_lower_bound`'s ``share``) of a
     bound privacy model, or None when it has none: t-closeness of a
     two-valued attribute by the equal or the ordered distance, whose EMD is
     the difference of the classes' and the table's shares of one value (Li,
-    Li & Venkatasubramanian 2007); ``counts``: records per row."""
+    Li & Venkatasubramanian 2007); the table's share is the model's own
+    distribution ``q``."""
     if getattr(model, "kind", None) != "t-closeness" or model.n_values != 2 or \
             getattr(model, "distance", None) not in ("equal", "ordered"):
         return None
-    flags = np.asarray(model.values) == 1
-    counts = np.asarray(counts, dtype=np.float64)
-    p = float((flags * counts).sum() / counts.sum())
-    return flags, p - model.model.t, p + model.model.t
+    p = float(model.q[0, 1])
+    return np.asarray(model.values) == 1, p - model.model.t, p + model.model.t
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
@@ -1028,10 +1026,8 @@ def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarra
     the bound). ``upper`` and ``start``: the distortion and the codes of a
     known output meeting them (:func:`distortion_lower_bound`)."""
     names = list(problem.table.qi_names)
-    shares = [(m.model.t, m) for m in getattr(problem, "privacy", ()) or ()
-              if share_constraint(m, problem.table.counts) is not None]
-    model = min(shares, key=lambda pair: pair[0])[1] if shares else None
-    share = None if model is None else share_constraint(model, problem.table.counts)
+    shares = [(m, share) for m in getattr(problem, "privacy", ()) or () if (share := share_constraint(m))]
+    model, share = min(shares, key=lambda pair: pair[0].model.t, default=(None, None))
     best = None
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]

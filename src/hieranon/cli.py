@@ -1073,7 +1073,8 @@ def report_command(
             _refuse_overwriting_read_files(spec, config, **{"-o": output})
             result = _evaluate_pair(original, anonymised, encoding, spec, _method_named(method, cfg), bound,
                                     suppressed, order_map=order_map,
-                utility={"target": target} if (utility or target is not None) and not public else None)
+                                    utility={"target": target} if (utility or target is not None) and not public
+                                    else None)
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
             risk_before, risk_after, _ = result.risk()
