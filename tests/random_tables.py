@@ -144,3 +144,16 @@ def path_of(h: Hierarchy, leaf: str) -> list[str]:
 def structure(h: Hierarchy) -> set[tuple[str, ...]]:
     """Every node's path of labels: the hierarchy's shape, independent of node ids."""
     return {tuple(p) for p in h.node_paths()}
+
+
+def set_partitions(items: list):
+    """Every partition of ``items`` into blocks (Bell-number many): the
+    brute-force search space of record-level recodings."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        for i in range(len(part)):
+            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
+        yield [[first], *part]

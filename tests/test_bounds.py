@@ -26,7 +26,7 @@ from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTimeout
 from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets, distortion_lower_bound
 from hieranon.hierarchy import Hierarchy
-from random_tables import make_problem, private_problems, random_tables
+from random_tables import make_problem, private_problems, random_tables, set_partitions
 
 
 def unbalanced() -> Hierarchy:
@@ -289,18 +289,6 @@ def test_generalised_inputs_candidate_nodes_and_bound(case, data):
     prob = make_problem(enc, k, seed)
     found = metrics.distortion(codes, KACAPlus().solve(prob).codes, prob.cost, enc.counts)
     assert distortion_lower_bound(enc, cost, k, iterations=100).distortion <= found + 1e-7
-
-
-def set_partitions(items: list):
-    """Every partition of ``items`` into blocks (Bell-number many)."""
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in set_partitions(rest):
-        for i in range(len(part)):
-            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
-        yield [[first], *part]
 
 
 def best_balanced_recoding(enc, cost, k, flags, low, high) -> int:

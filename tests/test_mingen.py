@@ -21,6 +21,7 @@ from hieranon.algorithms.mingen import MinGen, MinGenTooLarge, candidate_tuples,
 from hieranon.metrics import CostModel, precision
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
+from random_tables import set_partitions
 from test_heuristicmin import seed003_figure4, table_rows
 
 
@@ -68,23 +69,12 @@ def _prec_loss(hs, leaf, gen):
     return sum((h.depth[a] - h.depth[b]) / (h.height - 1) for h, a, b in zip(hs, leaf, gen) if h.height > 1)
 
 
-def _set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in _set_partitions(rest):
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
-        yield [[first]] + part
-
-
 def brute_force_rows(units, counts, hs, k):
     """Every partition of the distinct rows into classes of >= k records, each
     class printed as the closest common generalisation of its rows: the
     minimum steps and all tables reaching it with their precision loss."""
     best, tables = None, []
-    for part in _set_partitions(list(range(len(units)))):
+    for part in set_partitions(list(range(len(units)))):
         if any(sum(counts[u] for u in blk) < k for blk in part):
             continue
         cost, loss, rows = 0, 0.0, []
