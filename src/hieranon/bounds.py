@@ -52,8 +52,8 @@ from .table import EncodedTable
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DistortionBound", "BoundTooLarge", "candidate_nodes", "distinct_member_sets", "distortion_lower_bound",
-           "problem_lower_bound", "share_constraint"]
+__all__ = ["DistortionBound", "BoundTooLarge", "RelaxedPrices", "candidate_nodes", "distinct_member_sets",
+           "distortion_lower_bound", "problem_lower_bound", "relaxed_prices", "share_constraint"]
 
 
 #: Screening margin of the relaxation, in units of a whole attribute generalised
@@ -84,6 +84,10 @@ DEFLECTION = 1.5
 #: distinct rows (a speed setting: the nodes are the same).
 SPLIT_LEVEL = 3
 SPLIT_ROWS = 2_000
+
+#: The relaxation of more than 100,000 nodes is evaluated in this many node
+#: ranges (in numba's threads), whatever the number of threads.
+RELAXATION_CHUNKS = 8
 
 
 class BoundTooLarge(ValueError):
@@ -139,7 +143,7 @@ class DistortionBound:
 
 def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_costs, k: int,
                     max_incidences: int = 400_000_000, max_vectors: int = 2_000_000, *,
-                    split_level: int | None = None):
+                    split_level: int | None = None, label: str = "lower bound"):
     """Every node of the product of ``hierarchies`` with ``>= k`` records under it.
 
     ``units`` are distinct rows of codes, ``weights`` their record counts.
@@ -154,7 +158,8 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
     ``SPLIT_ROWS`` distinct rows or more) are walked in parallel threads and
     spliced back in place: the result is the same.
     Raises :class:`BoundTooLarge` past ``max_incidences`` (row, node) pairs
-    or ``max_vectors`` depth vectors holding such nodes.
+    or ``max_vectors`` depth vectors holding such nodes. ``label`` names the
+    work in the progress display.
     """
     if weights.sum() < k:
         return np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int64)
@@ -188,7 +193,7 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
                                                     np.zeros(q, dtype=np.int64), 0, split_level, max_incidences,
                                                     max_vectors)
     if len(tasks[0]):
-        with progress_stage(f"lower bound, k = {k}: nodes of >= k records", total=len(tasks[0]),
+        with progress_stage(f"{label}, k = {k}: nodes of >= k records", total=len(tasks[0]),
                             detail=f"{len(tasks[0])} subtrees of the hierarchies") as stage:
             members, sizes, costs, n_vectors = _walk_tasks(walk, members, sizes, costs, n_vectors, tasks,
                                                              max_incidences, max_vectors, stage)
@@ -722,7 +727,7 @@ def _take_cheapest(unit, weights, x, assigned):
 
 
 @nb.njit(cache=True)
-def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
+def _balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
     """Node ``g``'s best selection of at least ``k`` records of which a share
     in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
     t-closeness of a two-valued sensitive attribute (Li, Li &
@@ -732,8 +737,8 @@ def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo,
     side's negative records) clamped into what the share allows, and past
     the negative positives, ``k`` and the share's need, the first ``h`` the
     share allows is the best of the larger ones. Returns the selection's
-    reduced cost, its records added to ``assigned`` when negative (rounding
-    lenient: the bound stays valid)."""
+    reduced cost if below ``best`` (else ``best``), its ``h`` and ``l``
+    (-1 when none is below ``best``) and each side's units, cheapest first."""
     uh, rh, wh, ch = _sorted_side(g, c, price, members, starts, weights, positive, 1)
     ul, rl, wl, cl = _sorted_side(g, c, price, members, starts, weights, positive, 0)
     neg_h = 0
@@ -746,7 +751,7 @@ def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo,
     h_top = max(wh[neg_h], k)
     if share_lo > 0:
         h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else wh[len(rh)])
-    best, best_h, best_l = 0.0, -1, -1
+    best_h, best_l = -1, -1
     for h in range(wh[len(rh)] + 1):
         lo = max(k - h, 0)
         if share_hi < 1:
@@ -766,6 +771,16 @@ def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo,
             best, best_h, best_l = value, h, n_other
         if h >= h_top:  # the first feasible h from here on is the best of them
             break
+    return best, best_h, best_l, uh, ul
+
+
+@nb.njit(cache=True)
+def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
+    """:func:`_balanced_choice` of a node in the relaxation: the best
+    negative selection's reduced cost (0 if none), its records added to
+    ``assigned`` (rounding lenient: the bound stays valid)."""
+    best, best_h, best_l, uh, ul = _balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo,
+                                                    share_hi, 0.0)
     if best_h >= 0:
         _take_cheapest(uh, weights, best_h, assigned)
         _take_cheapest(ul, weights, best_l, assigned)
@@ -813,7 +828,8 @@ class _Relaxation:
         n = len(self.node_cost)
         self.work = (np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n),
                      np.zeros(n, dtype=np.int64))
-        self.n_chunks = nb.get_num_threads() if n > 100_000 else 1
+        # a fixed number of chunks, not one per thread: the sums, and so the prices, are the same on every machine
+        self.n_chunks = RELAXATION_CHUNKS if n > 100_000 else 1
 
     def cheapest(self) -> np.ndarray:
         """Each unit's cheapest node's cost (the prices of the simple bound)."""
@@ -872,6 +888,55 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         Venkatasubramanian 2007), is ``[p - t, p + t]`` with ``p`` the
         table's share. The bound is then on outputs meeting it too.
     """
+    return relaxed_prices(table, cost, k, columns=columns, upper=upper, start=start, iterations=iterations,
+                          max_incidences=max_incidences, max_vectors=max_vectors, share=share).bound
+
+
+@dataclass
+class RelaxedPrices:
+    """The multipliers of the best relaxed value found, with the program they price.
+
+    Attributes
+    ----------
+    bound : DistortionBound
+        The lower bound (:func:`distortion_lower_bound`).
+    price : ndarray of float
+        Per unit, its multiplier plus its own cost: what a record of the unit
+        may pay at a node (a node's reduced cost for it is the node's cost minus this).
+    unit_of_row : ndarray of int
+        Each row's unit (distinct QI tuple, and flag with ``share``).
+    weights : ndarray of int
+        Records per unit.
+    flags : ndarray of int8
+        Per unit, its share flag (all 0 without ``share``).
+    low, high : float
+        The share's interval ((0, 1): none).
+    members, starts, node_cost : ndarray
+        The candidate nodes: node ``g``'s units are ``members[starts[g]:starts[g + 1]]``,
+        its cost ``node_cost[g]`` (float, in the cost model's integer scale).
+    """
+
+    bound: DistortionBound
+    price: np.ndarray
+    unit_of_row: np.ndarray
+    weights: np.ndarray
+    flags: np.ndarray
+    low: float
+    high: float
+    members: np.ndarray
+    starts: np.ndarray
+    node_cost: np.ndarray
+
+
+def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
+                   upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
+                   max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                   share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound"
+                   ) -> RelaxedPrices:
+    """:func:`distortion_lower_bound` (same parameters), also returning the
+    best multipliers and the candidate nodes: the prices a Lagrangian
+    heuristic builds an output from (Fisher 1981). ``label`` names the work
+    in the progress display."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
@@ -883,7 +948,8 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
     if share is not None:  # units of one QI tuple and one flag
         keys = np.column_stack([keys, np.asarray(share[0], dtype=bool).astype(keys.dtype)])
     units, inverse = np.unique(keys, axis=0, return_inverse=True)
-    weights = np.bincount(inverse.ravel(), weights=table.counts, minlength=len(units)).astype(np.int64)
+    inverse = inverse.ravel()
+    weights = np.bincount(inverse, weights=table.counts, minlength=len(units)).astype(np.int64)
     unit_share = None if share is None else (units[:, -1], float(share[1]), float(share[2]))
     units = units[:, :len(cols)]
     hs = [table.hierarchies[j] for j in cols]
@@ -894,10 +960,10 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
         raise ValueError(f"k = {k} exceeds the {n} records of the table: no k-anonymous output exists")
     stages, t = {}, time.perf_counter()
     members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences,
-                                                   max_vectors)
+                                                   max_vectors, label=label)
     n_candidates = len(node_cost)
     stages["candidates"], t = time.perf_counter() - t, time.perf_counter()
-    with progress_stage(f"lower bound, k = {k}: the relaxed program",
+    with progress_stage(f"{label}, k = {k}: the relaxed program",
                         detail=f"{n_candidates} nodes, {len(members)} (row, node) pairs"):
         members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
         stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
@@ -907,31 +973,33 @@ def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, colu
                                    float(MARGIN_LEVELS * cost.scale), unit_share)
     price = full_program.cheapest()  # each unit's cheapest node: the simple bound
     simple = float(((price - own) * weights).sum())
-    best, best_price = simple, price.copy()
     if start is not None:  # halfway to what each record pays in a known output: fewer steps to the same bound
         paid = sum(int_costs[i][np.asarray(start)[:, c]] for i, c in enumerate(cols)).astype(np.float64)
-        paid = np.bincount(inverse.ravel(), weights=paid * table.counts, minlength=len(units)) / weights
+        paid = np.bincount(inverse, weights=paid * table.counts, minlength=len(units)) / weights
         price = 0.5 * (price + np.maximum(paid, price))
     target = None if upper is None else float(upper) * cost.scale
     stages["setup"], t = time.perf_counter() - t, time.perf_counter()
-    with progress_stage(f"lower bound, k = {k}", total=iterations,
+    with progress_stage(f"{label}, k = {k}", total=iterations,
                         detail=f"{len(node_cost)} nodes, {len(members)} (row, node) pairs") as stage:
-        best, optimal, it = _ascend(full_program, price, weights, best, best_price, target, float(cost.scale),
-                                    iterations, stage)
+        best, best_price, optimal, it = _ascend(full_program, price, weights, simple, full_program.cheapest(),
+                                                target, float(cost.scale), iterations, stage)
     stages["ascent"] = time.perf_counter() - t
     if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
         best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
     seconds = time.perf_counter() - t0
     ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
     log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
-    return DistortionBound(ratio=ratio, distortion=best / cost.scale,
-                           simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
-                           iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds,
-                           stage_seconds=stages)
+    bound = DistortionBound(ratio=ratio, distortion=best / cost.scale,
+                            simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
+                            iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds,
+                            stage_seconds=stages)
+    flags, low, high = full_program.share
+    return RelaxedPrices(bound, best_price, inverse, weights, flags, low, high, members, starts,
+                         full_program.node_cost)
 
 
 def _ascend(full: _Relaxation, price: np.ndarray, weights: np.ndarray, best: float, best_price: np.ndarray,
-            target: float | None, scale: float, iterations: int, stage) -> tuple[float, bool, int]:
+            target: float | None, scale: float, iterations: int, stage) -> tuple[float, np.ndarray, bool, int]:
     """Subgradient ascent of the relaxed value from ``price`` by Polyak
     steps (Held, Wolfe & Crowder 1974) along deflected subgradients
     (:func:`_deflected`), each aiming :data:`TARGET_SHARE` of the way from
@@ -941,9 +1009,9 @@ def _ascend(full: _Relaxation, price: np.ndarray, weights: np.ndarray, best: flo
     that some full evaluation opened -- about 1 % of them on UCI Adult, and
     far cheaper. After :data:`STALE_FULL` full evaluations without a rise the
     step halves and the ascent restarts from the best multipliers
-    (``best`` at ``best_price`` to begin with). Returns the best value,
-    whether a full relaxed assignment was feasible (the value is then the
-    optimum) and the iterations run."""
+    (``best`` at ``best_price`` to begin with). Returns the best value, its
+    multipliers, whether a full relaxed assignment was feasible (the value
+    is then the optimum) and the iterations run."""
     step, stale = 1.0, 0
     active = np.zeros(len(full.node_cost), dtype=np.bool_)
     part, due, direction = None, True, None
@@ -970,16 +1038,16 @@ def _ascend(full: _Relaxation, price: np.ndarray, weights: np.ndarray, best: flo
         norm = _dot(grad, grad)
         if norm == 0:  # the relaxed assignment is k-anonymous
             if feasible_is_optimal:
-                return max(best, value), True, it
+                return (value, price, True, it) if value > best else (best, best_price, True, it)
             due = True  # only over the active nodes: see what the full program says
             continue
         goal = best + TARGET_SHARE * (target - best) if target is not None else max(best * 1.05, best + scale)
         if goal <= best or step < 1e-5:
-            return best, False, it
+            return best, best_price, False, it
         direction = _deflected(grad, direction)
         price = price + step * (goal - value) / _dot(direction, direction) * direction
         log.debug("lower bound: iteration %d, value %.1f, best %.1f", it, value / scale, best / scale)
-    return best, False, iterations
+    return best, best_price, False, iterations
 
 
 def _deflected(grad: np.ndarray, previous: np.ndarray | None) -> np.ndarray:

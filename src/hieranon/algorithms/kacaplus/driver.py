@@ -9,8 +9,8 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from numba import njit
 
+from ...bounds import BoundTooLarge, share_constraint
 from ...metrics import CostModel
 from .. import kaca_core as K
 from ..base import Algorithm, Problem, Solution, log
@@ -18,16 +18,19 @@ from ..details import KACAPlusDetails
 from ..multireq import single_problem, solve_requirements
 from ..params import Interval, NoneValue, Options
 from ..privacy_merge import repair_solution
-from .finishing import complete_classes
+from .finishing import class_codes, complete_classes
+from .lagrangian import lagrangian_output
 from .refinement import refine_classes
 from .sweep import SweepData, run_sweep
 
-__all__ = ["CONSTRUCTIONS", "KACAPlus", "auto_row_stub_weight", "auto_stub_weight", "kacaplus_codes"]
+__all__ = ["CONSTRUCTIONS", "KACAPlus", "LAGRANGIAN_ROWS", "auto_row_stub_weight", "auto_stub_weight", "kacaplus_codes"]
 
 
 #: Default number of runs (``restarts=None``) on tables of at most AUTO_RESTARTS_ROWS rows.
 AUTO_RESTARTS = 8
 AUTO_RESTARTS_ROWS = 2_000
+#: ``lagrangian="auto"`` builds the Lagrangian output on tables of at most this many rows.
+LAGRANGIAN_ROWS = 100_000
 #: First steps that can be chosen (the last two are earlier trials, kept for comparison).
 CONSTRUCTIONS = ("sweep", "growth", "cheapest")
 
@@ -40,30 +43,6 @@ def _row_costs(orig, out, cost: CostModel) -> np.ndarray:
     for j, c in enumerate(cost.int_costs):
         g += c[out[:, j]] - c[orig[:, j]]
     return g
-
-
-def _class_codes(R, cls, ncls, hd):
-    """Each row printed as the closest common generalisation of its class; rows
-    with ``cls < 0`` keep their codes."""
-    out = R.copy()
-    if ncls:
-        T = _class_lcas(R, cls, ncls, hd)
-        sel = cls >= 0
-        out[sel] = T[cls[sel]]
-    return out
-
-
-@njit(cache=True)
-def _class_lcas(R, cls, ncls, hd):
-    n, m = R.shape
-    T = np.full((ncls, m), -1, dtype=np.int32)
-    for r in range(n):
-        c = cls[r]
-        if c < 0:
-            continue
-        for j in range(m):
-            T[c, j] = R[r, j] if T[c, j] < 0 else K.lca_code(j, T[c, j], R[r, j], hd)
-    return T
 
 
 def auto_stub_weight(k: int) -> float:
@@ -122,7 +101,7 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
         if construction == "sweep":
             if tie not in first:  # the first sweep (+ step 3) of a tie order, shared by its runs
                 cls, ncls, nvec = run_sweep(data, k, None, -1.0, tie)
-                first[tie] = (complete_classes(_class_codes(R, cls, ncls, hd), counts, hierarchies, cost, k, hd, perm),
+                first[tie] = (complete_classes(class_codes(R, cls, ncls, hd), counts, hierarchies, cost, k, hd, perm),
                               nvec, int(counts[cls < 0].sum()))
             out, info["vectors"], info["unplaced_after_sweep"] = first[tie]
             if stub_weight is not None and stub_weight >= 0:
@@ -130,7 +109,7 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
                 info["vectors_second"] = nvec
                 info.update(data.stats)
                 info["unplaced_after_sweep"] = int(counts[cls < 0].sum())
-                out = complete_classes(_class_codes(R, cls, ncls, hd), counts, hierarchies, cost, k, hd, perm)
+                out = complete_classes(class_codes(R, cls, ncls, hd), counts, hierarchies, cost, k, hd, perm)
         elif construction in ("growth", "cheapest"):
             kind = "cheapest" if construction == "cheapest" else growth_order
             out = complete_classes(R, counts, hierarchies, cost, k, hd, perm, kind, np.random.default_rng(seed + run))
@@ -195,6 +174,17 @@ class KACAPlus(Algorithm):
         (KACA merging with one class grown to ``k`` at a time, cheapest to
         complete first -- ``growth_order`` ``"dense"``, ``"random"`` -- or the
         globally cheapest merge per record first).
+    lagrangian : bool or ``"auto"``
+        With the t-closeness of a two-valued sensitive attribute (equal or
+        ordered distance), also build an output from the prices of the
+        share-constrained lower bound (a Lagrangian heuristic,
+        :mod:`~hieranon.algorithms.kacaplus.lagrangian`) and keep the lower
+        distortion. ``"auto"`` (default): on tables of at most
+        :data:`LAGRANGIAN_ROWS` rows. On Adult (8 QIs, k = 10, salary-class
+        0.2-closeness) 0.235 -> 0.199, in about 90 s more.
+    lagrangian_iterations : int
+        Subgradient iterations of the prices (more: better prices, slower;
+        100, 200, 400 gave 0.220, 0.210, 0.199 on Adult).
     """
 
     name = "kaca+"
@@ -211,12 +201,14 @@ class KACAPlus(Algorithm):
         "growth_order": Options("dense", "random"),
         "refine_exhaustive": bool | NoneValue(),
         "stub_rows": bool,
+        "lagrangian": bool | Options("auto"),
+        "lagrangian_iterations": Interval(Integral, 1, None),
     }
 
     def __init__(self, stub_weight: float | str | None = "auto", refine: bool = True, refine_all: bool | None = None,
                  refine_budget: int | None = None, restarts: int | None = None, max_vectors: int = 1_000_000,
                  construction: str = "sweep", growth_order: str = "dense", refine_exhaustive: bool | None = None,
-                 stub_rows: bool = True):
+                 stub_rows: bool = True, lagrangian: bool | str = "auto", lagrangian_iterations: int = 400):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
 
     def _codes(self, codes, counts, hierarchies, cost, k, seed, refine_exhaustive=None):
@@ -239,7 +231,33 @@ class KACAPlus(Algorithm):
         codes, info = self._codes(t.codes, t.counts, t.hierarchies, problem.cost, problem.k, seed)
         log.info("kaca+: distortion %.4f (run %d of %d)", info["distortion"], info["best_run"] + 1, len(info["runs"]))
         solution = Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))
-        return repair_solution(problem, solution)
+        return self._lagrangian(problem, repair_solution(problem, solution))
+
+    def _lagrangian(self, problem: Problem, solution: Solution) -> Solution:
+        """``solution``, or the Lagrangian output when it has less distortion
+        (``lagrangian``; the tightest t-closeness with a share constraint).
+        Only when the clustering had to be repaired: an output that meets
+        every model as clustered is kept as it is."""
+        shares = [(m, share) for m in problem.privacy if (share := share_constraint(m)) is not None]
+        wanted = self.lagrangian is True or (self.lagrangian == "auto" and problem.table.n_rows <= LAGRANGIAN_ROWS)
+        details = solution.details
+        if not shares or not wanted or not (details.privacy or {}).get("privacy_violating_in"):
+            return solution
+        _, share = min(shares, key=lambda pair: pair[0].model.t)
+        t = problem.table
+        before = int(_row_costs(t.codes, solution.codes, problem.cost) @ t.counts)  # exact: whole units
+        try:
+            codes, sup, info = lagrangian_output(problem, share, iterations=self.lagrangian_iterations,
+                                                 upper=before / problem.cost.scale, start=solution.codes)
+        except BoundTooLarge as e:
+            log.info("kaca+: no Lagrangian output (%s)", e)
+            return solution
+        after = int(_row_costs(t.codes, codes, problem.cost) @ t.counts)
+        log.info("kaca+: distortion %.2f after the repair, %.2f from the Lagrangian output",
+                 before / problem.cost.scale, after / problem.cost.scale)
+        details.privacy["lagrangian"] = {**info, "distortion_int": after, "distortion_repaired_int": before}
+        details.privacy["lagrangian_kept"] = bool(after < before)
+        return Solution(codes, sup, details) if after < before else solution
 
     def _solve_several(self, problem: Problem, seed: int) -> Solution:
         """Several requirements: :func:`~hieranon.algorithms.multireq.solve_requirements`

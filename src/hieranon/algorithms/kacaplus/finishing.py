@@ -318,3 +318,27 @@ def complete_classes(codes, counts, hierarchies, cost, k, hd, perm, order_kind="
             if len(order) and alive.sum() == 1:
                 break
     return state_codes(S, n, m)
+
+
+def class_codes(R, cls, ncls, hd):
+    """Each row printed as the closest common generalisation of its class; rows
+    with ``cls < 0`` keep their codes."""
+    out = R.copy()
+    if ncls:
+        T = class_lcas(R, cls, ncls, hd)
+        sel = cls >= 0
+        out[sel] = T[cls[sel]]
+    return out
+
+
+@njit(cache=True)
+def class_lcas(R, cls, ncls, hd):
+    n, m = R.shape
+    T = np.full((ncls, m), -1, dtype=np.int32)
+    for r in range(n):
+        c = cls[r]
+        if c < 0:
+            continue
+        for j in range(m):
+            T[c, j] = R[r, j] if T[c, j] < 0 else K.lca_code(j, T[c, j], R[r, j], hd)
+    return T
