@@ -123,3 +123,18 @@ def test_kacaplus_keeps_the_lower_of_its_two_outputs(case, data):
         assert np.array_equal(both.codes, repaired.codes)
     plain = KACAPlus(lagrangian=True).solve(replace(problem, privacy=[]))  # no share constraint: nothing to build
     assert np.array_equal(plain.codes, KACAPlus(lagrangian=False).solve(replace(problem, privacy=[])).codes)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(random_tables(max_rows=40), st.data())
+def test_a_relaxation_too_large_keeps_the_repaired_output(monkeypatch, case, data):
+    """Past the limit of (unit, node) pairs no prices are computed: kaca+
+    returns the repaired clustering, as without the Lagrangian output."""
+    import hieranon.algorithms.kacaplus.lagrangian as lagrangian
+
+    enc, problem = _two_valued_problem(case, data)
+    monkeypatch.setattr(lagrangian, "MAX_INCIDENCES", 0)
+    out = KACAPlus(lagrangian=True).solve(problem)
+    assert "lagrangian" not in (out.details.privacy or {})
+    assert np.array_equal(out.codes, KACAPlus(lagrangian=False).solve(problem).codes)

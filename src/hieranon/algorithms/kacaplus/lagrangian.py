@@ -48,12 +48,16 @@ from ..privacy_merge import enforce_checked
 from ..privacy_refine import improve
 from .finishing import _hpop_f, _hpush_f, class_codes, complete_classes
 
-__all__ = ["GREEDY_WORK", "greedy_classes", "lagrangian_output"]
+__all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "greedy_classes", "lagrangian_output"]
 
 #: (unit, node) pairs the greedy reads before returning to Python, and nodes
 #: priced per call at its start (about 0.3 s each on UCI Adult).
 GREEDY_WORK = 5_000_000
 KEY_NODES = 100_000
+#: The prices are not computed (:class:`~hieranon.bounds.BoundTooLarge`) past
+#: this many (unit, candidate node) pairs: UCI Adult, 8 QIs, k = 10, has 98
+#: million, about 1.5 GB at the peak.
+MAX_INCIDENCES = 150_000_000
 
 
 @njit(cache=True, parallel=True)
@@ -179,7 +183,7 @@ def lagrangian_output(problem: Problem, share: tuple[np.ndarray, float, float], 
     t0 = time.perf_counter()
     table, k = problem.table, int(problem.k)
     prices = relaxed_prices(table, problem.cost, k, share=share, upper=upper, start=start, iterations=iterations,
-                            label="kaca+: prices of the share-constrained bound")
+                            max_incidences=MAX_INCIDENCES, label="kaca+: prices of the share-constrained bound")
     t_prices = time.perf_counter() - t0
     cls, n_cls = greedy_classes(prices, table.counts, k)
     left = np.flatnonzero(cls < 0)
