@@ -358,3 +358,60 @@ def test_problem_bound_honours_a_two_valued_t_closeness(case):
     assert bool(b.models) == bool(binary_t)
     expected = isinstance(models[0], TCloseness) and sens["s"].nunique() == 2
     assert (share_constraint(problem.privacy[0]) is not None) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_balanced_choice_is_the_best_share_keeping_selection(data):
+    """A node's best selection under a share constraint (only each side's
+    cheapest records sorted, all of them when the search reaches further)
+    has the value of the best over every number of positive and other
+    records, by brute force; its records are each side's cheapest."""
+    from hieranon.bounds import _balanced_choice
+
+    m = data.draw(st.integers(1, 60))
+    weights = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)), dtype=np.int64)
+    positive = np.asarray(data.draw(st.lists(st.integers(0, 1), min_size=m, max_size=m)), dtype=np.int8)
+    price = np.asarray(data.draw(st.lists(st.integers(0, 12), min_size=m, max_size=m)), dtype=np.float64)
+    c = float(data.draw(st.integers(0, 12)))
+    k = data.draw(st.integers(1, 10))
+    # wide, narrow (few feasible counts: the search may run past its sorted prefix) and empty intervals
+    lo, hi = data.draw(st.sampled_from([(0.0, 1.0), (0.05, 0.9), (0.2, 0.5), (0.0, 0.3), (0.4, 1.0), (0.33, 0.34),
+                                        (0.24, 0.26), (0.41, 0.42), (0.5, 0.5), (0.45, 0.3), (0.0, 0.0)]))
+    members = np.arange(m, dtype=np.int32)
+    starts = np.array([0, m], dtype=np.int64)
+    best, h, n_other, uh, ul = _balanced_choice(0, c, price, members, starts, weights, positive, k, lo, hi, np.inf)
+
+    def cheapest(side, x):  # the x cheapest records of a side
+        costs = sorted(c - price[i] for i in range(m) if positive[i] == side for _ in range(weights[i]))
+        return sum(costs[:x]) if x <= len(costs) else None
+
+    total_h, total_l = int(weights[positive == 1].sum()), int(weights[positive == 0].sum())
+    values = [cheapest(1, a) + cheapest(0, b) for a in range(total_h + 1) for b in range(total_l + 1)
+              if a + b >= k and lo - 1e-9 <= a / (a + b) <= hi + 1e-9]
+    if not values:
+        assert h == -1 and best == np.inf
+        return
+    assert h >= 0 and best == pytest.approx(min(values))
+    assert h + n_other >= k and lo - 1e-9 <= h / (h + n_other) <= hi + 1e-9
+    assert best == pytest.approx(cheapest(1, h) + cheapest(0, n_other))
+    for units, side, x in ((uh, 1, h), (ul, 0, n_other)):  # the returned units, in order, start with the cheapest
+        assert all(positive[u] == side for u in units)
+        red = [c - price[u] for u in units]
+        assert red == sorted(red) and sum(weights[units]) >= x
+
+
+def test_balanced_choice_reads_past_its_sorted_prefix():
+    """Shares in [0.41, 0.42]: no class of 1-4 positive records qualifies,
+    the first is 5 positive and 7 other records -- past the records sorted
+    first, so every record is sorted and the search goes on."""
+    from hieranon.bounds import _balanced_choice
+
+    positive = np.array([1] * 5 + [0] * 7, dtype=np.int8)
+    weights = np.ones(12, dtype=np.int64)
+    members, starts = np.arange(12, dtype=np.int32), np.array([0, 12], dtype=np.int64)
+    price = np.array([0.0, 0.1, 0.2, 0.3, 0.4] + [0.0] * 7)  # reduced costs 1, 0.9, ..., 0.6 and 1
+    best, h, n_other, uh, ul = _balanced_choice(0, 1.0, price, members, starts, weights, positive, 1, 0.41, 0.42,
+                                                np.inf)
+    assert (h, n_other) == (5, 7) and best == pytest.approx(11.0)
+    assert sorted(uh) == [0, 1, 2, 3, 4] and sorted(ul) == list(range(5, 12))

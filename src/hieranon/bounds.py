@@ -692,28 +692,63 @@ def _cheapest_records(cum_weight, cum_cost, red, x):
 
 
 @nb.njit(cache=True)
-def _sorted_side(g, c, price, members, starts, weights, positive, side):
-    """Node ``g``'s members whose ``positive`` flag is ``side``, by reduced
-    cost: (units, reduced costs, cumulative weights, cumulative costs)."""
+def _side_members(g, c, price, members, starts, weights, positive, side):
+    """Node ``g``'s members of some weight whose ``positive`` flag is
+    ``side``, in member order: (units, reduced costs, the weight of those of
+    negative reduced cost, the weight of all)."""
     m = starts[g + 1] - starts[g]
     red = np.empty(m)
     unit = np.empty(m, dtype=np.int64)
-    n = 0
+    n, negative, total = 0, 0, 0
     for i in range(starts[g], starts[g + 1]):
         t = members[i]
-        if positive[t] == side:
+        if positive[t] == side and weights[t] > 0:
             red[n] = c - price[t]
             unit[n] = t
+            total += weights[t]
+            if red[n] < 0:
+                negative += weights[t]
             n += 1
-    order = np.argsort(red[:n], kind="mergesort")
-    red = red[:n][order]
-    unit = unit[:n][order]
+    return unit[:n], red[:n], negative, total
+
+
+@nb.njit(cache=True)
+def _sorted_prefix(unit, red, weights, extra):
+    """The units of negative reduced cost and the ``extra`` cheapest others
+    (all of them when fewer; ties at the last one kept), sorted by reduced
+    cost, ties in member order -- the first units of the whole side sorted
+    so: (units, reduced costs, cumulative weights, cumulative costs, whether
+    every unit is in)."""
+    n_other = 0
+    for i in range(len(red)):
+        if red[i] >= 0:
+            n_other += 1
+    complete = n_other <= extra
+    if complete:
+        keep = np.ones(len(red), dtype=np.bool_)
+    else:
+        others = np.empty(n_other)
+        j = 0
+        for i in range(len(red)):
+            if red[i] >= 0:
+                others[j] = red[i]
+                j += 1
+        cut = np.partition(others, extra - 1)[extra - 1] if extra > 0 else -1.0
+        keep = red <= cut
+        for i in range(len(red)):
+            if red[i] < 0:
+                keep[i] = True
+    unit, red = unit[keep], red[keep]
+    order = np.argsort(red, kind="mergesort")
+    red = red[order]
+    unit = unit[order]
+    n = len(red)
     cum_weight = np.zeros(n + 1, dtype=np.int64)
     cum_cost = np.zeros(n + 1)
     for i in range(n):
         cum_weight[i + 1] = cum_weight[i] + weights[unit[i]]
         cum_cost[i + 1] = cum_cost[i] + weights[unit[i]] * red[i]
-    return unit, red, cum_weight, cum_cost
+    return unit, red, cum_weight, cum_cost, complete
 
 
 @nb.njit(cache=True)
@@ -736,42 +771,51 @@ def _balanced_choice(g, c, price, members, starts, weights, positive, k, share_l
     are taken; for each ``h`` the best ``l`` is the unconstrained one (all the
     side's negative records) clamped into what the share allows, and past
     the negative positives, ``k`` and the share's need, the first ``h`` the
-    share allows is the best of the larger ones. Returns the selection's
+    share allows is the best of the larger ones. Only each side's negative
+    records and its cheapest others up to what that search can reach are
+    sorted (all of them when it reaches further). Returns the selection's
     reduced cost if below ``best`` (else ``best``), its ``h`` and ``l``
-    (-1 when none is below ``best``) and each side's units, cheapest first."""
-    uh, rh, wh, ch = _sorted_side(g, c, price, members, starts, weights, positive, 1)
-    ul, rl, wl, cl = _sorted_side(g, c, price, members, starts, weights, positive, 0)
-    neg_h = 0
-    while neg_h < len(rh) and rh[neg_h] < 0:
-        neg_h += 1
-    neg_l = 0
-    while neg_l < len(rl) and rl[neg_l] < 0:
-        neg_l += 1
-    l_free = wl[neg_l]  # the cheapest number of other records, on their own
-    h_top = max(wh[neg_h], k)
+    (-1 when none is below ``best``) and each side's first units, cheapest first."""
+    uh, rh, neg_h, total_h = _side_members(g, c, price, members, starts, weights, positive, 1)
+    ul, rl, l_free, total_l = _side_members(g, c, price, members, starts, weights, positive, 0)
+    h_top = max(neg_h, k)
     if share_lo > 0:
-        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else wh[len(rh)])
-    best_h, best_l = -1, -1
-    for h in range(wh[len(rh)] + 1):
-        lo = max(k - h, 0)
-        if share_hi < 1:
-            if share_hi <= 0:
-                if h > 0:
-                    break
-            else:
-                lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
-        hi = wl[len(rl)]
-        if share_lo > 0:
-            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
-        if lo > hi:
-            continue
-        n_other = min(max(l_free, lo), hi)
-        value = _cheapest_records(wh, ch, rh, h) + _cheapest_records(wl, cl, rl, n_other)
-        if value < best:
-            best, best_h, best_l = value, h, n_other
-        if h >= h_top:  # the first feasible h from here on is the best of them
-            break
-    return best, best_h, best_l, uh, ul
+        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else total_h)
+    reach_h = h_top + k  # positives the search reads before its first feasible h past h_top, as a rule
+    reach_l = max(l_free, k)
+    if 0 < share_hi < 1:
+        reach_l = max(reach_l, int(np.ceil(reach_h * (1 - share_hi) / share_hi)))
+    start = best
+    for attempt in range(2):
+        full = attempt == 1
+        sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, len(rh) if full else reach_h - neg_h)
+        sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, len(rl) if full else reach_l - l_free)
+        best, best_h, best_l, short = start, -1, -1, False
+        for h in range(total_h + 1):
+            lo = max(k - h, 0)
+            if share_hi < 1:
+                if share_hi <= 0:
+                    if h > 0:
+                        break
+                else:
+                    lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
+            hi = total_l
+            if share_lo > 0:
+                hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+            if lo > hi:
+                continue
+            n_other = min(max(l_free, lo), hi)
+            if (h > wh[len(srh)] and not all_h) or (n_other > wl[len(srl)] and not all_l):
+                short = True  # past the sorted prefix: sort every unit
+                break
+            value = _cheapest_records(wh, ch, srh, h) + _cheapest_records(wl, cl, srl, n_other)
+            if value < best:
+                best, best_h, best_l = value, h, n_other
+            if h >= h_top:  # the first feasible h from here on is the best of them
+                break
+        if not short:
+            return best, best_h, best_l, sh, sl
+    return best, best_h, best_l, sh, sl
 
 
 @nb.njit(cache=True)
