@@ -588,6 +588,30 @@ def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_inside_a_compiled_kernel_is_an_interrupt(monkeypatch, capsys, tmp_path):
+    """A Ctrl-C that lands in a numba kernel run in threads comes back as a
+    SystemError raised from the KeyboardInterrupt: the CLI says it was
+    interrupted (exit 130), not that it has a bug."""
+    import hieranon.api
+
+    def kernel(*a, **kw):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise SystemError("CPUDispatcher(<function _relaxed>) returned a result with an exception set") \
+                from interrupt
+
+    monkeypatch.setattr(hieranon.api, "run", kernel)
+    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
+    monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
+                                      "--config", str(EXAMPLE_CFG), "-q"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err.strip() == "hieranon: interrupted; nothing was written"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_exit_codes_documented():
     doc = cli.__doc__
     for code in ("0 --", "1 --", "2 --", "3 --"):

@@ -1349,6 +1349,19 @@ def _click_exceptions():
     return sys.modules[typer.BadParameter.__module__]
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Is a Ctrl-C behind ``exc``? A compiled (numba) kernel running in
+    threads when it arrives returns with the KeyboardInterrupt pending, and
+    its dispatcher raises a SystemError from it."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def main(args: Optional[list[str]] = None):  # console-script entry point
     """Run the CLI; a usage error is one line on stderr, exit status 2; an
     unexpected error is one line on stderr (set HIERANON_DEBUG=1 for the
@@ -1389,6 +1402,9 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         typer.echo(f"hieranon: error: {_one_line(exc)}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
+        if _interrupted(exc):
+            typer.echo("hieranon: interrupted; nothing was written", err=True)
+            sys.exit(130)
         if os.environ.get("HIERANON_DEBUG"):
             raise
         from .files import shorten
