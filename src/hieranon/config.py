@@ -51,6 +51,7 @@ from . import builders as B
 from . import hierarchy as H
 from .files import MAX_CONFIG_BYTES, read_text_file, shorten
 from .hierarchy import Hierarchy
+from .io import NUMERIC_OUTPUTS
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
@@ -441,7 +442,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raise ConfigError(f"{key}: expected a column name, got {v!r}")
         setattr(cfg, key, v)
     cfg.missing = _choice(raw, "missing", ("error", "root", "value"))
-    cfg.numeric_output = _choice(raw, "numeric_output", ("label", "range", "midpoint", "bounds"))
+    cfg.numeric_output = _choice(raw, "numeric_output", NUMERIC_OUTPUTS)
     st = raw.get("suppression_threshold")
     if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
