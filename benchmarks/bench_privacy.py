@@ -284,6 +284,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     panels = sorted({(r["sensitive"], r["model"]) for r in rows})
     if not panels:
@@ -298,6 +299,9 @@ def plot(rows: list[dict], path: Path) -> None:
             line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
             ax.plot([p[0] for p in pts], [p[2] for p in pts], ls=":", color=line.get_color())
         ax.set_xscale("log")
+        ks = sorted({r["k"] for r in sub})
+        ax.set_xticks(ks, [str(k) for k in ks])  # the k measured, not the log axis' 2 x 10^0 ...
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_title(model, fontsize=8)
         ax.set_xlabel("k")
     for ax in axes[:, 0]:
