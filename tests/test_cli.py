@@ -570,19 +570,25 @@ def test_report_same_as_output(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
+def _anonymize_exit(monkeypatch, tmp_path, run) -> int:
+    """The exit status of ``hieranon anonymize`` (the example) when the
+    API's ``run``, what the CLI calls, is ``run``."""
     import hieranon.api
 
-    def boom(*a, **kw):
-        raise RuntimeError("simulated bug\nsecond line")
-
-    monkeypatch.setattr(hieranon.api, "run", boom)  # what the CLI calls
+    monkeypatch.setattr(hieranon.api, "run", run)
     monkeypatch.delenv("HIERANON_DEBUG", raising=False)
     monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
                                       "--config", str(EXAMPLE_CFG), "-q"])
     with pytest.raises(SystemExit) as exc:
         cli.main()
-    assert exc.value.code == 3
+    return exc.value.code
+
+
+def test_internal_error_exit_3(monkeypatch, capsys, tmp_path):
+    def boom(*a, **kw):
+        raise RuntimeError("simulated bug\nsecond line")
+
+    assert _anonymize_exit(monkeypatch, tmp_path, boom) == 3
     err = capsys.readouterr().err
     assert "internal error" in err and "RuntimeError" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
@@ -592,8 +598,6 @@ def test_ctrl_c_inside_a_compiled_kernel_is_an_interrupt(monkeypatch, capsys, tm
     """A Ctrl-C that lands in a numba kernel run in threads comes back as a
     SystemError raised from the KeyboardInterrupt: the CLI says it was
     interrupted (exit 130), not that it has a bug."""
-    import hieranon.api
-
     def kernel(*a, **kw):
         try:
             raise KeyboardInterrupt
@@ -601,13 +605,7 @@ def test_ctrl_c_inside_a_compiled_kernel_is_an_interrupt(monkeypatch, capsys, tm
             raise SystemError("CPUDispatcher(<function _relaxed>) returned a result with an exception set") \
                 from interrupt
 
-    monkeypatch.setattr(hieranon.api, "run", kernel)
-    monkeypatch.delenv("HIERANON_DEBUG", raising=False)
-    monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
-                                      "--config", str(EXAMPLE_CFG), "-q"])
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    assert exc.value.code == 130
+    assert _anonymize_exit(monkeypatch, tmp_path, kernel) == 130
     assert capsys.readouterr().err.strip() == "hieranon: interrupted; nothing was written"
     assert list(tmp_path.iterdir()) == []
 
