@@ -367,7 +367,7 @@ def test_balanced_choice_is_the_best_share_keeping_selection(data):
     cheapest records sorted, all of them when the search reaches further)
     has the value of the best over every number of positive and other
     records, by brute force; its records are each side's cheapest."""
-    from hieranon.bounds import _balanced_choice
+    from hieranon.bounds import balanced_choice
 
     m = data.draw(st.integers(1, 60))
     weights = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)), dtype=np.int64)
@@ -380,7 +380,7 @@ def test_balanced_choice_is_the_best_share_keeping_selection(data):
                                         (0.24, 0.26), (0.41, 0.42), (0.5, 0.5), (0.45, 0.3), (0.0, 0.0)]))
     members = np.arange(m, dtype=np.int32)
     starts = np.array([0, m], dtype=np.int64)
-    best, h, n_other, uh, ul = _balanced_choice(0, c, price, members, starts, weights, positive, k, lo, hi, np.inf)
+    best, h, n_other, uh, ul = balanced_choice(0, c, price, members, starts, weights, positive, k, lo, hi, np.inf)
 
     def cheapest(side, x):  # the x cheapest records of a side
         costs = sorted(c - price[i] for i in range(m) if positive[i] == side for _ in range(weights[i]))
@@ -405,13 +405,13 @@ def test_balanced_choice_reads_past_its_sorted_prefix():
     """Shares in [0.41, 0.42]: no class of 1-4 positive records qualifies,
     the first is 5 positive and 7 other records -- past the records sorted
     first, so every record is sorted and the search goes on."""
-    from hieranon.bounds import _balanced_choice
+    from hieranon.bounds import balanced_choice
 
     positive = np.array([1] * 5 + [0] * 7, dtype=np.int8)
     weights = np.ones(12, dtype=np.int64)
     members, starts = np.arange(12, dtype=np.int32), np.array([0, 12], dtype=np.int64)
     price = np.array([0.0, 0.1, 0.2, 0.3, 0.4] + [0.0] * 7)  # reduced costs 1, 0.9, ..., 0.6 and 1
-    best, h, n_other, uh, ul = _balanced_choice(0, 1.0, price, members, starts, weights, positive, 1, 0.41, 0.42,
+    best, h, n_other, uh, ul = balanced_choice(0, 1.0, price, members, starts, weights, positive, 1, 0.41, 0.42,
                                                 np.inf)
     assert (h, n_other) == (5, 7) and best == pytest.approx(11.0)
     assert sorted(uh) == [0, 1, 2, 3, 4] and sorted(ul) == list(range(5, 12))

@@ -762,7 +762,7 @@ def _take_cheapest(unit, weights, x, assigned):
 
 
 @nb.njit(cache=True)
-def _balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
+def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
     """Node ``g``'s best selection of at least ``k`` records of which a share
     in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
     t-closeness of a two-valued sensitive attribute (Li, Li &
@@ -820,10 +820,10 @@ def _balanced_choice(g, c, price, members, starts, weights, positive, k, share_l
 
 @nb.njit(cache=True)
 def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
-    """:func:`_balanced_choice` of a node in the relaxation: the best
+    """:func:`balanced_choice` of a node in the relaxation: the best
     negative selection's reduced cost (0 if none), its records added to
     ``assigned`` (rounding lenient: the bound stays valid)."""
-    best, best_h, best_l, uh, ul = _balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo,
+    best, best_h, best_l, uh, ul = balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo,
                                                     share_hi, 0.0)
     if best_h >= 0:
         _take_cheapest(uh, weights, best_h, assigned)

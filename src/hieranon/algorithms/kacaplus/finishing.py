@@ -139,7 +139,10 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
 
 
 @njit(cache=True)
-def _hpush_f(hk, hc, hv, n, key, c, v):
+def heap_push(hk, hc, hv, n, key, c, v):
+    """Push ``(key, c, v)`` on the binary min-heap of keys ``hk`` (ties by
+    ``c``), classes ``hc`` and versions ``hv`` holding ``n`` entries; returns
+    the new size."""
     i = n
     while i > 0:
         p = (i - 1) >> 1
@@ -156,7 +159,9 @@ def _hpush_f(hk, hc, hv, n, key, c, v):
 
 
 @njit(cache=True)
-def _hpop_f(hk, hc, hv, n):
+def heap_pop(hk, hc, hv, n):
+    """Drop the top of the heap of :func:`heap_push` (read it first from
+    ``hk[0]``, ``hc[0]``, ``hv[0]``); returns the new size."""
     n -= 1
     if n > 0:
         key = hk[n]
@@ -193,7 +198,7 @@ def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa
     tver[C] = ver[c2]
     ver[C] += 1
     w = min(size[c2], k - size[C])
-    return _hpush_f(hk, hc, hv, hn, best / max(w, 1), C, ver[C])
+    return heap_push(hk, hc, hv, hn, best / max(w, 1), C, ver[C])
 
 
 @njit(cache=True)
@@ -229,7 +234,7 @@ def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
         steps += 1
         C = hc[0]
         v = hv[0]
-        hn = _hpop_f(hk, hc, hv, hn)
+        hn = heap_pop(hk, hc, hv, hn)
         if not alive[C] or v != ver[C] or size[C] >= k:
             continue
         c2 = tgt[C]

@@ -40,13 +40,13 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from ...bounds import _balanced_choice, relaxed_prices
+from ...bounds import balanced_choice, relaxed_prices
 from ...progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
 from ..privacy_merge import enforce_checked
 from ..privacy_refine import improve
-from .finishing import _hpop_f, _hpush_f, class_codes, complete_classes
+from .finishing import class_codes, complete_classes, heap_pop, heap_push
 
 __all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "greedy_classes", "lagrangian_output"]
 
@@ -65,7 +65,7 @@ def _initial_keys(lo, hi, price, members, starts, node_cost, rem, flags, k, low,
     """Per node ``lo <= g < hi``, the reduced cost per record of its best
     selection (inf when it has none)."""
     for g in prange(lo, hi):
-        best, h, n_other, _, _ = _balanced_choice(g, node_cost[g], price, members, starts, rem, flags, k, low,
+        best, h, n_other, _, _ = balanced_choice(g, node_cost[g], price, members, starts, rem, flags, k, low,
                                                   high, np.inf)
         key[g] = best / (h + n_other) if h >= 0 else np.inf
 
@@ -100,15 +100,15 @@ def _greedy(price, members, starts, node_cost, rem, flags, k, low, high, hk, hc,
     work = 0
     while n_heap > 0 and work < budget:
         g = hc[0]
-        n_heap = _hpop_f(hk, hc, hv, n_heap)
+        n_heap = heap_pop(hk, hc, hv, n_heap)
         work += starts[g + 1] - starts[g]
-        best, h, n_other, uh, ul = _balanced_choice(g, node_cost[g], price, members, starts, rem, flags, k, low,
+        best, h, n_other, uh, ul = balanced_choice(g, node_cost[g], price, members, starts, rem, flags, k, low,
                                                     high, np.inf)
         if h < 0:
             continue
         key = best / (h + n_other)
         if n_heap > 0 and key > hk[0]:
-            n_heap = _hpush_f(hk, hc, hv, n_heap, key, g, 0)
+            n_heap = heap_push(hk, hc, hv, n_heap, key, g, 0)
             continue
         n_out = _take(uh, h, rem, out_unit, out_take, out_class, n_out, n_cls)
         n_out = _take(ul, n_other, rem, out_unit, out_take, out_class, n_out, n_cls)
