@@ -53,7 +53,7 @@ from .table import EncodedTable
 log = logging.getLogger(__name__)
 
 __all__ = ["DistortionBound", "BoundTooLarge", "RelaxedPrices", "candidate_nodes", "distinct_member_sets",
-           "distortion_lower_bound", "problem_lower_bound", "relaxed_prices", "share_constraint"]
+           "distortion_lower_bound", "problem_lower_bound", "relaxed_prices", "share_constraint", "tightest_share"]
 
 
 #: Screening margin of the relaxation, in units of a whole attribute generalised
@@ -692,24 +692,29 @@ def _cheapest_records(cum_weight, cum_cost, red, x):
 
 
 @nb.njit(cache=True)
-def _side_members(g, c, price, members, starts, weights, positive, side):
-    """Node ``g``'s members of some weight whose ``positive`` flag is
-    ``side``, in member order: (units, reduced costs, the weight of those of
-    negative reduced cost, the weight of all)."""
+def _split_members(g, c, price, members, starts, weights, positive):
+    """Node ``g``'s members of some weight, in member order, split by their
+    ``positive`` flag (index 1: flagged): per side the units, their reduced
+    costs, the weight of those of negative reduced cost and the weight of all."""
     m = starts[g + 1] - starts[g]
-    red = np.empty(m)
-    unit = np.empty(m, dtype=np.int64)
-    n, negative, total = 0, 0, 0
+    red = np.empty((2, m))
+    unit = np.empty((2, m), dtype=np.int64)
+    n = np.zeros(2, dtype=np.int64)
+    negative = np.zeros(2, dtype=np.int64)
+    total = np.zeros(2, dtype=np.int64)
     for i in range(starts[g], starts[g + 1]):
         t = members[i]
-        if positive[t] == side and weights[t] > 0:
-            red[n] = c - price[t]
-            unit[n] = t
-            total += weights[t]
-            if red[n] < 0:
-                negative += weights[t]
-            n += 1
-    return unit[:n], red[:n], negative, total
+        if weights[t] == 0:
+            continue
+        s = 1 if positive[t] else 0
+        r = c - price[t]
+        red[s, n[s]] = r
+        unit[s, n[s]] = t
+        total[s] += weights[t]
+        if r < 0:
+            negative[s] += weights[t]
+        n[s] += 1
+    return (unit[0, :n[0]], unit[1, :n[1]]), (red[0, :n[0]], red[1, :n[1]]), negative, total
 
 
 @nb.njit(cache=True)
@@ -762,6 +767,35 @@ def _take_cheapest(unit, weights, x, assigned):
 
 
 @nb.njit(cache=True)
+def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch, rh, all_h, wl, cl, rl, all_l, best):
+    """The search of :func:`balanced_choice` over the number ``h`` of
+    flagged records, on each side's sorted first units (cumulative weights
+    and costs): ``(best, h, l, short)``, ``short`` when it needs records past
+    a side's sorted units."""
+    best_h, best_l = -1, -1
+    for h in range(total_h + 1):
+        lo = max(k - h, 0)
+        if share_hi <= 0 and h > 0:
+            break
+        if 0 < share_hi < 1:
+            lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
+        hi = total_l
+        if share_lo > 0:
+            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        if lo > hi:
+            continue
+        n_other = min(max(l_free, lo), hi)
+        if (h > wh[len(rh)] and not all_h) or (n_other > wl[len(rl)] and not all_l):
+            return best, best_h, best_l, True
+        value = _cheapest_records(wh, ch, rh, h) + _cheapest_records(wl, cl, rl, n_other)
+        if value < best:
+            best, best_h, best_l = value, h, n_other
+        if h >= h_top:  # the first feasible h from here on is the best of them
+            break
+    return best, best_h, best_l, False
+
+
+@nb.njit(cache=True)
 def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
     """Node ``g``'s best selection of at least ``k`` records of which a share
     in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
@@ -776,46 +810,25 @@ def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo
     sorted (all of them when it reaches further). Returns the selection's
     reduced cost if below ``best`` (else ``best``), its ``h`` and ``l``
     (-1 when none is below ``best``) and each side's first units, cheapest first."""
-    uh, rh, neg_h, total_h = _side_members(g, c, price, members, starts, weights, positive, 1)
-    ul, rl, l_free, total_l = _side_members(g, c, price, members, starts, weights, positive, 0)
+    (ul, uh), (rl, rh), negative, total = _split_members(g, c, price, members, starts, weights, positive)
+    neg_h, l_free = negative[1], negative[0]
     h_top = max(neg_h, k)
     if share_lo > 0:
-        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else total_h)
+        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else total[1])
     reach_h = h_top + k  # positives the search reads before its first feasible h past h_top, as a rule
     reach_l = max(l_free, k)
     if 0 < share_hi < 1:
         reach_l = max(reach_l, int(np.ceil(reach_h * (1 - share_hi) / share_hi)))
-    start = best
-    for attempt in range(2):
-        full = attempt == 1
-        sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, len(rh) if full else reach_h - neg_h)
-        sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, len(rl) if full else reach_l - l_free)
-        best, best_h, best_l, short = start, -1, -1, False
-        for h in range(total_h + 1):
-            lo = max(k - h, 0)
-            if share_hi < 1:
-                if share_hi <= 0:
-                    if h > 0:
-                        break
-                else:
-                    lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
-            hi = total_l
-            if share_lo > 0:
-                hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
-            if lo > hi:
-                continue
-            n_other = min(max(l_free, lo), hi)
-            if (h > wh[len(srh)] and not all_h) or (n_other > wl[len(srl)] and not all_l):
-                short = True  # past the sorted prefix: sort every unit
-                break
-            value = _cheapest_records(wh, ch, srh, h) + _cheapest_records(wl, cl, srl, n_other)
-            if value < best:
-                best, best_h, best_l = value, h, n_other
-            if h >= h_top:  # the first feasible h from here on is the best of them
-                break
-        if not short:
-            return best, best_h, best_l, sh, sl
-    return best, best_h, best_l, sh, sl
+    sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, reach_h - neg_h)
+    sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, reach_l - l_free)
+    found, h, n_other, short = _best_counts(k, share_lo, share_hi, h_top, l_free, total[1], total[0], wh, ch, srh,
+                                            all_h, wl, cl, srl, all_l, best)
+    if short:  # past the sorted units: sort every unit
+        sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, len(rh))
+        sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, len(rl))
+        found, h, n_other, short = _best_counts(k, share_lo, share_hi, h_top, l_free, total[1], total[0], wh, ch,
+                                                srh, all_h, wl, cl, srl, all_l, best)
+    return found, h, n_other, sh, sl
 
 
 @nb.njit(cache=True)
@@ -1015,7 +1028,7 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
                  n_candidates, len(node_cost), len(members))
         full_program = _Relaxation(members, starts, node_cost, own, weights, int(k),
                                    float(MARGIN_LEVELS * cost.scale), unit_share)
-    price = full_program.cheapest()  # each unit's cheapest node: the simple bound
+    price = simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
     simple = float(((price - own) * weights).sum())
     if start is not None:  # halfway to what each record pays in a known output: fewer steps to the same bound
         paid = sum(int_costs[i][np.asarray(start)[:, c]] for i, c in enumerate(cols)).astype(np.float64)
@@ -1025,7 +1038,7 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
     stages["setup"], t = time.perf_counter() - t, time.perf_counter()
     with progress_stage(f"{label}, k = {k}", total=iterations,
                         detail=f"{len(node_cost)} nodes, {len(members)} (row, node) pairs") as stage:
-        best, best_price, optimal, it = _ascend(full_program, price, weights, simple, full_program.cheapest(),
+        best, best_price, optimal, it = _ascend(full_program, price, weights, simple, simple_price,
                                                 target, float(cost.scale), iterations, stage)
     stages["ascent"] = time.perf_counter() - t
     if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
@@ -1127,6 +1140,14 @@ def share_constraint(model) -> tuple[np.ndarray, float, float] | None:
     return np.asarray(model.values) == 1, p - model.model.t, p + model.model.t
 
 
+def tightest_share(models) -> tuple:
+    """``(model, share)``: of the bound privacy ``models`` with a share
+    constraint (:func:`share_constraint`), the one of least ``t`` and its
+    constraint; ``(None, None)`` when none has one."""
+    shares = [(m, share) for m in models if (share := share_constraint(m)) is not None]
+    return min(shares, key=lambda pair: pair[0].model.t, default=(None, None))
+
+
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
                         iterations: int = 400, max_incidences: int = 400_000_000,
                         max_vectors: int = 2_000_000) -> DistortionBound:
@@ -1138,8 +1159,7 @@ def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarra
     the bound). ``upper`` and ``start``: the distortion and the codes of a
     known output meeting them (:func:`distortion_lower_bound`)."""
     names = list(problem.table.qi_names)
-    shares = [(m, share) for m in getattr(problem, "privacy", ()) or () if (share := share_constraint(m))]
-    model, share = min(shares, key=lambda pair: pair[0].model.t, default=(None, None))
+    model, share = tightest_share(getattr(problem, "privacy", ()) or ())
     best = None
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]

@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ...bounds import BoundTooLarge, share_constraint
+from ...bounds import BoundTooLarge, tightest_share
 from ...metrics import CostModel
 from .. import kaca_core as K
 from ..base import Algorithm, Problem, Solution, log
@@ -238,12 +238,11 @@ class KACAPlus(Algorithm):
         (``lagrangian``; the tightest t-closeness with a share constraint).
         Only when the clustering had to be repaired: an output that meets
         every model as clustered is kept as it is."""
-        shares = [(m, share) for m in problem.privacy if (share := share_constraint(m)) is not None]
+        _, share = tightest_share(problem.privacy)
         wanted = self.lagrangian is True or (self.lagrangian == "auto" and problem.table.n_rows <= LAGRANGIAN_ROWS)
         details = solution.details
-        if not shares or not wanted or not (details.privacy or {}).get("privacy_violating_in"):
+        if share is None or not wanted or not (details.privacy or {}).get("privacy_violating_in"):
             return solution
-        _, share = min(shares, key=lambda pair: pair[0].model.t)
         t = problem.table
         before = int(_row_costs(t.codes, solution.codes, problem.cost) @ t.counts)  # exact: whole units
         try:

@@ -44,8 +44,7 @@ from ...bounds import balanced_choice, relaxed_prices
 from ...progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
-from ..privacy_merge import enforce_checked
-from ..privacy_refine import improve
+from ..privacy_merge import repair_and_improve
 from .finishing import class_codes, complete_classes, heap_pop, heap_push
 
 __all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "greedy_classes", "lagrangian_output"]
@@ -193,10 +192,7 @@ def lagrangian_output(problem: Problem, share: tuple[np.ndarray, float, float], 
     codes = class_codes(R, cls, n_cls + len(left), hd)
     codes = complete_classes(codes, table.counts, table.hierarchies, problem.cost, k, hd,
                              K.choose_trie_order(R, hd[2]))
-    none = np.zeros(table.n_rows, dtype=bool)
-    codes, sup, info = enforce_checked(problem, codes, none)
-    codes, sup, more = improve(problem, codes, none)
-    info.update(more)
+    codes, sup, info = repair_and_improve(problem, codes, np.zeros(table.n_rows, dtype=bool))
     info.update(lagrangian_bound=prices.bound.ratio, lagrangian_classes=n_cls,
                 lagrangian_unplaced=int(table.counts[left].sum()), lagrangian_time_prices=t_prices,
                 lagrangian_time=time.perf_counter() - t0)
