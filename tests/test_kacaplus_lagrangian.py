@@ -136,5 +136,6 @@ def test_a_relaxation_too_large_keeps_the_repaired_output(monkeypatch, case, dat
     enc, problem = _two_valued_problem(case, data)
     monkeypatch.setattr(lagrangian, "MAX_INCIDENCES", 0)
     out = KACAPlus(lagrangian=True).solve(problem)
-    assert "lagrangian" not in (out.details.privacy or {})
+    assume((out.details.privacy or {}).get("privacy_violating_in"))  # else no Lagrangian output is tried
+    assert "lagrangian" not in out.details.privacy
     assert np.array_equal(out.codes, KACAPlus(lagrangian=False).solve(problem).codes)
