@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .builders import MISSING_LABEL, as_floats, node_bounds
+from .builders import MISSING_LABEL, as_floats, leaf_values, node_bounds
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .hierarchy import Hierarchy, value_to_label
 
@@ -268,15 +268,61 @@ _INT_TEXT = r"-?(?:0|[1-9]\d*)"
 _FLOAT_TEXT = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 
 
-def _numeric_hierarchies(hierarchies: Mapping[str, Hierarchy], columns) -> dict:
-    """QI name -> (hierarchy, NodeBounds) for the numeric QIs among ``columns``."""
+def hierarchy_map(hierarchies) -> dict[str, Hierarchy]:
+    """Attribute name -> hierarchy from a mapping or from a sequence of
+    hierarchies (what a result holds: ``result.hierarchies``)."""
+    if isinstance(hierarchies, Mapping):
+        return dict(hierarchies)
+    return {h.name: h for h in hierarchies}
+
+
+def _numeric_hierarchies(hierarchies, columns) -> dict:
+    """QI name -> (hierarchy, NodeBounds) for the QIs among ``columns`` whose leaves are numbers."""
     out = {}
-    for q, h in hierarchies.items():
+    for q, h in hierarchy_map(hierarchies).items():
         if q in columns:
             nb = node_bounds(h)
             if nb is not None:
                 out[q] = (h, nb)
     return out
+
+
+def numeric_columns(columns, hierarchies, mode: str) -> dict:
+    """QI name -> (hierarchy, NodeBounds) of the quasi-identifiers that
+    numeric output ``mode`` writes as numbers: those whose leaves (other
+    than ``missing``) are all numbers; the others (text values) stay labels.
+
+    Raises :class:`InputError` (naming the column) before any work when
+    ``mode`` cannot be honoured: a quasi-identifier mixes numbers and text,
+    no quasi-identifier holds numbers, or (``bounds``) the table already has
+    a column ``NAME_lower`` / ``NAME_upper`` the output would write."""
+    if mode not in NUMERIC_OUTPUTS:
+        raise InputError(f"--numeric-output {mode!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    hs = {q: h for q, h in hierarchy_map(hierarchies).items() if q in columns}
+    if mode == "label" or not hs:
+        return {}
+    text = []
+    for q, h in hs.items():
+        leaves, vals = leaf_values(h)
+        bad = np.isnan(vals)
+        if bad.all():
+            text.append(q)
+        elif bad.any():
+            raise InputError(f"--numeric-output {mode}: column {q!r} mixes numbers and text (value "
+                             f"{excerpt(h.labels[leaves[np.argmax(bad)]])} is not a number); correct that value "
+                             "or write the column as labels (--numeric-output label)")
+    numeric = _numeric_hierarchies({q: h for q, h in hs.items() if q not in text}, columns)
+    if not numeric:
+        raise InputError(f"--numeric-output {mode}: no quasi-identifier holds numbers ({', '.join(text)} hold "
+                         "text); use --numeric-output label")
+    if mode == "bounds":
+        for q in numeric:
+            for c in (f"{q}_lower", f"{q}_upper"):
+                if c in columns:
+                    raise InputError(f"--numeric-output bounds writes {q!r} as {q}_lower and {q}_upper, but the "
+                                     f"table already has a column {c!r}; rename that column or choose another "
+                                     "--numeric-output")
+    return numeric
 
 
 def _node_of_cells(col: pd.Series, h: Hierarchy) -> np.ndarray:
@@ -293,7 +339,7 @@ def _node_of_cells(col: pd.Series, h: Hierarchy) -> np.ndarray:
 
 def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
     """``df`` with every numeric quasi-identifier (a hierarchy whose leaves
-    are numbers) as an **ordered pandas Categorical** of its labels: the
+    are numbers and whose inner labels write ranges or numbers) as an **ordered pandas Categorical** of its labels: the
     categories are all the labels of the hierarchy, ordered by the range they
     stand for (lower bound, then upper bound: ``*`` first, ``missing``
     last), so ``[25, 50)`` sorts before ``[50, 75)`` and the exact value
@@ -302,6 +348,8 @@ def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) ->
     ranges, midpoints or lower/upper bounds."""
     out = df.copy()
     for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+        if not nb.ranged:
+            continue  # codes (a masked 435*) or values without ranges: they stay as they are
         node = _node_of_cells(df[q], h)
         known = node >= 0
         if not (known | _is_missing_cells(df[q])).all():
@@ -321,29 +369,36 @@ def _is_missing_cells(col: pd.Series) -> np.ndarray:
     return _is_missing(col)
 
 
-def numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], mode: str = "label") -> pd.DataFrame:
+def numeric_output(df: pd.DataFrame, hierarchies, mode: str = "label") -> pd.DataFrame:
     """The numeric quasi-identifiers of an anonymised table written as ``mode``:
 
     * ``label`` -- the hierarchy's labels (``37``, ``[25, 50)``, ``*``);
-    * ``range`` -- the range as text: the value, ``[25, 50)`` (half-open),
-      ``[25, 49]`` (closed: the smallest and largest value under a node whose
-      label is not an interval), ``*``;
+    * ``range`` -- the range as text: the value, ``[25, 50)`` (a node
+      labelled by that interval), ``[25, 49]`` (closed: the least and
+      greatest value under a node whose label is not an interval, such as
+      ARX's ``25-49`` or ``25..49``), ``*``;
     * ``midpoint`` -- the middle of the range, a number (empty for ``*`` and
       for a missing cell: this form cannot be verified against the original);
     * ``bounds`` -- two numeric columns ``age_lower``, ``age_upper`` in place
-      of ``age``: ``lower <= x < upper`` for an interval, ``lower == upper``
-      for an exact value, ``-inf``/``inf`` for ``*``, empty for a missing
-      cell (``missing`` when it is a value of its own: its label stays in
+      of ``age``, closed: every original value ``x`` of the row satisfies
+      ``lower <= x <= upper`` (an interval label's end points, else the
+      least and greatest value under the node; ``lower == upper`` for an
+      exact value), ``-inf``/``inf`` for ``*``, empty for a missing cell
+      (``missing`` when it is a value of its own: its label stays in
       ``label`` and ``range`` forms).
 
+    A quasi-identifier is numeric when the leaves of its hierarchy (file,
+    builder or API; whatever the inner labels) are numbers; one whose values
+    are text stays as labels (:func:`numeric_columns` refuses a column that
+    mixes both, and a table with no numeric one). ``hierarchies``: a mapping
+    name -> hierarchy or the sequence a result holds (``result.hierarchies``).
     Other columns are untouched. :func:`read_numeric_output` reads the
     ``label``, ``range`` and ``bounds`` forms back to labels."""
-    if mode not in NUMERIC_OUTPUTS:
-        raise ValueError(f"numeric output {mode!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    numeric = numeric_columns(df.columns, hierarchies, mode)
     if mode == "label":
         return df
     out = df.copy()
-    for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+    for q, (h, nb) in numeric.items():
         node = _node_of_cells(df[q], h)
         known = node >= 0
         v = np.maximum(node, 0)
@@ -365,7 +420,7 @@ def numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], mode:
     return out
 
 
-def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
+def read_numeric_output(df: pd.DataFrame, hierarchies) -> pd.DataFrame:
     """An anonymised table written by :func:`numeric_output` with its numeric
     quasi-identifiers back as labels, so that it can be verified: a pair of
     columns ``age_lower``/``age_upper`` (and no ``age``) becomes ``age`` at
@@ -373,7 +428,7 @@ def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) 
     are left as they are; midpoints are not read (no range can be told from
     its middle)."""
     out = df
-    for q, h in hierarchies.items():
+    for q, h in hierarchy_map(hierarchies).items():
         lo_col, hi_col = f"{q}_lower", f"{q}_upper"
         nb = node_bounds(h)
         if nb is None:
