@@ -97,6 +97,9 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     kind = table_format(path, fmt)
     try:
         if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            check_flat_schema(pq.read_schema(path), path)
             return pd.read_parquet(path)
         if kind == "excel":
             df = pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
@@ -125,6 +128,68 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
         raise InputError(f"{path} cannot be read as {kind}: {shorten(exc) or type(exc).__name__}") from None
     return df
+
+
+def _plain_type(t):
+    """A Parquet column's value type (a dictionary-encoded column's values)."""
+    import pyarrow.types as pat
+
+    return t.value_type if pat.is_dictionary(t) else t
+
+
+def check_flat_schema(schema, path) -> None:
+    """Refuse (:class:`InputError`, naming the column) a Parquet column
+    holding nested values (lists, structs, maps): a table cell must be one
+    value to be generalised, compared or written back."""
+    import pyarrow.types as pat
+
+    for f in schema:
+        if pat.is_nested(_plain_type(f.type)):
+            raise InputError(f"{path}: column {f.name!r} holds nested values (Parquet type {f.type}); hieranon "
+                             "anonymises flat tables: flatten it into plain columns or leave it out")
+
+
+def dataset_schema(files: list[Path], path) -> object:
+    """The one schema of a Parquet dataset's part ``files`` (``path`` the
+    dataset), read from their footers: every part must have the same columns
+    of the same value types (a dictionary-encoded column reads as its values,
+    an all-null column takes the others' type); else :class:`InputError`
+    naming two parts and the columns where they differ (pyarrow would
+    silently drop a column missing from the first part)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pyarrow.types as pat
+
+    try:
+        schemas = [pq.read_schema(f) for f in files]
+    except OSError as exc:
+        raise InputError(os_error_message(exc, path, "cannot read")) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid: not a Parquet file
+        raise InputError(f"{path}: a part cannot be read as Parquet: {shorten(exc) or type(exc).__name__}") \
+            from None
+    first = schemas[0]
+    for f, sch in zip(files[1:], schemas[1:]):
+        extra, lacking = [c for c in sch.names if c not in first.names], [c for c in first.names if c not in sch.names]
+        if extra or lacking:
+            what = "; ".join(x for x in (f"{f.name} adds {extra}" if extra else "",
+                                         f"{f.name} lacks {lacking}" if lacking else "") if x)
+            raise InputError(f"{path}: the parts {files[0].name} and {f.name} have different columns ({what}); "
+                             "write every part with the same columns")
+    fields = []
+    for col in first:
+        types = {}
+        for f, sch in zip(files, schemas):
+            t = _plain_type(sch.field(col.name).type)
+            if not pat.is_null(t):
+                types.setdefault(t, f.name)
+        if len(types) > 1:
+            (t1, f1), (t2, f2) = list(types.items())[:2]
+            raise InputError(f"{path}: column {col.name!r} is {t1} in part {f1} but {t2} in part {f2}; write every "
+                             "part with the same column types")
+        fields.append(pa.field(col.name, next(iter(types), pa.null())))
+    schema = pa.schema(fields)
+    check_flat_schema(schema, path)
+    return schema
 
 
 def _publish(tmp: Path, path: Path) -> None:
