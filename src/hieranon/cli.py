@@ -523,6 +523,9 @@ def anonymize(
                     _check_output(input, keep_order_map, force, what="order map")
                 cli_params = _parse_params(param)
                 _check_numeric_output(numeric_output)
+                if scheduler is not None:  # a malformed, closed or foreign address: refused before any work
+                    from .algorithms.partition import probe_scheduler
+                    probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 data = None if dataset else _read_checked(input, encoding, quiet or as_json)
                 spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
@@ -565,7 +568,8 @@ def anonymize(
         typer.echo(json.dumps({**result.summary(), "risk": _risk_summary(risk_before, risk_after, threshold)},
                               default=_json_default, indent=2))
     else:
-        blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
+        blocks = (f", {result.info['blocks']} blocks on {result.info['executor']}" if "executor" in result.info
+                  else "")
         if result.plan is not None and not blocks:
             blocks = ", whole table"
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
