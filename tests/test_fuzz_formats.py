@@ -192,8 +192,8 @@ def test_a_server_that_is_not_a_dask_scheduler_is_refused_fast(tmp_path, small_c
     server = _Server(greeting)
     try:
         address = f"tcp://127.0.0.1:{server.port}"
-        code, _, err = _run(tmp_path, small_csv, tmp_path / "o.csv", *QI_ARGS, "--distributed", "--scheduler",
-                            address)
+        code, _, err = _run(tmp_path, small_csv, tmp_path / "o.csv", *QI_ARGS, "--distributed", "--block-size",
+                            "10", "--scheduler", address)  # several blocks: the run needs the scheduler
     finally:
         server.close()
     assert code == 2 and address in err and "Dask scheduler" in err, err
