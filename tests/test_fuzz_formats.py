@@ -95,12 +95,14 @@ def test_dataset_parts_with_differing_schemas_are_refused_naming_them(tmp_path, 
 
 
 def test_dataset_parts_agreeing_up_to_encoding_and_nulls_are_one_table(tmp_path):
-    """A dictionary-encoded part and an all-null column unify with the
-    others: nothing to refuse, nothing dropped."""
+    """A dictionary-encoded part, text with 64-bit offsets (large_string)
+    and an all-null column unify with the others: nothing to refuse,
+    nothing dropped."""
     t = _base()
     second = t.slice(20)
     second = second.set_column(2, "note", pa.nulls(second.num_rows, pa.null()))
     second = second.set_column(1, "sex", second["sex"].dictionary_encode())
+    second = second.set_column(0, "age", second["age"].cast(pa.large_string()))
     src = _dataset(tmp_path, t.slice(0, 20), second)
     out = tmp_path / "out"
     code, _, err = _run(tmp_path, src, out, *QI_ARGS, "--distributed")

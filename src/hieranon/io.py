@@ -131,10 +131,17 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
 
 
 def _plain_type(t):
-    """A Parquet column's value type (a dictionary-encoded column's values)."""
+    """A Parquet column's value type: a dictionary-encoded column's values,
+    text (or bytes) whatever its offsets' width or layout."""
+    import pyarrow as pa
     import pyarrow.types as pat
 
-    return t.value_type if pat.is_dictionary(t) else t
+    t = t.value_type if pat.is_dictionary(t) else t
+    if pat.is_large_string(t) or pat.is_string_view(t):
+        return pa.string()
+    if pat.is_large_binary(t) or pat.is_binary_view(t):
+        return pa.binary()
+    return t
 
 
 def check_flat_schema(schema, path) -> None:
@@ -153,7 +160,8 @@ def dataset_schema(files: list[Path], path) -> object:
     """The one schema of a Parquet dataset's part ``files`` (``path`` the
     dataset), read from their footers: every part must have the same columns
     of the same value types (a dictionary-encoded column reads as its values,
-    an all-null column takes the others' type); else :class:`InputError`
+    ``string`` and ``large_string`` are text alike, an all-null column takes
+    the others' type); else :class:`InputError`
     naming two parts and the columns where they differ (pyarrow would
     silently drop a column missing from the first part)."""
     import pyarrow as pa
