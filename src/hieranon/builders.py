@@ -25,8 +25,9 @@ With ``missing_leaf=True`` a column's missing cells get a leaf of their own,
 (ARX's way): they are then a value like any other, generalised to ``*`` only
 when the anonymisation needs it.
 
-:func:`node_bounds` reads the numeric range every node of a numeric
-hierarchy stands for (used by :mod:`hieranon.io` for typed output).
+:func:`node_bounds` reads the numeric range every node of a hierarchy with
+numeric leaves stands for, from the leaves under it (used by
+:mod:`hieranon.io` for typed and numeric output).
 
 The trees are built level by level from arrays of labels
 (:func:`from_levels`), one pass per level, not one Python object per cell.
@@ -52,7 +53,7 @@ from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
 from .hierarchy import ROOT_LABEL, Hierarchy, HierarchyError, value_to_label
 
 __all__ = ["MISSING_LABEL", "DATE_LEVELS", "intervals", "masking", "suppression", "grouping", "ordered", "dates",
-           "from_levels", "interval_label", "node_bounds", "NodeBounds", "read_mapping", "as_floats"]
+           "from_levels", "interval_label", "node_bounds", "NodeBounds", "leaf_values", "read_mapping", "as_floats"]
 
 #: The leaf a missing cell becomes with ``missing_leaf=True`` (the ``missing: value`` mode).
 MISSING_LABEL = "missing"
@@ -150,8 +151,9 @@ def interval_label(lower: Decimal | float, upper: Decimal | float) -> str:
 
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-#: A half-open interval label: ``[25, 50)``, or ARX's ``[25, 50[``.
-_INTERVAL = re.compile(rf"^\[({_NUM}), ?({_NUM})[)\[]$")
+#: An interval label, half-open (``[25, 50)``, ARX's ``[25, 50[``) or closed
+#: (``[25, 49]``): its end points and closing bracket.
+_INTERVAL_PARTS = rf"^\[({_NUM}), ?({_NUM})([)\[\]])$"
 #: Any label a numeric hierarchy's inner node may carry: an interval (open or
 #: closed), an older ``25-49``, or a number (a value kept on a higher level).
 _NUMERIC_LABEL = re.compile(rf"^(?:\[{_NUM}, ?{_NUM}[)\[\]]|{_NUM} ?- ?{_NUM}|{_NUM})$")
@@ -161,7 +163,7 @@ def as_floats(values) -> np.ndarray:
     """Each value as a float, NaN where it is no number; text is read with
     correct rounding (``pandas.to_numeric`` may be one unit in the last place off)."""
     arr = np.asarray(values, dtype=object)
-    nums = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=float)
+    nums = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=float, copy=True)
     ok = ~np.isnan(nums)
     if ok.any():
         nums[ok] = arr[ok].astype(float)
@@ -484,18 +486,25 @@ def missing_cells(result) -> dict[str, tuple[int, int]]:
 # ---------------------------------------------------------- numeric ranges
 @dataclass
 class NodeBounds:
-    """The numeric range each node of a numeric hierarchy stands for.
+    """The numeric range each node of a hierarchy with numeric leaves stands for.
 
-    ``lower[v] <= x < upper[v]`` for an interval node (``[25, 50)``),
-    ``lower[v] == upper[v]`` for a leaf (the value itself),
-    ``lower[v] <= x <= upper[v]`` (``closed[v]``) for a node whose label is
-    not an interval (an older ``25-49`` or a word): its smallest and largest
-    value; ``-inf, inf`` for the root; NaN for the ``missing`` leaf.
+    Every original value ``x`` under a node ``v`` satisfies
+    ``lower[v] <= x <= upper[v]`` (closed). An inner node labelled by an
+    interval holding all its leaves (``[25, 50)``, ARX's ``[25, 50[``,
+    ``[25, 49]``) has that interval's end points (``closed[v]`` False for a
+    half-open one: the upper end point itself is not a value under it); any
+    other inner node (ARX's ``25-49`` or ``25..29``, a masked ``43**``, a
+    word) has the least and greatest numeric leaf below it. A leaf is its
+    own value (``lower == upper``), the root ``-inf, inf``, the ``missing``
+    leaf (and a node with only it below) NaN. ``ranged``: every inner label
+    writes a range or a number, so the labels themselves read as numbers
+    (typed output, :func:`hieranon.io.typed_numeric_qis`).
     """
 
     lower: np.ndarray
     upper: np.ndarray
     closed: np.ndarray
+    ranged: bool = True
 
     def range_text(self, h: Hierarchy) -> np.ndarray:
         """Per node: the leaf's text, ``[lo, hi)``, ``[lo, hi]``, ``*`` or ``missing``."""
@@ -511,37 +520,41 @@ class NodeBounds:
         return out
 
 
+def leaf_values(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
+    """The leaves of ``h`` other than ``missing`` and their values as
+    floats (NaN for a leaf that is not a number)."""
+    labels = np.asarray(h.labels, dtype=object)
+    leaves = h.leaves[labels[h.leaves] != MISSING_LABEL]
+    return leaves, as_floats(labels[leaves])
+
+
 def node_bounds(h: Hierarchy) -> NodeBounds | None:
     """The numeric range of every node (:class:`NodeBounds`), or None when
-    the hierarchy is not numeric: some leaf (other than ``missing``) is not a
-    number, or some inner node is labelled otherwise than by a range
-    (``[25, 50)``, ``[25, 50[``, ``[25, 49]``, ``25-49``) or a number (a
-    masked code ``435*``, a word), or there is no inner node but the root
-    (suppression only: the values stay text)."""
-    labels = np.asarray(h.labels, dtype=object)
-    leaves = h.leaves
-    leaves = leaves[labels[leaves] != MISSING_LABEL]
-    inner = np.flatnonzero(~h.is_leaf)[1:]
-    inner_labels = [x for x in labels[inner] if x != MISSING_LABEL]
-    if len(leaves) == 0 or not inner_labels or not all(_NUMERIC_LABEL.match(x) for x in inner_labels):
-        return None
-    vals = as_floats(labels[leaves])
-    if np.isnan(vals).any():
+    some leaf (other than ``missing``) is not a number. Whatever the inner
+    labels say, a node's range comes from the numeric leaves under it (the
+    least and greatest, in one pass per level over the leaves' ancestors);
+    an interval label holding them is kept as the tighter published form."""
+    leaves, vals = leaf_values(h)
+    if len(leaves) == 0 or np.isnan(vals).any():
         return None
     n = h.n_nodes
-    lower, upper = np.full(n, np.nan), np.full(n, np.nan)
-    closed = np.zeros(n, dtype=bool)
-    lower[leaves], upper[leaves] = vals, vals
     lo_below, hi_below = np.full(n, np.inf), np.full(n, -np.inf)
     for d in range(h.height):  # min / max of the leaves below every node
         anc = h.ancestors[leaves, d]
         np.minimum.at(lo_below, anc, vals)
         np.maximum.at(hi_below, anc, vals)
-    for v in inner:
-        m = _INTERVAL.match(h.labels[v])
-        if m and float(m.group(1)) <= lo_below[v] and hi_below[v] < float(m.group(2)):
-            lower[v], upper[v] = float(m.group(1)), float(m.group(2))
-        elif np.isfinite(lo_below[v]):
-            lower[v], upper[v], closed[v] = lo_below[v], hi_below[v], True
+    some = np.isfinite(lo_below)
+    lower, upper = np.where(some, lo_below, np.nan), np.where(some, hi_below, np.nan)
+    closed = np.ones(n, dtype=bool)
+    inner = np.flatnonzero(~h.is_leaf)[1:]
+    labels = pd.Series(np.asarray(h.labels, dtype=object)[inner], dtype=object)
+    parts = labels.str.extract(_INTERVAL_PARTS)
+    lo_l, hi_l = as_floats(parts[0]), as_floats(parts[1])
+    shut = (parts[2] == "]").to_numpy()
+    with np.errstate(invalid="ignore"):
+        holds = (lo_l <= lo_below[inner]) & np.where(shut, hi_below[inner] <= hi_l, hi_below[inner] < hi_l)
+    lower[inner[holds]], upper[inner[holds]], closed[inner[holds]] = lo_l[holds], hi_l[holds], shut[holds]
     lower[0], upper[0] = -np.inf, np.inf
-    return NodeBounds(lower, upper, closed)
+    named = [x for x in labels if x != MISSING_LABEL]
+    ranged = bool(named) and all(_NUMERIC_LABEL.match(x) for x in named)
+    return NodeBounds(lower, upper, closed, ranged)

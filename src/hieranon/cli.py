@@ -523,6 +523,9 @@ def anonymize(
                     _check_output(input, keep_order_map, force, what="order map")
                 cli_params = _parse_params(param)
                 _check_numeric_output(numeric_output)
+                if scheduler is not None:  # a malformed, closed or foreign address: refused before any work
+                    from .algorithms.partition import probe_scheduler
+                    probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 data = None if dataset else _read_checked(input, encoding, quiet or as_json)
                 spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
@@ -565,7 +568,8 @@ def anonymize(
         typer.echo(json.dumps({**result.summary(), "risk": _risk_summary(risk_before, risk_after, threshold)},
                               default=_json_default, indent=2))
     else:
-        blocks = f", {result.info['blocks']} blocks" if "blocks" in result.info else ""
+        blocks = (f", {result.info['blocks']} blocks on {result.info['executor']}" if "executor" in result.info
+                  else "")
         if result.plan is not None and not blocks:
             blocks = ", whole table"
         _print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
@@ -647,11 +651,12 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
                      public: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
     quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
-    from .io import numeric_output, write_table
+    from .io import numeric_columns, numeric_output, write_table
 
     _require_rows(data, input)
     with progress_stage("building the hierarchies"):
         hierarchies = _hierarchies(spec, data)
+    numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work
     result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
@@ -659,7 +664,7 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
-    written = numeric_output(result.data, {h.name: h for h in result.hierarchies}, spec.numeric_output)
+    written = numeric_output(result.data, result.hierarchies, spec.numeric_output)
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
         write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                     source=input, source_encoding=encoding)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .builders import MISSING_LABEL, as_floats, node_bounds
+from .builders import MISSING_LABEL, as_floats, leaf_values, node_bounds
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .hierarchy import Hierarchy, value_to_label
 
@@ -97,6 +97,9 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     kind = table_format(path, fmt)
     try:
         if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            check_flat_schema(pq.read_schema(path), path)
             return pd.read_parquet(path)
         if kind == "excel":
             df = pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
@@ -125,6 +128,76 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     except Exception as exc:  # parser errors of pandas/pyarrow/openpyxl
         raise InputError(f"{path} cannot be read as {kind}: {shorten(exc) or type(exc).__name__}") from None
     return df
+
+
+def _plain_type(t):
+    """A Parquet column's value type: a dictionary-encoded column's values,
+    text (or bytes) whatever its offsets' width or layout."""
+    import pyarrow as pa
+    import pyarrow.types as pat
+
+    t = t.value_type if pat.is_dictionary(t) else t
+    if pat.is_large_string(t) or pat.is_string_view(t):
+        return pa.string()
+    if pat.is_large_binary(t) or pat.is_binary_view(t):
+        return pa.binary()
+    return t
+
+
+def check_flat_schema(schema, path) -> None:
+    """Refuse (:class:`InputError`, naming the column) a Parquet column
+    holding nested values (lists, structs, maps): a table cell must be one
+    value to be generalised, compared or written back."""
+    import pyarrow.types as pat
+
+    for f in schema:
+        if pat.is_nested(_plain_type(f.type)):
+            raise InputError(f"{path}: column {f.name!r} holds nested values (Parquet type {f.type}); hieranon "
+                             "anonymises flat tables: flatten it into plain columns or leave it out")
+
+
+def dataset_schema(files: list[Path], path) -> object:
+    """The one schema of a Parquet dataset's part ``files`` (``path`` the
+    dataset), read from their footers: every part must have the same columns
+    of the same value types (a dictionary-encoded column reads as its values,
+    ``string`` and ``large_string`` are text alike, an all-null column takes
+    the others' type); else :class:`InputError`
+    naming two parts and the columns where they differ (pyarrow would
+    silently drop a column missing from the first part)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pyarrow.types as pat
+
+    try:
+        schemas = [pq.read_schema(f) for f in files]
+    except OSError as exc:
+        raise InputError(os_error_message(exc, path, "cannot read")) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid: not a Parquet file
+        raise InputError(f"{path}: a part cannot be read as Parquet: {shorten(exc) or type(exc).__name__}") \
+            from None
+    first = schemas[0]
+    for f, sch in zip(files[1:], schemas[1:]):
+        extra, lacking = [c for c in sch.names if c not in first.names], [c for c in first.names if c not in sch.names]
+        if extra or lacking:
+            what = "; ".join(x for x in (f"{f.name} adds {extra}" if extra else "",
+                                         f"{f.name} lacks {lacking}" if lacking else "") if x)
+            raise InputError(f"{path}: the parts {files[0].name} and {f.name} have different columns ({what}); "
+                             "write every part with the same columns")
+    fields = []
+    for col in first:
+        types = {}
+        for f, sch in zip(files, schemas):
+            t = _plain_type(sch.field(col.name).type)
+            if not pat.is_null(t):
+                types.setdefault(t, f.name)
+        if len(types) > 1:
+            (t1, f1), (t2, f2) = list(types.items())[:2]
+            raise InputError(f"{path}: column {col.name!r} is {t1} in part {f1} but {t2} in part {f2}; write every "
+                             "part with the same column types")
+        fields.append(pa.field(col.name, next(iter(types), pa.null())))
+    schema = pa.schema(fields)
+    check_flat_schema(schema, path)
+    return schema
 
 
 def _publish(tmp: Path, path: Path) -> None:
@@ -268,15 +341,61 @@ _INT_TEXT = r"-?(?:0|[1-9]\d*)"
 _FLOAT_TEXT = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 
 
-def _numeric_hierarchies(hierarchies: Mapping[str, Hierarchy], columns) -> dict:
-    """QI name -> (hierarchy, NodeBounds) for the numeric QIs among ``columns``."""
+def hierarchy_map(hierarchies) -> dict[str, Hierarchy]:
+    """Attribute name -> hierarchy from a mapping or from a sequence of
+    hierarchies (what a result holds: ``result.hierarchies``)."""
+    if isinstance(hierarchies, Mapping):
+        return dict(hierarchies)
+    return {h.name: h for h in hierarchies}
+
+
+def _numeric_hierarchies(hierarchies, columns) -> dict:
+    """QI name -> (hierarchy, NodeBounds) for the QIs among ``columns`` whose leaves are numbers."""
     out = {}
-    for q, h in hierarchies.items():
+    for q, h in hierarchy_map(hierarchies).items():
         if q in columns:
             nb = node_bounds(h)
             if nb is not None:
                 out[q] = (h, nb)
     return out
+
+
+def numeric_columns(columns, hierarchies, mode: str) -> dict:
+    """QI name -> (hierarchy, NodeBounds) of the quasi-identifiers that
+    numeric output ``mode`` writes as numbers: those whose leaves (other
+    than ``missing``) are all numbers; the others (text values) stay labels.
+
+    Raises :class:`InputError` (naming the column) before any work when
+    ``mode`` cannot be honoured: a quasi-identifier mixes numbers and text,
+    no quasi-identifier holds numbers, or (``bounds``) the table already has
+    a column ``NAME_lower`` / ``NAME_upper`` the output would write."""
+    if mode not in NUMERIC_OUTPUTS:
+        raise InputError(f"--numeric-output {mode!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    hs = {q: h for q, h in hierarchy_map(hierarchies).items() if q in columns}
+    if mode == "label" or not hs:
+        return {}
+    text = []
+    for q, h in hs.items():
+        leaves, vals = leaf_values(h)
+        bad = np.isnan(vals)
+        if bad.all():
+            text.append(q)
+        elif bad.any():
+            raise InputError(f"--numeric-output {mode}: column {q!r} mixes numbers and text (value "
+                             f"{excerpt(h.labels[leaves[np.argmax(bad)]])} is not a number); correct that value "
+                             "or write the column as labels (--numeric-output label)")
+    numeric = _numeric_hierarchies({q: h for q, h in hs.items() if q not in text}, columns)
+    if not numeric:
+        raise InputError(f"--numeric-output {mode}: no quasi-identifier holds numbers ({', '.join(text)} hold "
+                         "text); use --numeric-output label")
+    if mode == "bounds":
+        for q in numeric:
+            for c in (f"{q}_lower", f"{q}_upper"):
+                if c in columns:
+                    raise InputError(f"--numeric-output bounds writes {q!r} as {q}_lower and {q}_upper, but the "
+                                     f"table already has a column {c!r}; rename that column or choose another "
+                                     "--numeric-output")
+    return numeric
 
 
 def _node_of_cells(col: pd.Series, h: Hierarchy) -> np.ndarray:
@@ -293,7 +412,7 @@ def _node_of_cells(col: pd.Series, h: Hierarchy) -> np.ndarray:
 
 def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
     """``df`` with every numeric quasi-identifier (a hierarchy whose leaves
-    are numbers) as an **ordered pandas Categorical** of its labels: the
+    are numbers and whose inner labels write ranges or numbers) as an **ordered pandas Categorical** of its labels: the
     categories are all the labels of the hierarchy, ordered by the range they
     stand for (lower bound, then upper bound: ``*`` first, ``missing``
     last), so ``[25, 50)`` sorts before ``[50, 75)`` and the exact value
@@ -302,6 +421,8 @@ def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) ->
     ranges, midpoints or lower/upper bounds."""
     out = df.copy()
     for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+        if not nb.ranged:
+            continue  # codes (a masked 435*) or values without ranges: they stay as they are
         node = _node_of_cells(df[q], h)
         known = node >= 0
         if not (known | _is_missing_cells(df[q])).all():
@@ -321,29 +442,36 @@ def _is_missing_cells(col: pd.Series) -> np.ndarray:
     return _is_missing(col)
 
 
-def numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], mode: str = "label") -> pd.DataFrame:
+def numeric_output(df: pd.DataFrame, hierarchies, mode: str = "label") -> pd.DataFrame:
     """The numeric quasi-identifiers of an anonymised table written as ``mode``:
 
     * ``label`` -- the hierarchy's labels (``37``, ``[25, 50)``, ``*``);
-    * ``range`` -- the range as text: the value, ``[25, 50)`` (half-open),
-      ``[25, 49]`` (closed: the smallest and largest value under a node whose
-      label is not an interval), ``*``;
+    * ``range`` -- the range as text: the value, ``[25, 50)`` (a node
+      labelled by that interval), ``[25, 49]`` (closed: the least and
+      greatest value under a node whose label is not an interval, such as
+      ARX's ``25-49`` or ``25..49``), ``*``;
     * ``midpoint`` -- the middle of the range, a number (empty for ``*`` and
       for a missing cell: this form cannot be verified against the original);
     * ``bounds`` -- two numeric columns ``age_lower``, ``age_upper`` in place
-      of ``age``: ``lower <= x < upper`` for an interval, ``lower == upper``
-      for an exact value, ``-inf``/``inf`` for ``*``, empty for a missing
-      cell (``missing`` when it is a value of its own: its label stays in
+      of ``age``, closed: every original value ``x`` of the row satisfies
+      ``lower <= x <= upper`` (an interval label's end points, else the
+      least and greatest value under the node; ``lower == upper`` for an
+      exact value), ``-inf``/``inf`` for ``*``, empty for a missing cell
+      (``missing`` when it is a value of its own: its label stays in
       ``label`` and ``range`` forms).
 
+    A quasi-identifier is numeric when the leaves of its hierarchy (file,
+    builder or API; whatever the inner labels) are numbers; one whose values
+    are text stays as labels (:func:`numeric_columns` refuses a column that
+    mixes both, and a table with no numeric one). ``hierarchies``: a mapping
+    name -> hierarchy or the sequence a result holds (``result.hierarchies``).
     Other columns are untouched. :func:`read_numeric_output` reads the
     ``label``, ``range`` and ``bounds`` forms back to labels."""
-    if mode not in NUMERIC_OUTPUTS:
-        raise ValueError(f"numeric output {mode!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+    numeric = numeric_columns(df.columns, hierarchies, mode)
     if mode == "label":
         return df
     out = df.copy()
-    for q, (h, nb) in _numeric_hierarchies(hierarchies, df.columns).items():
+    for q, (h, nb) in numeric.items():
         node = _node_of_cells(df[q], h)
         known = node >= 0
         v = np.maximum(node, 0)
@@ -365,7 +493,7 @@ def numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], mode:
     return out
 
 
-def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> pd.DataFrame:
+def read_numeric_output(df: pd.DataFrame, hierarchies) -> pd.DataFrame:
     """An anonymised table written by :func:`numeric_output` with its numeric
     quasi-identifiers back as labels, so that it can be verified: a pair of
     columns ``age_lower``/``age_upper`` (and no ``age``) becomes ``age`` at
@@ -373,7 +501,7 @@ def read_numeric_output(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) 
     are left as they are; midpoints are not read (no range can be told from
     its middle)."""
     out = df
-    for q, h in hierarchies.items():
+    for q, h in hierarchy_map(hierarchies).items():
         lo_col, hi_col = f"{q}_lower", f"{q}_upper"
         nb = node_bounds(h)
         if nb is None:

@@ -209,6 +209,9 @@ class AnonymizationResult:
             "metrics": self.metrics.as_dict(), "verified": bool(self.verification.ok),
             "suppressed_records": int(self.metrics.suppressed_records),
             **({"suppression": dict(self.info["suppression"])} if "suppression" in self.info else {}),
+            # what really ran (params say what was asked: one block runs serially, not on the executor asked)
+            **({"execution": {"blocks": self.info["blocks"], "executor": self.info["executor"]}}
+               if "executor" in self.info else {}),
             "timings": self.timings,
             "privacy": self.privacy().as_dict(),
             **({"output": str(self.output)} if self.output is not None else {}),

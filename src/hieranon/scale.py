@@ -28,6 +28,7 @@ import pandas as pd
 from . import metrics as M
 from .algorithms.registry import make_algorithm
 from .algorithms.suppression import with_budget
+from .io import dataset_schema
 from .privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
@@ -37,7 +38,8 @@ log = logging.getLogger("hieranon.scale")
 
 
 def iter_parquet(path, batch_rows: int = 250_000) -> Iterator[pd.DataFrame]:
-    """Batches of a Parquet file or dataset directory, in order."""
+    """Batches of a Parquet file or dataset directory, in order; the parts
+    of a directory must agree on their columns (:func:`hieranon.io.dataset_schema`)."""
     import pyarrow.dataset as ds
 
     path = Path(path)
@@ -46,7 +48,8 @@ def iter_parquet(path, batch_rows: int = 250_000) -> Iterator[pd.DataFrame]:
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
     if not files:
         raise FileNotFoundError(f"Parquet input directory {path} holds no *.parquet file")
-    dataset = ds.dataset([str(f) for f in files], format="parquet")
+    schema = dataset_schema(files, path)
+    dataset = ds.dataset([str(f) for f in files], schema=schema, format="parquet")
     for batch in dataset.to_batches(batch_size=batch_rows):
         if batch.num_rows:
             yield batch.to_pandas()
@@ -144,7 +147,8 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
                     problems.append(f"identifier column {c!r} is not masked")
                 continue
             a, b = orig[c].astype(str).to_numpy(), anon[c].astype(str).to_numpy()
-            bad = np.flatnonzero(a != b)
+            # a missing cell may come back as None, NaN or <NA> (the output's parts unify their types): missing
+            bad = np.flatnonzero((a != b) & ~(orig[c].isna().to_numpy() & anon[c].isna().to_numpy()))
             if len(bad):
                 problems.append(f"non-QI column {c!r} changed at row {n_rows + int(bad[0])}")
         enc = encode(orig, qis, dict(zip(qis, hs)), counts=count_column, missing=missing)

@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
+import struct
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from numbers import Integral
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -216,7 +219,7 @@ class Partitioned(Algorithm):
                  self.block_size)
         codes = np.empty_like(problem.table.codes)
         suppressed = np.zeros(problem.table.n_rows, dtype=bool)
-        executor = self._resolve_executor()
+        executor = self._resolve_executor(len(blocks))
         with stage(f"{self.inner_method} on {len(blocks)} blocks", total=len(blocks),
                    detail=executor) as progress:
             for rows, (bcodes, bsup) in self._run(problem, blocks, executor):
@@ -227,14 +230,23 @@ class Partitioned(Algorithm):
         return Solution(codes, suppressed, PartitionedDetails(blocks=len(blocks), block_sizes=sizes, executor=executor,
                                                               inner_method=self.inner_method))
 
-    def _resolve_executor(self) -> str:
+    def _resolve_executor(self, n_blocks: int) -> str:
+        """The executor that really runs the blocks: an explicit ``dask``
+        needs dask.distributed (else ValueError, not a silent fallback) and
+        a given scheduler is used even for one block; otherwise one block
+        runs in this process (``serial``)."""
+        if self.executor == "dask" or (self.executor == "auto" and self.scheduler):
+            if not _dask_installed():
+                raise ValueError(f"executor 'dask'{' (a scheduler address)' if self.scheduler else ''} needs "
+                                 "dask.distributed: pip install 'hieranon[dask]', or leave out --distributed "
+                                 "and --scheduler")
+            if self.scheduler:
+                return "dask"
+        if n_blocks == 1 or self.executor == "serial":
+            return "serial"
         if self.executor != "auto":
             return self.executor
-        try:
-            import distributed  # noqa: F401
-            return "dask"
-        except ImportError:
-            return "processes"
+        return "dask" if _dask_installed() else "processes"
 
     def _tasks(self, problem: Problem, blocks) -> Iterator[tuple[np.ndarray, _BlockTask]]:
         labels = problem.class_labels
@@ -248,7 +260,7 @@ class Partitioned(Algorithm):
         t = problem.table
         light = Problem(EncodedTable(t.codes[:0], t.hierarchies, t.qi_names, t.counts[:0]), problem.requirements,
                         problem.cost, problem.seed, None)
-        if executor == "serial" or len(blocks) == 1:
+        if executor == "serial":
             for rows, task in self._tasks(problem, blocks):
                 yield rows, _solve_block(light, self.inner_method, self.method_params, task)
         elif executor == "processes":
@@ -273,12 +285,20 @@ class Partitioned(Algorithm):
             raise ValueError("executor 'dask' needs dask.distributed: pip install 'hieranon[dask]'") from None
         cluster = None
         if self.scheduler:
-            client = Client(self.scheduler)
+            probe_scheduler(self.scheduler)
+            client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)
         else:
             cluster = LocalCluster(n_workers=self.n_workers or os.cpu_count() or 1, threads_per_worker=1,
                                    processes=True, dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
         try:
+            if self.scheduler:
+                try:  # blocks sent to a scheduler without workers would wait for ever
+                    client.wait_for_workers(1, timeout=SCHEDULER_TIMEOUT)
+                except TimeoutError:
+                    raise SchedulerError(f"--scheduler {self.scheduler}: the Dask scheduler has no workers "
+                                         f"(none joined within {SCHEDULER_TIMEOUT:g} s); start some (dask worker "
+                                         f"{self.scheduler})") from None
             n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
             light_f = client.scatter(light, broadcast=True)
             yield from _bounded(lambda fn, *a: client.submit(fn, *a, pure=False), lambda f: f.result(),
@@ -288,6 +308,82 @@ class Partitioned(Algorithm):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _dask_installed() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: Seconds to connect to a Dask scheduler and read its greeting before giving up.
+SCHEDULER_TIMEOUT = 10.0
+#: Network schemes of a Dask scheduler address (a bare ``HOST:PORT`` is ``tcp``).
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+#: Bytes of Dask's first message, a few hundred; a larger length read is another protocol's text.
+_GREETING_MAX = 1 << 20
+
+
+class SchedulerError(ValueError):
+    """A Dask scheduler address is malformed, unreachable, or not a Dask scheduler."""
+
+
+def scheduler_address(address: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a Dask scheduler address
+    (``tcp://10.0.0.5:8786``, ``HOST:PORT``); :class:`SchedulerError`
+    naming it when it is not of that form."""
+    text = str(address).strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    hint = "give it as tcp://HOST:PORT (a Dask scheduler listens on port 8786 by default)"
+    if scheme not in SCHEDULER_SCHEMES:
+        raise SchedulerError(f"--scheduler {text!r}: unknown scheme {scheme!r} (expected one of "
+                             f"{', '.join(SCHEDULER_SCHEMES)}); {hint}")
+    parts = urlsplit(f"{scheme}://{rest}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None or port == 0 or parts.path.strip("/") or parts.query or parts.fragment:
+        raise SchedulerError(f"--scheduler {text!r} is not a scheduler address; {hint}")
+    return scheme, parts.hostname, port
+
+
+def probe_scheduler(address: str, timeout: float | None = None) -> None:
+    """Refuse (:class:`SchedulerError`, one line naming ``address``) an
+    address with no Dask scheduler behind it, within ``timeout`` seconds
+    (default :data:`SCHEDULER_TIMEOUT`): nothing listening, a server that
+    says nothing (a web server waits for a request) or one whose first bytes
+    are not the length of Dask's greeting (a scheduler speaks first, an
+    8-byte length then its handshake). Dask itself would read another
+    protocol's text as a length of exbibytes or wait without end."""
+    scheme, host, port = scheduler_address(address)
+    timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
+    head = b""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            if scheme != "tcp":  # the greeting comes after a TLS or WebSocket handshake: left to the client
+                return
+            while len(head) < 8:
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except TimeoutError:
+        if not head:
+            raise SchedulerError(f"--scheduler {address}: no Dask scheduler answered within {timeout:g} s (a server "
+                                 "there accepts connections but does not speak Dask's protocol, or none is "
+                                 "reachable); give the address the scheduler prints (tcp://HOST:8786)") from None
+    except OSError as exc:
+        raise SchedulerError(f"--scheduler {address}: cannot connect ({exc.strerror or type(exc).__name__}); start "
+                             "the scheduler (dask scheduler) or correct the address") from None
+    if len(head) < 8 or struct.unpack("<Q", head)[0] > _GREETING_MAX:
+        said = head.decode("ascii", "replace").strip() or "nothing"
+        raise SchedulerError(f"--scheduler {address} is not a Dask scheduler (it answered {said!r}); give the "
+                             "address the scheduler prints (tcp://HOST:8786)")
 
 
 def _fork_context():
