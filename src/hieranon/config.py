@@ -434,7 +434,13 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     key = raw.get("pseudonym_key")
     if key is not None and not isinstance(key, str):
         raise ConfigError(f"pseudonym_key: expected the path of a key file, got {key!r}")
-    cfg.pseudonym_key = None if key is None else base / key
+    if key is not None:
+        from .pseudonyms import read_key
+        try:
+            read_key(base / key, "pseudonym_key: file")  # refused here, before any work
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        cfg.pseudonym_key = base / key
     cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
     cfg.identifier_action = _choice(raw, "identifier_action", ("drop", "mask", "pseudonym"))
     for key in ("strict", "shuffle"):
