@@ -680,10 +680,11 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
         write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                     source=input, source_encoding=encoding, overwrite=force)
+    written = [output]
     if html is not None:
-        _write_report_or_undo(html, report, output, force)
+        _write_report_or_undo(html, report, written, force)
     if order_map is not None:
-        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, output, force)
+        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, written, force)
     return result, html
 
 
@@ -708,25 +709,28 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
                                  public=public)
-        _write_report_or_undo(html, report, output, force)
+        _write_report_or_undo(html, report, [output], force)
     return result, html
 
 
-def _write_report_or_undo(html: str, report: Path, output: Path, force: bool) -> None:
-    """Write the report (or another text beside the output, replacing an
-    existing file only with ``force``); when that fails, remove the output
-    just written."""
+def _write_report_or_undo(text: str, path: Path, written: list[Path], force: bool) -> None:
+    """Write a text beside the output (the report, the order map), replacing
+    an existing file only with ``force``; when that fails, remove the files
+    this run has ``written`` (the output first), so that it leaves nothing
+    behind; else add ``path`` to them."""
     import shutil
 
     from .io import write_text
     try:
-        write_text(html, report, overwrite=force)
+        write_text(text, path, overwrite=force)
     except BaseException:
-        if output.is_dir():
-            shutil.rmtree(output, ignore_errors=True)
-        else:
-            output.unlink(missing_ok=True)
+        for done in written:
+            if done.is_dir():
+                shutil.rmtree(done, ignore_errors=True)
+            else:
+                done.unlink(missing_ok=True)
         raise
+    written.append(path)
 
 
 def _quiet_dask(verbose: bool) -> None:
