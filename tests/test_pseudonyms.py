@@ -12,8 +12,15 @@ import pytest
 
 import hieranon
 from hieranon import hierarchy as H
-from hieranon.pseudonyms import (MIN_KEY_BYTES, PSEUDONYM_DIGITS, PseudonymKeyError, as_key, protective_rng,
-                                 pseudonyms, read_key)
+from hieranon.pseudonyms import (
+    MIN_KEY_BYTES,
+    PSEUDONYM_DIGITS,
+    PseudonymKeyError,
+    as_key,
+    protective_rng,
+    pseudonyms,
+    read_key,
+)
 
 
 def _ids(n: int = 40) -> pd.Series:

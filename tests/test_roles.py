@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 import hieranon
 from hieranon import cli
 from hieranon import hierarchy as H
-from hieranon.table import DataError
 from hieranon.datasets import example_path
 from hieranon.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.spec import AnonymizationSpec

@@ -106,6 +106,13 @@ def pseudonyms(column: pd.Series, key: bytes) -> pd.Series:
     return pd.Series(out, index=column.index, dtype=object)
 
 
+def is_pseudonym(column: pd.Series) -> np.ndarray:
+    """Per cell: is it a pseudonym as :func:`pseudonyms` writes it (missing
+    cells are)?"""
+    text = column.astype("string")
+    return (text.str.fullmatch(rf"ps-[0-9a-f]{{{PSEUDONYM_DIGITS}}}").fillna(True)).to_numpy(dtype=bool)
+
+
 def protective_rng(seed: int | None) -> np.random.Generator:
     """The generator of a random choice that protects people: seeded when the
     user gave ``seed`` (to repeat a release), else fresh entropy from the
