@@ -31,12 +31,15 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def _job(d: Path) -> dict[str, Path]:
-    """A small job in ``d``: table, hierarchy and configuration (the inputs)."""
-    table, hier, config = d / "t.csv", d / "h.csv", d / "job.yaml"
-    table.write_text("sex,pad\n" + "".join(f"{'MFW'[i % 3]},{i % 7}\n" for i in range(60)))
+    """A small job in ``d``: table, hierarchy, configuration and pseudonym
+    key (the inputs)."""
+    table, hier, config, key = d / "t.csv", d / "h.csv", d / "job.yaml", d / "p.key"
+    table.write_text("id,sex,pad\n" + "".join(f"P{i},{'MFW'[i % 3]},{i % 7}\n" for i in range(60)))
     hier.write_text(OK_HIER)
-    config.write_text("quasi_identifiers: {sex: h.csv}\nk: 2\ninsensitive: [pad]\nmethod: mondrian\n")
-    return {"table": table, "hierarchy": hier, "config": config}
+    config.write_text("quasi_identifiers: {sex: h.csv}\nk: 2\nidentifiers: [id]\ninsensitive: [pad]\n"
+                      "method: mondrian\n")
+    key.write_text("0f" * 32 + "\n")
+    return {"table": table, "hierarchy": hier, "config": config, "key": key}
 
 
 def _snapshot(d: Path) -> dict[str, bytes]:
@@ -139,10 +142,11 @@ def _spelled(d: Path, target: Path, how: str) -> Path:
 
 @FUZZ
 @given(option=st.sampled_from(sorted(OUTPUTS)),
-       other=st.sampled_from([*sorted(OUTPUTS), "table", "config", "hierarchy"]),
+       other=st.sampled_from([*sorted(OUTPUTS), "table", "config", "hierarchy", "key"]),
        how=st.sampled_from(SPELLINGS), force=st.booleans())
 @example(option="--keep-order-map", other="-o", how="same", force=False)   # printed "verified", left only the map
 @example(option="--keep-order-map", other="--report", how="same", force=False)  # the permutation in the report
+@example(option="-o", other="key", how="symlink", force=True)
 def test_fuzz_an_output_naming_another_file_is_refused(option, other, how, force):
     if option == other:
         return
@@ -157,6 +161,7 @@ def test_fuzz_an_output_naming_another_file_is_refused(option, other, how, force
             before = _snapshot(d)
             args = [a for o, p in paths.items() for a in (o, p)]
             code, _, err = run_cli("anonymize", inputs["table"].name, "--config", inputs["config"].name, "--shuffle",
+                                   "--identifier-action", "pseudonym", "--pseudonym-key", inputs["key"].name,
                                    *args, *(["--force"] if force else []), "-q")
         finally:
             os.chdir(cwd)
@@ -193,11 +198,11 @@ def test_fuzz_an_output_appearing_during_the_run(appears, force):
         if force:
             assert code == 0, err
             assert (d / appears).read_text() != "the other run's\n"
-            assert names == sorted(["h.csv", "job.yaml", "t.csv", "o.csv", "r.html", "m.csv"])
+            assert names == sorted(["h.csv", "job.yaml", "p.key", "t.csv", "o.csv", "r.html", "m.csv"])
         else:
             _one_error(code, err, str(d / appears), "appeared")
             assert (d / appears).read_text() == "the other run's\n"
-            assert names == sorted(["h.csv", "job.yaml", "t.csv", appears])
+            assert names == sorted(["h.csv", "job.yaml", "p.key", "t.csv", appears])
 
 
 def test_two_processes_racing_for_one_output(tmp_path):
@@ -215,7 +220,7 @@ def test_two_processes_racing_for_one_output(tmp_path):
     assert sorted(code for code, _ in results) == [0, 2], results
     _, err = next(r for r in results if r[0] == 2)
     _one_error(2, err, str(out))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.csv", "job.yaml", "o.csv", "t.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.csv", "job.yaml", "o.csv", "p.key", "t.csv"]
     assert len(pd.read_csv(out)) == 60
 
 
@@ -243,4 +248,4 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, where):
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, proc.stderr)
     lines = error_lines(proc.stderr)
     assert len(lines) == 1 and "terminated" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.csv", "job.yaml", "t.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.csv", "job.yaml", "p.key", "t.csv"]

@@ -767,7 +767,7 @@ def _files_read(spec=None, cfg: Optional[Config] = None, sensitive_hierarchy: Se
         for attr, path in cfg.sensitive_hierarchies.items():
             read[f"hierarchy file of the sensitive {attr!r}"] = path
         if cfg.pseudonym_key is not None:
-            read["pseudonym key file"] = cfg.pseudonym_key
+            read["configuration's pseudonym key file"] = cfg.pseudonym_key
     for item in sensitive_hierarchy:
         attr, _, path = (x.strip() for x in item.partition("="))
         if path:
@@ -1420,15 +1420,10 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _exit_interrupted(exc: Optional[BaseException]) -> None:
+def _exit_interrupted() -> None:
     """One line and the conventional status of a run stopped by Ctrl-C (130)
     or SIGTERM (143)."""
     terminated = bool(_terminated)
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        terminated = terminated or isinstance(exc, Terminated)
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
     typer.echo(f"hieranon: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing was written",
                err=True)
     sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
@@ -1479,8 +1474,8 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     except errors.ClickException as exc:
         typer.echo(f"hieranon: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt) as exc:
-        _exit_interrupted(exc)
+    except (typer.Abort, KeyboardInterrupt):
+        _exit_interrupted()
     except OSError as exc:  # the environment's (disk full, file-size limit, permissions): the user's to fix
         if os.environ.get("HIERANON_DEBUG"):
             raise
@@ -1488,7 +1483,7 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
         if _interrupted(exc):
-            _exit_interrupted(exc)
+            _exit_interrupted()
         if os.environ.get("HIERANON_DEBUG"):
             raise
         from .files import shorten
@@ -1496,7 +1491,7 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
     if code == EXIT_INTERRUPTED or _terminated:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent status 130
-        _exit_interrupted(None)
+        _exit_interrupted()
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
