@@ -165,7 +165,8 @@ def test_fuzz_an_output_naming_another_file_is_refused(option, other, how, force
                                    *args, *(["--force"] if force else []), "-q")
         finally:
             os.chdir(cwd)
-        _one_error(code, err)
+        _one_error(code, err, target.name)
+        assert "same file" in err or "refusing to overwrite" in err, err
         assert _snapshot(d) == before  # nothing written, every input as it was
 
 

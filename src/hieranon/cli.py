@@ -514,13 +514,6 @@ def anonymize(
         from .result import AnonymizationError
         try:
             with _progress(quiet or as_json):
-                outputs = {"output": output, "report": report, "order map": keep_order_map}
-                _check_outputs(outputs, force, _files_read(input=input, configuration=config,
-                                                           pseudonym_key_file=pseudonym_key),
-                               directory=("output",) if dataset else ())
-                if not dataset:
-                    from .io import table_format
-                    table_format(output, fmt)  # an unknown extension is refused before any work
                 cli_params = _parse_params(param)
                 _check_numeric_output(numeric_output)
                 budget = _budget_option(max_suppression)
@@ -534,9 +527,13 @@ def anonymize(
                              roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
                 if dataset and spec.numeric_output != "label":
                     raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
-                from .files import check_distinct_paths
-                check_distinct_paths(outputs, _files_read(spec, cfg, sensitive_hierarchy, input=input,
-                                                          configuration=config, pseudonym_key_file=pseudonym_key))
+                _check_outputs({"output": output, "report": report, "order map": keep_order_map}, force,
+                               _files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
+                                           pseudonym_key_file=pseudonym_key),
+                               directory=("output",) if dataset else ())
+                if not dataset:
+                    from .io import table_format
+                    table_format(output, fmt)  # an unknown extension is refused before any work
                 if pseudonym_key is not None and spec.identifier_action != "pseudonym":
                     raise UsageError("--pseudonym-key is the key of the pseudonyms; add --identifier-action pseudonym "
                                      "(or leave the key out)")
@@ -1093,16 +1090,13 @@ def report_command(
 
         _checked_options(k, None, missing, beta, risk_threshold)
         _check_suppressed(suppressed)
-        _check_outputs({"report": output}, force, _files_read(input=original, anonymised_table=anonymised,
-                                                             configuration=config, order_map=order_map))
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
             cfg = _config(config)
             spec = _spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                          weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
-            from .files import check_distinct_paths
-            check_distinct_paths({"report": output}, _files_read(spec, cfg, sensitive_hierarchy, input=original,
+            _check_outputs({"report": output}, force, _files_read(spec, cfg, sensitive_hierarchy, input=original,
                                                                  anonymised_table=anonymised, configuration=config,
                                                                  order_map=order_map))
             result = _evaluate_pair(original, anonymised, encoding, spec, _method_named(method, cfg), bound,
