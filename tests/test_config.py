@@ -59,6 +59,9 @@ BAD = {
     "priorities wrong type": (with_(priorities="age"), ["priorities", "ranking", "mapping"]),
     "seed negative": (with_(seed=-1), ["seed", ">= 0"]),
     "seed bool": (with_(seed=False), ["seed", "whole number"]),
+    "pseudonym_key not a path": (with_(pseudonym_key=5), ["pseudonym_key", "path of a key file"]),
+    "pseudonym_key missing file": (with_(pseudonym_key="nope.key"), ["pseudonym_key", "nope.key", "does not exist",
+                                                                    "secrets.token_hex(32)"]),
     "identifiers not list": (with_(identifiers=[1, 2]), ["identifiers", "list of column names"]),
     "identifier_action unknown": (with_(identifier_action="hash"), ["identifier_action", "drop, mask or pseudonym"]),
     "sensitive not list": (with_(sensitive={"a": 1}), ["sensitive", "list of column names"]),
@@ -162,7 +165,7 @@ def test_defaults_and_valid_values():
     assert cfg.class_column == "y" and cfg.count_column == "n" and cfg.missing == "root"
     assert cfg.suppression_threshold == 1.5
     empty = C.parse(None)
-    assert empty.k is None and empty.weights == "uniform" and empty.seed == 0 and empty.missing == "error"
+    assert empty.k is None and empty.weights == "uniform" and empty.seed is None and empty.missing == "error"
     assert C.parse({"quasi_identifiers": ["a", "b"]}).quasi_identifiers["b"].builder == "suppress"
 
 

@@ -520,3 +520,35 @@ def test_numeric_output_is_refused_when_it_cannot_be_honoured(tmp_path, mode):
         assert r.exit_code == 2 and "'age_upper'" in r.stderr and "rename" in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
+@pytest.mark.parametrize("hard_links", [True, False])
+def test_a_write_never_replaces_a_file_that_appeared_unless_asked(tmp_path, monkeypatch, hard_links):
+    """The destination appears while the table is written (another run):
+    without overwrite the write fails naming it and leaves it as it was, no
+    temporary file behind -- also where hard links are not supported (the
+    name is claimed by an exclusive create); with overwrite it is replaced."""
+    import errno
+    import os
+
+    from hieranon import io as hio
+
+    out = tmp_path / "o.csv"
+    if not hard_links:
+        def no_link(src, dst):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", no_link)
+    real = pd.DataFrame.to_csv
+
+    def other_run_finishes_first(self, path, *a, **k):
+        out.write_text("the other run's\n")
+        return real(self, path, *a, **k)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", other_run_finishes_first)
+    with pytest.raises(hio.OutputExistsError, match=r"o\.csv appeared while this run was writing it"):
+        write_table(pd.DataFrame({"a": [1]}), out)
+    assert out.read_text() == "the other run's\n" and sorted(tmp_path.iterdir()) == [out]
+    write_table(pd.DataFrame({"a": [1]}), out, overwrite=True)
+    assert out.read_text() == "a\n1\n" and sorted(tmp_path.iterdir()) == [out]
+    out.unlink()
+    monkeypatch.setattr(pd.DataFrame, "to_csv", real)
+    write_table(pd.DataFrame({"a": [2]}), out)  # nothing there: written
+    assert out.read_text() == "a\n2\n" and sorted(tmp_path.iterdir()) == [out]

@@ -64,7 +64,7 @@ def test_configuration_section(example):
     for name, h in hs.items():
         row = re.search(rf"<tr><td>{name}</td><td class=\"num\">(\d+)</td>", sec)
         assert row and int(row.group(1)) == h.height
-    for text in ("uniform", "seed", "id (dropped)", "diagnosis", "readmitted", "patients.yaml",
+    for text in ("uniform", "id (dropped)", "diagnosis", "readmitted", "patients.yaml",
                  "patients_hierarchy_age.csv"):
         assert text in sec
 

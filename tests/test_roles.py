@@ -142,18 +142,42 @@ def test_no_linkage_risk_by_chance():
 
 
 # ------------------------------------------------------------ pseudonyms
-def test_pseudonym_is_seeded_and_consistent_per_value():
+def test_pseudonym_is_keyed_and_consistent_per_value():
+    """One pseudonym per value; the same key gives the same pseudonyms, the
+    default (no key) a fresh key per run -- even with the same seed."""
     df, hs = patients()
     df = pd.concat([df, df.head(3)], ignore_index=True)  # three identifiers twice
     kw = dict(hierarchies=hs, k=3, identifiers=["id"], identifier_action="pseudonym",
               sensitive=["diagnosis"], insensitive=["date_of_birth", "readmitted"])
-    a = hieranon.anonymize(df, seed=3, **kw).data["id"]
-    b = hieranon.anonymize(df, seed=3, **kw).data["id"]
-    c = hieranon.anonymize(df, seed=4, **kw).data["id"]
-    assert a.tolist() == b.tolist() and a.tolist() != c.tolist()
+    key = bytes(range(32))
+    a = hieranon.anonymize(df, pseudonym_key=key, **kw).data["id"]
+    b = hieranon.anonymize(df, pseudonym_key=key, seed=5, **kw).data["id"]
+    c = hieranon.anonymize(df, seed=3, **kw).data["id"]
+    d = hieranon.anonymize(df, seed=3, **kw).data["id"]
+    assert a.tolist() == b.tolist()
+    assert not set(c) & set(d) and not set(a) & set(c)
     assert not set(a) & set(df["id"])  # no original identifier is published
     same = df["id"].to_numpy()[:, None] == df["id"].to_numpy()[None, :]
-    assert ((a.to_numpy()[:, None] == a.to_numpy()[None, :]) == same).all()  # one pseudonym per value
+    for p in (a, c):
+        assert ((p.to_numpy()[:, None] == p.to_numpy()[None, :]) == same).all()  # one pseudonym per value
+
+
+def test_a_non_default_index_is_not_published(caplog):
+    """An index holding identifiers never reaches result.data (nor to_csv):
+    dropped with a warning naming it, an error with strict_roles."""
+    df, hs = patients()
+    indexed = df.set_index("id")
+    kw = dict(hierarchies=hs, k=3, sensitive=["diagnosis"], insensitive=["date_of_birth", "readmitted"])
+    with caplog.at_level("WARNING", logger="hieranon"):
+        result = hieranon.anonymize(indexed, **kw)
+    assert result.data.index.equals(pd.RangeIndex(len(df)))
+    written = result.data.to_csv()
+    assert not any(i in written for i in df["id"])
+    assert any("'id'" in r.getMessage() and "reset_index" in r.getMessage() for r in caplog.records)
+    with pytest.raises(DataError, match=r"strict: .*'id'.*reset_index"):
+        hieranon.anonymize(indexed, strict_roles=True, **kw)
+    plain = hieranon.anonymize(df.drop(columns="id"), **kw)  # the same table without it: the same release
+    assert result.data.equals(plain.data)
 
 
 # ---------------------------------------------------------------- shuffle

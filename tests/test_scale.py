@@ -352,3 +352,24 @@ def test_cli_whole_table_and_plan_in_json(tmp_path, monkeypatch, capsys):
     assert "asked" in json.loads(out)["plan"]["reason"]
     code, _, err = run_main(monkeypatch, capsys, *args, "--force", "--whole-table", "--distributed")
     assert code == 2 and "--whole-table" in err
+
+
+def test_a_dataset_gets_pseudonyms_not_masks(tmp_path):
+    """identifier_action pseudonym on a Parquet dataset: one keyed pseudonym
+    per value across batches (it was silently masked with '*')."""
+    from hieranon.pseudonyms import is_pseudonym
+    from hieranon.spec import AnonymizationSpec
+
+    src = tmp_path / "in"
+    src.mkdir()
+    ids = [f"P{i % 150:03d}" for i in range(300)]  # each identifier twice, in different batches
+    df = pd.DataFrame({"id": ids, "sex": ["M", "F", "W"] * 100})
+    df.to_parquet(src / "part-0.parquet", index=False)
+    spec = AnonymizationSpec(hierarchies={"sex": H.suppression("sex", df["sex"])}, k=2, identifiers=("id",),
+                             identifier_action="pseudonym", pseudonym_key=b"s" * 32, method="mondrian")
+    res = anonymize_parquet(src, tmp_path / "out", spec, block_size=100, batch_rows=100, executor="serial")
+    assert res.verification.ok
+    out = read_dataset(tmp_path / "out")
+    assert is_pseudonym(out["id"]).all() and not set(out["id"]) & set(ids)
+    assert (out["id"].iloc[:150].to_numpy() == out["id"].iloc[150:].to_numpy()).all()
+    assert out["id"].nunique() == 150

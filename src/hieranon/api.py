@@ -29,7 +29,8 @@ from .algorithms.registry import (  # noqa: F401 - re-exported for users of hier
 from .privacy import check_feasible, sensitive_columns
 from .hierarchy import Hierarchy
 from .io import typed_numeric_qis
-from .roles import check_roles
+from .pseudonyms import new_key, protective_rng, pseudonyms
+from .roles import check_roles, without_index
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
 from .table import EncodedTable, apply_codes, check_columns
@@ -38,7 +39,7 @@ log = logging.getLogger("hieranon")
 
 
 def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, requirements=None,
-            weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = 0,
+            weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = None,
             count_column: str | None = None, class_column: str | None = None,
             missing: str = "error") -> Problem:
     """Validate inputs and build the :class:`Problem` an algorithm solves
@@ -53,9 +54,9 @@ def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, require
 
 def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, hierarchies=None,
               k: int | None = None, *, requirements=None, method: str | None = None,
-              weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = 0,
+              weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = None,
               count_column: str | None = None, class_column: str | None = None, missing: str = "error",
-              identifiers: Sequence[str] = (), identifier_action: str = "drop",
+              identifiers: Sequence[str] = (), identifier_action: str = "drop", pseudonym_key=None,
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
               sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
               shuffle: bool = False, risk_threshold: float | None = None, max_suppression=None,
@@ -97,14 +98,21 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         Distortion measure the method minimises: WHD ``uniform`` or ``height``
         (``beta``) weights (Li et al. 2006, Def. 5), MAGE; priorities per attribute
         (mapping) or a ranking (Sun et al. 2008).
-    seed : int
-        Seed of every random choice.
-    identifiers, identifier_action
+    seed : int or None
+        Repeat a run exactly: the seed of the method's random choices (default
+        a fixed one, so outputs are reproducible) and of the shuffled row
+        order (default fresh randomness from the operating system). Never
+        written to the result's table or report.
+    identifiers, identifier_action, pseudonym_key
         Direct identifiers are dropped (``"drop"``, default), masked with
-        ``*`` (``"mask"``) or replaced by a random pseudonym per value, seeded
-        by ``seed`` (``"pseudonym"``).
+        ``*`` (``"mask"``) or replaced by a keyed pseudonym per value
+        (``"pseudonym"``: HMAC-SHA256 under ``pseudonym_key``, bytes or a key
+        file's path, by default a fresh random key per run;
+        :mod:`hieranon.pseudonyms`).
     sensitive, insensitive : list of str
-        The other roles. A column with no role (not a QI, identifier,
+        The other roles. The table's index is never published: a
+        non-default one is dropped with a logged warning (an error with
+        ``strict_roles``; ``df.reset_index()`` makes it a column). A column with no role (not a QI, identifier,
         sensitive or insensitive, class or count column) is named in one
         :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with
         ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
@@ -113,7 +121,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         unchanged that are near-unique or nearly copy a QI are logged as
         linkage risks (``result.roles``).
     shuffle : bool
-        Release the rows in a random order seeded by ``seed``;
+        Release the rows in a random order (fresh unless ``seed`` is given);
         ``result.row_order[i]`` is the input row of output row ``i``.
     risk_threshold : float
         Prosecutor risk above which a record is "at risk" (default ``1/k``
@@ -152,7 +160,8 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     spec = AnonymizationSpec.from_arguments(
         quasi_identifiers, hierarchies, k, requirements=requirements, method=method, weights=weights, beta=beta,
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
-        identifiers=identifiers, identifier_action=identifier_action, params={**(params or {}), **method_params},
+        identifiers=identifiers, identifier_action=identifier_action, pseudonym_key=pseudonym_key,
+        params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
         strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression,
         execution=execution)
@@ -182,6 +191,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
+    df = without_index(df, strict=spec.strict)
     check_columns(df, list(spec.identifiers), "identifier")
     with progress_stage("encoding", detail=f"{len(df)} rows, {len(spec.hierarchies)} QIs"):
         prepared = build_problem(df, spec, hierarchies=hierarchies)  # checks the table's columns first
@@ -283,22 +293,11 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
     return better
 
 
-def pseudonyms(column: pd.Series, seed: int | None) -> pd.Series:
-    """A random pseudonym per distinct value of ``column`` (the same value,
-    the same pseudonym; missing cells stay missing), seeded by ``seed``:
-    ``ps-`` and 10 hexadecimal digits drawn without replacement."""
-    codes, uniques = pd.factorize(column, sort=True)
-    drawn = np.random.default_rng(seed).choice(16 ** 10, size=len(uniques), replace=False)
-    names = np.array([f"ps-{int(x):010x}" for x in drawn], dtype=object)
-    out = np.full(len(codes), None, dtype=object)
-    out[codes >= 0] = names[codes[codes >= 0]]
-    return pd.Series(out, index=column.index, dtype=object)
-
-
 def shuffled(out: pd.DataFrame, seed: int | None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows of ``out`` in a random order seeded by ``seed`` and the
-    permutation: output row ``i`` is input row ``order[i]``."""
-    order = np.random.default_rng(seed).permutation(len(out))
+    """The rows of ``out`` in a random order (:func:`hieranon.pseudonyms.protective_rng`:
+    fresh unless ``seed`` is given) and the permutation: output row ``i`` is
+    input row ``order[i]``."""
+    order = protective_rng(seed).permutation(len(out))
     return out.iloc[order].reset_index(drop=True), order
 
 
@@ -335,17 +334,17 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     t = time.perf_counter()
     out = typed_numeric_qis(apply_codes(df, table, solution.codes), dict(zip(table.qi_names, table.hierarchies)))
-    seed = spec.seed if spec is not None else 0
+    key = (spec.pseudonym_key if spec is not None else None) or new_key()
     for c in identifiers:
         if identifier_action == "drop":
             out = out.drop(columns=c)
         elif identifier_action == "pseudonym":
-            out[c] = pseudonyms(out[c], seed)
+            out[c] = pseudonyms(out[c], key)
         else:
             out[c] = "*"
     order = None
     if spec is not None and spec.shuffle:
-        out, order = shuffled(out, seed)
+        out, order = shuffled(out, spec.seed)
         check_order(df, out, order, [*table.qi_names, *identifiers])
     timings["decode"] = time.perf_counter() - t
 

@@ -205,7 +205,7 @@ IdentifierOption = Annotated[list[str], typer.Option(
     "--identifier-action; repeatable, added to the config's identifiers.")]
 IdentifierActionOption = Annotated[Optional[str], typer.Option(
     "--identifier-action", help="What becomes of identifier columns: drop (default) | mask ('*') | pseudonym "
-    "(a random code per distinct value, seeded by --seed).")]
+    "(a keyed code per distinct value, HMAC-SHA256; see --pseudonym-key).")]
 SensitiveOption = Annotated[list[str], typer.Option(
     "--sensitive", help="A sensitive column, published unchanged and analysed in the report (protect it with "
     "--l-diversity or --t-closeness); repeatable.")]
@@ -445,7 +445,9 @@ def anonymize(
     k: KOption = None,
     require: RequireOption = [],
     method: Optional[str] = typer.Option(None, "--method", "-m", help="Algorithm (default: recommended)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every random choice."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Repeat a run exactly: the seed of the method's "
+                                       "random choices (default: a fixed one) and of --shuffle (default: fresh "
+                                       "randomness); never written to any output."),
     weights: WeightsOption = None,
     beta: BetaOption = None,
     param: list[str] = typer.Option([], "--param", "-p", help="Method parameter KEY=VALUE; repeatable."),
@@ -480,10 +482,14 @@ def anonymize(
     sensitive: SensitiveOption = [],
     insensitive: InsensitiveOption = [],
     shuffle: Optional[bool] = typer.Option(None, "--shuffle/--no-shuffle", show_default=False,
-                                           help="Release the rows in a random order seeded by --seed (default: "
-                                           "the config's shuffle)."),
+                                           help="Release the rows in a random order, fresh on every run unless "
+                                           "--seed is given (default: the config's shuffle)."),
     keep_order_map: Optional[Path] = typer.Option(None, "--keep-order-map", help="With --shuffle: also write the "
                                                   "permutation as a CSV input_row,output_row (keep it private)."),
+    pseudonym_key: Optional[Path] = typer.Option(
+        None, "--pseudonym-key", help="With --identifier-action pseudonym: a secret key file (at least 32 random "
+        "bytes) so that the same identifier gets the same pseudonym across releases (default: a fresh key per "
+        "run). Make one with: python -c \"import secrets; print(secrets.token_hex(32))\" > FILE"),
     public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
                                 "(sample uniques, input class sizes, before-figures), for sharing outside."),
     numeric_output: Optional[str] = typer.Option(
@@ -508,40 +514,37 @@ def anonymize(
         from .result import AnonymizationError
         try:
             with _progress(quiet or as_json):
-                if dataset:
-                    _check_dataset_output(input, output, force)
-                else:
-                    _check_output(input, output, force)
-                    from .io import table_format
-                    table_format(output, fmt)  # an unknown extension is refused before any work
-                if report is not None:
-                    _check_output(input, report, force, what="report")
-                    if report.resolve() == output.resolve():
-                        raise UsageError(f"the report and the output are the same file {output}; choose another "
-                                         "--report")
-                if keep_order_map is not None:
-                    _check_output(input, keep_order_map, force, what="order map")
                 cli_params = _parse_params(param)
                 _check_numeric_output(numeric_output)
                 if scheduler is not None:  # a malformed, closed or foreign address: refused before any work
                     from .algorithms.partition import probe_scheduler
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
-                data = None if dataset else _read_checked(input, encoding, quiet or as_json)
-                spec = _spec(config, qi, k, require, seed=seed, missing=missing, beta=beta,
+                cfg = _config(config)
+                spec = _spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
                              risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                              count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
                              max_suppression=budget, identifier_action=identifier_action,
-                             numeric_output=numeric_output,
+                             numeric_output=numeric_output, pseudonym_key=_key_option(pseudonym_key),
                              roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
                 if dataset and spec.numeric_output != "label":
                     raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
-                _refuse_overwriting_read_files(spec, config, **{"-o": output, "--report": report})
+                _check_outputs({"output": output, "report": report, "order map": keep_order_map}, force,
+                               _files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
+                                           pseudonym_key_file=pseudonym_key),
+                               directory=("output",) if dataset else ())
+                if not dataset:
+                    from .io import table_format
+                    table_format(output, fmt)  # an unknown extension is refused before any work
+                if pseudonym_key is not None and spec.identifier_action != "pseudonym":
+                    raise UsageError("--pseudonym-key is the key of the pseudonyms; add --identifier-action pseudonym "
+                                     "(or leave the key out)")
                 if keep_order_map is not None and not spec.shuffle:
                     raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
                 if distributed and spec.shuffle:
                     raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                data = None if dataset else _read_checked(input, encoding, quiet or as_json)
                 if distributed:
                     _quiet_dask(verbose)
                     spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
@@ -557,7 +560,7 @@ def anonymize(
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
                     result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
-                                                    quiet or as_json, keep_order_map, public)
+                                                    quiet or as_json, keep_order_map, public, force)
         except AnonymizationError as exc:
             _die(str(exc).splitlines()[0], EXIT_FAILED)
     except _known_errors() + (FileExistsError,) as exc:
@@ -582,6 +585,17 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _key_option(path: Optional[Path]) -> Optional[bytes]:
+    """``--pseudonym-key FILE``: the key it holds (a bad file: one line naming it)."""
+    if path is None:
+        return None
+    from .pseudonyms import read_key
+    try:
+        return read_key(path, "--pseudonym-key")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_numeric_output(option: Optional[str]) -> None:
@@ -648,7 +662,7 @@ def _run_with_warnings(data, spec, **kwargs):
 
 def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
                      encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
-                     public: bool = False):
+                     public: bool = False, force: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
     quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
     from .io import numeric_columns, numeric_output, write_table
@@ -667,11 +681,12 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     written = numeric_output(result.data, result.hierarchies, spec.numeric_output)
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
         write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
-                    source=input, source_encoding=encoding)
+                    source=input, source_encoding=encoding, overwrite=force)
+    written = [output]
     if html is not None:
-        _write_report_or_undo(html, report, output)
+        _write_report_or_undo(html, report, written, force)
     if order_map is not None:
-        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, output)
+        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, written, force)
     return result, html
 
 
@@ -696,23 +711,28 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
                                  public=public)
-        _write_report_or_undo(html, report, output)
+        _write_report_or_undo(html, report, [output], force)
     return result, html
 
 
-def _write_report_or_undo(html: str, report: Path, output: Path) -> None:
-    """Write the report; when that fails, remove the output just written."""
+def _write_report_or_undo(text: str, path: Path, written: list[Path], force: bool) -> None:
+    """Write a text beside the output (the report, the order map), replacing
+    an existing file only with ``force``; when that fails, remove the files
+    this run has ``written`` (the output first), so that it leaves nothing
+    behind; else add ``path`` to them."""
     import shutil
 
     from .io import write_text
     try:
-        write_text(html, report)
+        write_text(text, path, overwrite=force)
     except BaseException:
-        if output.is_dir():
-            shutil.rmtree(output, ignore_errors=True)
-        else:
-            output.unlink(missing_ok=True)
+        for done in written:
+            if done.is_dir():
+                shutil.rmtree(done, ignore_errors=True)
+            else:
+                done.unlink(missing_ok=True)
         raise
+    written.append(path)
 
 
 def _quiet_dask(verbose: bool) -> None:
@@ -725,15 +745,6 @@ def _quiet_dask(verbose: bool) -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _check_dataset_output(input: Path, output: Path, force: bool) -> None:
-    if output.resolve() == input.resolve():
-        raise UsageError(f"refusing to overwrite the input {input}; choose another output directory")
-    if output.exists() and not force:
-        raise UsageError(f"output {output} already exists; pass --force to replace it")
-    if not output.parent.exists():
-        raise UsageError(f"output directory {output.parent} does not exist")
-
-
 def _one_line(exc: BaseException) -> str:
     """An error as one readable line (an OS error names its file and cause)."""
     from .files import os_error_message, shorten
@@ -742,32 +753,50 @@ def _one_line(exc: BaseException) -> str:
     return shorten(exc, 1000) or type(exc).__name__
 
 
-def _refuse_overwriting_read_files(spec, config: Optional[Path], **outputs: Optional[Path]) -> None:
-    """Refuse an output path that is a file this run reads (the configuration
-    or a hierarchy file), even with --force: naming both."""
-    read = {"configuration": config} if config is not None else {}
-    for name, h in spec.hierarchies.items():
+def _files_read(spec=None, cfg: Optional[Config] = None, sensitive_hierarchy: Sequence[str] = (),
+                **named: Optional[Path]) -> dict:
+    """Every file a run reads, ``{what: path}``: those ``named`` (the input
+    table, the configuration...; None left out), the spec's hierarchy and
+    mapping files, the configuration's sensitive hierarchies and pseudonym
+    key, and the ``--sensitive-hierarchy`` files."""
+    read = {what.replace("_", " "): path for what, path in named.items() if path is not None}
+    for name, h in (spec.hierarchies.items() if spec is not None else ()):
         if getattr(h, "file", None) is not None:
             read[f"hierarchy file of {name!r}"] = h.file
-    for option, out in outputs.items():
-        if out is None:
+        elif getattr(h, "builder", None) == "mapping" and isinstance(h.argument, (str, Path)):
+            read[f"mapping file of {name!r}"] = h.argument
+    if cfg is not None:
+        for attr, path in cfg.sensitive_hierarchies.items():
+            read[f"hierarchy file of the sensitive {attr!r}"] = path
+        if cfg.pseudonym_key is not None:
+            read["configuration's pseudonym key file"] = cfg.pseudonym_key
+    for item in sensitive_hierarchy:
+        attr, _, path = (x.strip() for x in item.partition("="))
+        if path:
+            read[f"hierarchy file of the sensitive {attr!r}"] = Path(path)
+    return read
+
+
+def _check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, directory: Sequence[str] = ()) -> None:
+    """The one check of a run's outputs (``{what: path}``, None left out),
+    before any work: no output is a file the run reads (``read``, see
+    :func:`_files_read`) or another output, even with --force
+    (:func:`hieranon.files.check_distinct_paths`); each is a file name (a
+    directory for those named in ``directory``) in an existing directory,
+    and does not exist yet unless --force."""
+    from .files import check_distinct_paths
+
+    check_distinct_paths(outputs, read)
+    for what, output in outputs.items():
+        if output is None:
             continue
-        for what, path in read.items():
-            if Path(path).resolve() == Path(out).resolve():
-                raise UsageError(f"{option} {out} is the {what} this run reads; choose another {option} path")
-
-
-def _check_output(input: Optional[Path], output: Path, force: bool, what: str = "output") -> None:
-    """Refuse to write over the input, over an existing file without --force,
-    or into a directory that does not exist."""
-    if input is not None and output.resolve() == input.resolve():
-        raise UsageError(f"refusing to overwrite the input {input}; choose another {what} path")
-    if output.is_dir():
-        raise UsageError(f"{what} {output} is a directory; give a file name")
-    if output.exists() and not force:
-        raise UsageError(f"{what} {output} already exists; pass --force to overwrite it")
-    if not output.parent.exists():
-        raise UsageError(f"{what} directory {output.parent} does not exist")
+        output = Path(output)
+        if output.is_dir() and what not in directory:
+            raise UsageError(f"{what} {output} is a directory; give a file name")
+        if (output.exists() or output.is_symlink()) and not force:
+            raise UsageError(f"{what} {output} already exists; pass --force to overwrite it")
+        if not output.parent.exists():
+            raise UsageError(f"{what} directory {output.parent} does not exist")
 
 
 def _json_default(x):
@@ -1066,16 +1095,15 @@ def report_command(
 
         _checked_options(k, None, missing, beta, risk_threshold)
         _check_suppressed(suppressed)
-        _check_output(original, output, force, what="report")
-        if output.resolve() == anonymised.resolve():
-            raise UsageError(f"refusing to overwrite the anonymised table {anonymised}; choose another report path")
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with _status(quiet or as_json, doing + "..."):
             cfg = _config(config)
             spec = _spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                          weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
-            _refuse_overwriting_read_files(spec, config, **{"-o": output})
+            _check_outputs({"report": output}, force, _files_read(spec, cfg, sensitive_hierarchy, input=original,
+                                                                 anonymised_table=anonymised, configuration=config,
+                                                                 order_map=order_map))
             result = _evaluate_pair(original, anonymised, encoding, spec, _method_named(method, cfg), bound,
                                     suppressed, order_map=order_map,
                                     utility={"target": target} if (utility or target is not None) and not public
@@ -1083,7 +1111,7 @@ def report_command(
             html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
                                  public=public)
             risk_before, risk_after, _ = result.risk()
-        write_text(html, output)
+        write_text(html, output, overwrite=force)
     except _known_errors() as exc:
         _die(_one_line(exc))
     ok = bool(result.verification.ok)
@@ -1176,7 +1204,7 @@ def hierarchy_build(
         if not math.isfinite(origin):
             raise UsageError(f"--origin {origin}: expected a finite number")
         if output is not None:
-            _check_output(input, output, force)
+            _check_outputs({"output": output}, force, _files_read(input=input, mapping_file=mapping))
         try:
             if intervals is not None:
                 spec = builder_spec(column, f"intervals:{intervals}")
@@ -1213,7 +1241,7 @@ def hierarchy_build(
             typer.echo(text, nl=False)
         else:
             from .io import write_text
-            write_text(text, output)
+            write_text(text, output, overwrite=force)
     except _known_errors() as exc:
         _die(_one_line(exc))
     if output is not None and not quiet:
@@ -1354,6 +1382,52 @@ def _click_exceptions():
     return sys.modules[typer.BadParameter.__module__]
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a scheduler stopping the job): raised in the main
+    thread like Ctrl-C's KeyboardInterrupt, so the same clean-ups run
+    (temporary files removed, nothing half-written left behind)."""
+
+
+#: The exit status of a run stopped by a signal: 128 + the signal's number (the shell's convention).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+#: set when SIGTERM arrived (a run that swallowed the exception still exits 143)
+_terminated: list[bool] = []
+
+
+def _raise_terminated(signum, frame):
+    _terminated.append(True)
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """While the CLI runs, SIGTERM raises :class:`Terminated` (where a signal
+    handler can be set: the main thread)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _terminated.clear()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_interrupted() -> None:
+    """One line and the conventional status of a run stopped by Ctrl-C (130)
+    or SIGTERM (143)."""
+    terminated = bool(_terminated)
+    typer.echo(f"hieranon: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing was written",
+               err=True)
+    sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+
+
 def _interrupted(exc: BaseException) -> bool:
     """Is a Ctrl-C behind ``exc``? A compiled (numba) kernel running in
     threads when it arrives returns with the KeyboardInterrupt pending, and
@@ -1385,7 +1459,8 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
     atexit.register(gc.freeze)
     try:
         # standalone_mode=False: click raises its usage errors instead of printing a boxed panel
-        code = app(args=args, prog_name="hieranon", standalone_mode=False)
+        with _sigterm_as_interrupt():
+            code = app(args=args, prog_name="hieranon", standalone_mode=False)
     except SystemExit:
         raise
     except no_args_help as exc:  # `hieranon` alone: the help (rich has printed it)
@@ -1399,8 +1474,7 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         typer.echo(f"hieranon: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("hieranon: interrupted; nothing was written", err=True)
-        sys.exit(130)
+        _exit_interrupted()
     except OSError as exc:  # the environment's (disk full, file-size limit, permissions): the user's to fix
         if os.environ.get("HIERANON_DEBUG"):
             raise
@@ -1408,16 +1482,15 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - last-resort guard, see docstring
         if _interrupted(exc):
-            typer.echo("hieranon: interrupted; nothing was written", err=True)
-            sys.exit(130)
+            _exit_interrupted()
         if os.environ.get("HIERANON_DEBUG"):
             raise
         from .files import shorten
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
-    if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent exit status 130
-        typer.echo("hieranon: interrupted; nothing was written", err=True)
+    if code == EXIT_INTERRUPTED or _terminated:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent status 130
+        _exit_interrupted()
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 

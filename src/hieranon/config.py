@@ -18,8 +18,9 @@ Example (``hieranon config-template`` prints an annotated one)::
     weights: height
     beta: 1
     priorities: [age, postcode, gender]   # or {age: 1, gender: 0.2}
-    seed: 0
+    seed: 7                               # optional: repeat a run exactly (never written to any output)
     identifiers: [id]                     # dropped, masked (identifier_action: mask) or pseudonymised
+    pseudonym_key: secret/pseudonym.key   # optional: the same pseudonyms across releases (else fresh per run)
     sensitive: [diagnosis]
     class_column: diagnosis
     count_column: null
@@ -55,7 +56,7 @@ from .io import NUMERIC_OUTPUTS
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
-    "seed", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
+    "seed", "pseudonym_key", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
     "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression",
 }
@@ -168,7 +169,10 @@ class Config:
     weights: str = "uniform"
     beta: float = 1.0
     priorities: object = None
-    seed: int = 0
+    #: the user's seed (None: algorithms use their fixed default, shuffles fresh entropy)
+    seed: int | None = None
+    #: the file holding the pseudonyms' secret key (None: a fresh key per run)
+    pseudonym_key: Path | None = None
     identifiers: list[str] = field(default_factory=list)
     identifier_action: str = "drop"
     sensitive: list[str] = field(default_factory=list)
@@ -423,10 +427,20 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if bad:
             raise ConfigError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
     cfg.priorities = pri
-    seed = raw.get("seed", 0)
-    if not is_integer(seed) or seed < 0:
+    seed = raw.get("seed")
+    if seed is not None and (not is_integer(seed) or seed < 0):
         raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
-    cfg.seed = int(seed)
+    cfg.seed = None if seed is None else int(seed)
+    key = raw.get("pseudonym_key")
+    if key is not None and not isinstance(key, str):
+        raise ConfigError(f"pseudonym_key: expected the path of a key file, got {key!r}")
+    if key is not None:
+        from .pseudonyms import read_key
+        try:
+            read_key(base / key, "pseudonym_key: file")  # refused here, before any work
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        cfg.pseudonym_key = base / key
     cfg.identifiers = _str_list(raw.get("identifiers"), "identifiers")
     cfg.identifier_action = _choice(raw, "identifier_action", ("drop", "mask", "pseudonym"))
     for key in ("strict", "shuffle"):
@@ -540,14 +554,19 @@ params: {}                    # method parameters, e.g. {max_inconsistency: 0.1}
 weights: uniform              # distortion weights: uniform | height | mage
 beta: 1                       # height weights 1/(j-1)^beta
 # priorities: [age, postcode, gender]   # ranking (most important first) or {age: 1, gender: 0}
-seed: 0                       # every random choice is seeded
+# seed: 7                     # repeat a run exactly: the algorithms' choices and the shuffled order
+                              # (default: a fixed seed for the algorithms, fresh randomness for the
+                              # shuffle); never written to any output
 
 identifiers: []               # direct identifiers (ARX: identifying)
-identifier_action: drop       # drop | mask (*) | pseudonym (a random seeded pseudonym per value)
+identifier_action: drop       # drop | mask (*) | pseudonym (a keyed HMAC pseudonym per value)
+# pseudonym_key: pseudonym.key  # the same pseudonyms across releases: a file of >= 32 random bytes, made with
+                              # python -c "import secrets; print(secrets.token_hex(32))" > pseudonym.key
+                              # (default: a fresh key per run; keep the file secret)
 sensitive: []                 # sensitive attributes (kept, reported)
 insensitive: []               # published unchanged, no risk; every column needs one of these roles
 strict: false                 # true: a column without a role is an error (else a warning)
-shuffle: false                # true: release the rows in a random order, seeded by seed
+shuffle: false                # true: release the rows in a random order (fresh unless seed is given)
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 missing: error                # error | root (empty QI cells count as already suppressed; they stay

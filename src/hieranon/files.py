@@ -193,3 +193,39 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
         removed.append(Path(entry.path))
         log.warning("removed %s, left by an interrupted earlier write to %s", entry.path, path)
     return removed
+
+
+# ------------------------------------------------------------ distinct paths
+class PathClashError(ValueError):
+    """Two of a run's files are the same file; the message names both."""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Do ``a`` and ``b`` name one file: the same path once symbolic links
+    and ``.``/``..`` are resolved, or (both existing) the same file on disk
+    -- a hard link, or another spelling on a case-insensitive file system."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def check_distinct_paths(outputs: dict, inputs: dict | None = None) -> None:
+    """Refuse a run whose files collide, before any work: every output path
+    (``{what: path}``, e.g. ``{"-o": ..., "--report": ...}``; None entries
+    are left out) must differ from every other output and from every input
+    (the table, the configuration, the hierarchy and key files). Raises
+    :class:`PathClashError` naming both, in one line."""
+    outs = [(what, Path(p)) for what, p in outputs.items() if p is not None]
+    ins = [(what, Path(p)) for what, p in (inputs or {}).items() if p is not None]
+    for i, (what, path) in enumerate(outs):
+        for other, other_path in outs[:i]:
+            if _same_file(path, other_path):
+                raise PathClashError(f"{what} {path} and {other} {other_path} are the same file; give each output "
+                                     "a path of its own")
+        for other, other_path in ins:
+            if _same_file(path, other_path):
+                raise PathClashError(f"refusing to overwrite the {other} {other_path} with the {what} {path}; "
+                                     f"choose another {what} path")

@@ -11,6 +11,7 @@ never leaves a half-written output.
 from __future__ import annotations
 
 import csv
+import errno
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -203,6 +204,44 @@ def dataset_schema(files: list[Path], path) -> object:
 def _publish(tmp: Path, path: Path) -> None:
     """Rename the complete temporary file into place."""
     os.replace(tmp, path)
+#: errno values of a file system that has no hard links (FAT, some network shares).
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK}
+
+
+class OutputExistsError(OutputError):
+    """The destination of a write without ``overwrite`` exists (it appeared
+    while the run was working: another run writing the same file)."""
+
+
+def _appeared(path: Path) -> OutputExistsError:
+    return OutputExistsError(f"{path} appeared while this run was writing it (another run writing the same file?); "
+                             "this run wrote nothing there: choose another path, or replace it on purpose "
+                             "(--force)")
+
+
+def _publish(tmp: Path, path: Path, overwrite: bool) -> None:
+    """Put the complete temporary file in place: with ``overwrite`` an atomic
+    rename over any file there; without, a hard link that fails when ``path``
+    exists (the file appeared meanwhile: :class:`OutputExistsError`), so one
+    run never replaces another's output. On a file system without hard links
+    the name is claimed by an exclusive create before the rename."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise _appeared(path) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            raise _appeared(path) from None
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
 
 
 def _open_temporary(path: Path) -> Path:
@@ -220,15 +259,16 @@ def _open_temporary(path: Path) -> Path:
     return tmp
 
 
-def _write_atomically(path: Path, write) -> Path:
-    """Run ``write(tmp)`` on a fresh temporary file and rename it to ``path``;
-    on any failure the temporary file is removed and an operating-system
-    error becomes an :class:`OutputError` naming ``path`` (not the temporary
-    file) and the cause."""
+def _write_atomically(path: Path, write, overwrite: bool) -> Path:
+    """Run ``write(tmp)`` on a fresh temporary file and put it in place
+    (:func:`_publish`: replacing an existing ``path`` only with
+    ``overwrite``); on any failure the temporary file is removed and an
+    operating-system error becomes an :class:`OutputError` naming ``path``
+    (not the temporary file) and the cause."""
     tmp = _open_temporary(path)
     try:
         write(tmp)
-        _publish(tmp, path)
+        _publish(tmp, path, overwrite)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
@@ -257,8 +297,11 @@ def csv_options(path: Path, kind: str, *, sep: str | None = None, encoding: str 
 
 
 def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | None = None,
-                encoding: str | None = None, source=None, source_encoding: str = "utf-8") -> Path:
-    """Write atomically (temporary file in the same directory, then rename).
+                encoding: str | None = None, source=None, source_encoding: str = "utf-8",
+                overwrite: bool = False) -> Path:
+    """Write atomically (temporary file in the same directory, then put in
+    place); an existing ``path`` is replaced only with ``overwrite``, else
+    :class:`OutputExistsError` (and nothing written).
 
     A CSV output is written with separator ``sep`` and text ``encoding``;
     when they are not given and ``source`` (the input table's path, read
@@ -285,7 +328,7 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
                                  f"{excerpt(exc.object[exc.start:exc.end])} has no {encoding} form; convert the "
                                  "input to UTF-8 or choose a .parquet or .xlsx output") from None
 
-    return _write_atomically(path, write)
+    return _write_atomically(path, write, overwrite)
 
 
 def _as_number(col: pd.Series) -> pd.Series | None:
@@ -323,15 +366,16 @@ def parquet_ready(df: pd.DataFrame, *, from_text: bool = False) -> pd.DataFrame:
     return out
 
 
-def write_text(text: str, path) -> Path:
-    """Atomic text write."""
+def write_text(text: str, path, *, overwrite: bool = False) -> Path:
+    """Atomic UTF-8 text write; an existing ``path`` is replaced only with
+    ``overwrite`` (else :class:`OutputExistsError`)."""
     path = Path(path)
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
 
-    return _write_atomically(path, write)
+    return _write_atomically(path, write, overwrite)
 
 
 # ------------------------------------------------------------ typed output

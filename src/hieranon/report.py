@@ -298,7 +298,6 @@ def _configuration(result, config) -> str:
     if pri:
         rows.append(("attribute priorities", ", ".join(f"{k}: {v}" for k, v in pri.items())
                      if isinstance(pri, Mapping) else " > ".join(map(str, pri))))
-    rows.append(("seed", _fmt(_cfg(config, "seed", "–"))))
     for key, label in (("identifiers", "direct identifiers"), ("sensitive", "sensitive attributes")):
         v = _cfg(config, key) or []
         if v:
@@ -316,7 +315,7 @@ def _configuration(result, config) -> str:
     if insensitive:
         rows.append(("insensitive attributes", ", ".join(map(str, insensitive))))
     if getattr(result, "row_order", None) is not None or _cfg(config, "shuffle"):
-        rows.append(("row order", "shuffled (seeded); the permutation is not published"))
+        rows.append(("row order", "shuffled; the permutation is not published"))
     src = _cfg(config, "source")
     if src:
         rows.append(("configuration file", Path(str(src)).name))
@@ -949,12 +948,13 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
     )
 
 
-def write_report(path, original_df: pd.DataFrame, result, config=None, **kwargs) -> Path:
+def write_report(path, original_df: pd.DataFrame, result, config=None, *, overwrite: bool = False,
+                 **kwargs) -> Path:
     """Render the report (see :func:`render_report` for ``kwargs``) and write
-    it to ``path`` atomically."""
+    it to ``path`` atomically (an existing file replaced only with ``overwrite``)."""
     from .io import write_text
 
-    return write_text(render_report(original_df, result, config, **kwargs), path)
+    return write_text(render_report(original_df, result, config, **kwargs), path, overwrite=overwrite)
 
 
 def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None,

@@ -23,8 +23,8 @@ import pandas as pd
 
 from .table import DataError, check_columns
 
-__all__ = ["RoleReport", "UnclassifiedColumnsWarning", "assess_roles", "check_roles", "NEAR_UNIQUE_SHARE",
-           "NEAR_UNIQUE_MIN_ROWS", "COPY_SHARE"]
+__all__ = ["RoleReport", "UnclassifiedColumnsWarning", "assess_roles", "check_roles", "without_index",
+           "NEAR_UNIQUE_SHARE", "NEAR_UNIQUE_MIN_ROWS", "COPY_SHARE"]
 
 log = logging.getLogger("hieranon")
 
@@ -152,3 +152,25 @@ def check_roles(df: pd.DataFrame, spec, *, strict: bool | None = None) -> RoleRe
     for line in report.linkage_lines():
         log.info("%s", line)
     return report
+
+
+def without_index(df: pd.DataFrame, *, strict: bool = False) -> pd.DataFrame:
+    """``df`` with the default row numbers as its index: a table's index is
+    never published (it has no role, and often holds identifiers). Any
+    other index is dropped with a logged warning naming it -- or, when
+    ``strict``, refused with a :class:`~hieranon.table.DataError` -- saying
+    how to give it a role (``df.reset_index()`` makes it a column)."""
+    index = df.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None:
+        return df
+    names = [n for n in index.names if n is not None]
+    what = (f"the table's index {', '.join(map(repr, names))}" if names
+            else f"the table's index ({index.dtype} labels such as {index[0]!r})" if len(index)
+            else "the table's index")
+    text = (f"{what} is not published: it has no role. If it holds data, make it a column with "
+            "df.reset_index() and give that column a role (identifiers, quasi-identifiers, sensitive or "
+            "insensitive); if it only numbers rows, drop it with df.reset_index(drop=True)")
+    if strict:
+        raise DataError(f"strict: {text}")
+    log.warning("%s", text)
+    return df.reset_index(drop=True)

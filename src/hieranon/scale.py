@@ -30,6 +30,7 @@ from .algorithms.registry import make_algorithm
 from .algorithms.suppression import with_budget
 from .io import dataset_schema
 from .privacy import check_feasible, sensitive_columns
+from .pseudonyms import is_pseudonym, new_key, pseudonyms
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
@@ -102,7 +103,8 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
     """Verify a (large) anonymised Parquet dataset against the original, streaming.
 
     ``identifiers`` must be absent from the output (``identifier_action``
-    ``drop``) or all ``*`` (``mask``); ``missing`` and ``count_column`` read
+    ``drop``), all ``*`` (``mask``) or pseudonyms where the original has a
+    value (``pseudonym``); ``missing`` and ``count_column`` read
     the original as :func:`hieranon.table.encode` does (class sizes count
     records). ``privacy``: models (:mod:`hieranon.privacy`, unbound, or bound
     to the whole original) every class over all QIs must satisfy, the
@@ -142,9 +144,13 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
         for c in orig.columns:
             if c in qis:
                 continue
-            if c in identifiers:  # masked
-                if not (anon[c].astype(str) == "*").all():
-                    problems.append(f"identifier column {c!r} is not masked")
+            if c in identifiers:  # masked, or pseudonyms in place of every present value
+                done = is_pseudonym(anon[c]) if identifier_action == "pseudonym" else anon[c].astype(str) == "*"
+                if identifier_action == "pseudonym":
+                    done &= anon[c].isna().to_numpy() == orig[c].isna().to_numpy()
+                if not np.asarray(done).all():
+                    problems.append(f"identifier column {c!r} is not "
+                                    f"{'pseudonymised' if identifier_action == 'pseudonym' else 'masked'}")
                 continue
             a, b = orig[c].astype(str).to_numpy(), anon[c].astype(str).to_numpy()
             # a missing cell may come back as None, NaN or <NA> (the output's parts unify their types): missing
@@ -268,6 +274,7 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
 def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: EncodedTable, codes: np.ndarray,
                    batch_rows: int) -> None:
     start = 0
+    key = spec.pseudonym_key or new_key()  # one key for every batch: one pseudonym per value
     keep_missing = missing_apart(table, codes)  # over the whole table: classes span batches
     for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
         n = len(batch)
@@ -279,6 +286,8 @@ def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: Encode
         for c in spec.identifiers:
             if spec.identifier_action == "drop":
                 out = out.drop(columns=c)
+            elif spec.identifier_action == "pseudonym":
+                out[c] = pseudonyms(out[c], key)
             else:
                 out[c] = "*"
         out.to_parquet(tmp / f"part-{i:05d}.parquet", index=False)
@@ -338,7 +347,11 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         timings["verify"] = time.perf_counter() - t
         if not report.ok:
             raise AnonymizationError(f"partitioned output failed verification: {report.summary()}")
-        if output_dir.exists():
+        if output_dir.exists() or output_dir.is_symlink():
+            if not force:  # another run wrote it while this one worked: never replaced without force
+                raise FileExistsError(f"output {output_dir} appeared while this run was writing it (another run "
+                                      "writing the same output?); this run wrote nothing there: choose another "
+                                      "path, or replace it on purpose (--force)")
             shutil.rmtree(output_dir)
         tmp.rename(output_dir)
     except BaseException:

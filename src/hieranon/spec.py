@@ -36,6 +36,7 @@ from .algorithms.suppression import SuppressionBudget, parse_budget
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .pseudonyms import as_key
 from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold
 from .table import DataError, EncodedTable, check_columns, encode
@@ -50,6 +51,10 @@ EXECUTIONS = ("auto", "whole", "partitioned")
 PARTITION_OPTIONS = ("block_size", "n_workers", "scheduler", "whole_seconds")
 WEIGHT_SCHEMES = ("uniform", "height", "mage")
 IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
+#: The seed of the algorithms' own random choices when the user gives none:
+#: the same input gives the same output. Never used for a choice that
+#: protects people (:func:`hieranon.pseudonyms.protective_rng`).
+ALGORITHM_SEED = 0
 
 
 # ------------------------------------------------------------ number checks
@@ -184,12 +189,22 @@ class AnonymizationSpec:
         :func:`build_problem` (``model.bind(df, counts)``).
     identifiers, identifier_action, sensitive, insensitive
         The roles of the other columns; identifiers are dropped, masked or
-        replaced by seeded pseudonyms (``"pseudonym"``).
+        replaced by keyed pseudonyms (``"pseudonym"``,
+        :func:`hieranon.pseudonyms.pseudonyms`).
+    seed : int or None
+        The user's seed: the algorithms' random choices use it (else
+        :data:`ALGORITHM_SEED`, so that outputs are reproducible), and so do
+        the choices that protect people (the shuffled row order), which
+        without it draw fresh entropy from the operating system. It is never
+        written to a report or a release.
+    pseudonym_key : bytes, path or None
+        The secret key of the pseudonyms (at least 32 bytes, or a file holding
+        them); None: a fresh random key per run.
     strict : bool
         A column without a role is an error, not a warning
         (:func:`hieranon.roles.check_roles`).
     shuffle : bool
-        Release the rows in a random order seeded by ``seed``.
+        Release the rows in a random order (seeded only by a given ``seed``).
     numeric_output : {"label", "range", "midpoint", "bounds"}
         How files written for this job print generalised numbers
         (:func:`hieranon.io.numeric_output`); results hold labels.
@@ -219,7 +234,8 @@ class AnonymizationSpec:
     weights: str = "uniform"
     beta: float = 1.0
     priorities: Mapping[str, float] | tuple[str, ...] | None = None
-    seed: int | None = 0
+    seed: int | None = None
+    pseudonym_key: bytes | None = field(default=None, repr=False)
     identifiers: tuple[str, ...] = ()
     identifier_action: str = "drop"
     sensitive: tuple[str, ...] = ()
@@ -266,6 +282,7 @@ class AnonymizationSpec:
         set_("beta", real(self.beta, "beta", 1.0))
         set_("priorities", self._checked_priorities(self.priorities))
         set_("seed", whole(self.seed, "seed", 0, optional=True))
+        set_("pseudonym_key", as_key(self.pseudonym_key))
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
         if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
@@ -303,6 +320,12 @@ class AnonymizationSpec:
         set_("sensitive", (*self.sensitive, *dict.fromkeys(extra)))
         set_("source", None if self.source is None else Path(self.source))
 
+    @property
+    def algorithm_seed(self) -> int:
+        """The seed of the algorithm's own random choices: the user's seed,
+        else :data:`ALGORITHM_SEED` (reproducible outputs)."""
+        return ALGORITHM_SEED if self.seed is None else self.seed
+
     @staticmethod
     def _checked_priorities(pri):
         if pri is None:
@@ -328,7 +351,8 @@ class AnonymizationSpec:
         """The spec of a parsed YAML configuration (:func:`hieranon.config.load`)."""
         return cls(hierarchies=dict(cfg.quasi_identifiers), k=cfg.k, requirements=tuple(cfg.requirements),
                    method=cfg.method or DEFAULT_METHOD, params=dict(cfg.params), weights=cfg.weights,
-                   beta=cfg.beta, priorities=cfg.priorities, seed=cfg.seed, identifiers=tuple(cfg.identifiers),
+                   beta=cfg.beta, priorities=cfg.priorities, seed=cfg.seed, pseudonym_key=cfg.pseudonym_key,
+                   identifiers=tuple(cfg.identifiers),
                    identifier_action=cfg.identifier_action, sensitive=tuple(cfg.sensitive),
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
                    count_column=cfg.count_column, missing=cfg.missing,
@@ -458,7 +482,7 @@ class AnonymizationSpec:
 
     def describe(self) -> dict:
         """The settings shown in a report (plain values)."""
-        return {"weights": self.weights, "beta": self.beta, "priorities": self.priorities, "seed": self.seed,
+        return {"weights": self.weights, "beta": self.beta, "priorities": self.priorities,
                 "identifiers": list(self.identifiers), "identifier_action": self.identifier_action,
                 "sensitive": list(self.sensitive), "class_column": self.class_column,
                 "count_column": self.count_column, "missing": self.missing,
@@ -501,7 +525,7 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
     reqs = normalise(spec.requirements, spec.k, qis, n) if spec.has_requirements else []
     cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
                              max_rows=max(table.n_records, 1))
-    problem = Problem(table, reqs, cost, spec.seed, labels)
+    problem = Problem(table, reqs, cost, spec.algorithm_seed, labels)
     if spec.privacy and data is None:
         raise ValueError("the privacy models need the table's sensitive columns (data=...)")
     problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
