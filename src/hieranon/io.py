@@ -201,9 +201,6 @@ def dataset_schema(files: list[Path], path) -> object:
     return schema
 
 
-def _publish(tmp: Path, path: Path) -> None:
-    """Rename the complete temporary file into place."""
-    os.replace(tmp, path)
 #: errno values of a file system that has no hard links (FAT, some network shares).
 _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK}
 
