@@ -86,3 +86,10 @@ def test_protective_randomness_is_fresh_without_a_seed():
     assert not np.array_equal(fresh[0], fresh[1])
     assert not any(np.array_equal(f, np.random.default_rng(0).permutation(n)) for f in fresh)
     assert np.array_equal(protective_rng(7).permutation(n), protective_rng(7).permutation(n))
+
+
+def test_a_key_given_as_text_that_is_no_file_is_not_repeated_in_the_message():
+    secret = "ab" * 32  # the secret itself passed where a key file's path is expected
+    with pytest.raises(PseudonymKeyError) as exc:
+        as_key(secret)
+    assert secret not in str(exc.value) and "bytes" in str(exc.value)

@@ -85,6 +85,10 @@ def as_key(key) -> bytes | None:
                                     f"bytes (secrets.token_bytes({MIN_KEY_BYTES}))")
         return bytes(key)
     if isinstance(key, (str, os.PathLike)):
+        if not os.path.lexists(key):  # not quoted: a str may be the secret itself, passed by mistake
+            raise PseudonymKeyError("pseudonym_key: no file at the path given (the value is not repeated here, "
+                                    "in case it is the key itself); pass the key as bytes or a key file's path "
+                                    f"(make one with: {MAKE_KEY})")
         return read_key(key)
     raise PseudonymKeyError(f"pseudonym_key: expected bytes or a key file's path, got {type(key).__name__}")
 
