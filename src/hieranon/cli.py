@@ -144,7 +144,8 @@ def _parse_qi_options(qi: list[str]) -> dict:
 def _parse_params(param: list[str]) -> dict:
     if not param:
         return {}
-    import yaml  # only when there are values to parse
+    from .files import excerpt
+    from .safeyaml import YAMLInputError, load_yaml
     out = {}
     for item in param:
         if "=" not in item:
@@ -154,10 +155,9 @@ def _parse_params(param: list[str]) -> dict:
         if not key:
             raise UsageError(f"--param {item!r}: the parameter name is empty; expected KEY=VALUE")
         try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            first = " ".join(str(exc).split("\n")[0].split())
-            raise UsageError(f"--param {item!r}: the value of parameter {key} is not valid YAML ({first}); "
+            out[key] = load_yaml(value, source="value")
+        except YAMLInputError as exc:
+            raise UsageError(f"--param {excerpt(item)}: the value of parameter {key} cannot be read ({exc}); "
                              "quote it or give a number, true/false or a [list]") from None
     return out
 

@@ -49,9 +49,10 @@ import pandas as pd
 
 from . import builders as B
 from . import hierarchy as H
-from .files import MAX_CONFIG_BYTES, read_text_file, shorten
+from .files import MAX_CONFIG_BYTES, read_text_file
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .safeyaml import load_yaml
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
@@ -504,14 +505,9 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
 
 def load(path) -> Config:
     """Load and validate a YAML configuration file."""
-    import yaml
-
     path = Path(path)
     text = read_text_file(path, what="configuration file", max_bytes=MAX_CONFIG_BYTES, error=ConfigError)
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {shorten(exc)}") from None
+    raw = load_yaml(text, source=f"configuration file {path}", error=ConfigError)
     return parse(raw, base=path.parent, source=path)
 
 
