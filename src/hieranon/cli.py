@@ -286,11 +286,30 @@ def _spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = Non
     spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
     options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
                     for role, columns in (roles or {}).items() if columns})
-    spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
-                               beta=beta, risk_threshold=risk_threshold, privacy=privacy, **options)
+    qis = _parse_qi_options(qi)
+    spec = spec.with_overrides(qi=qis, require=list(require), k=k, seed=seed, missing=missing,
+                               beta=beta, risk_threshold=risk_threshold, privacy=privacy,
+                               origins=_role_origins(qis, roles or {}, options, privacy), **options)
     if not spec.hierarchies:
         raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
     return spec
+
+
+#: The option that gives each role (:data:`hieranon.roles.ROLES`), named when two roles contradict each other.
+ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
+                "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
+
+
+def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> dict:
+    """(role, column) -> the command-line option that gave it, for the spec's ``origins``."""
+    from .privacy import TCloseness
+
+    given = {"hierarchies": list(qis), **{role: list(columns) for role, columns in roles.items()},
+             **{role: [options[role]] for role in ("class_column", "count_column") if options.get(role) is not None}}
+    origins = {(role, column): ROLE_OPTIONS[role] for role, columns in given.items() for column in columns}
+    for m in privacy:
+        origins[("sensitive", m.attribute)] = "--t-closeness" if isinstance(m, TCloseness) else "--l-diversity"
+    return origins
 
 
 def _config(path: Optional[Path]) -> Optional[Config]:

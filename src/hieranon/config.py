@@ -52,6 +52,7 @@ from . import hierarchy as H
 from .files import MAX_CONFIG_BYTES, read_text_file
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .roles import ROLE_KEYS, check_role_conflicts
 from .safeyaml import load_yaml
 
 TOP_KEYS = {
@@ -193,6 +194,8 @@ class Config:
     shuffle: bool = False
     #: how a file output writes generalised numbers: label | range | midpoint | bounds (:mod:`hieranon.io`)
     numeric_output: str = "label"
+    #: where each column's role is said, (spec field, column) -> "KEY in FILE" (:func:`hieranon.roles.check_role_conflicts`)
+    origins: dict = field(default_factory=dict)
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
         return {name: spec.build(data, self.missing) for name, spec in self.quasi_identifiers.items()}
@@ -464,23 +467,33 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if not isinstance(raw["input"], str):
             raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
         cfg.input = base / raw["input"]
-    overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
-    if overlap:
-        raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")
     _parse_privacy(raw, cfg, base)
-    for key in ("count_column", "class_column"):
-        if getattr(cfg, key) is not None and getattr(cfg, key) in cfg.quasi_identifiers:
-            raise ConfigError(f"{key}: {getattr(cfg, key)!r} is a quasi-identifier; name a separate column")
-    if cfg.count_column is not None and cfg.count_column == cfg.class_column:
-        raise ConfigError(f"count_column and class_column are both {cfg.count_column!r}; the record counts and "
-                          "the class labels must be separate columns")
+    _check_roles(cfg, raw, source)
     return cfg
+
+
+def _check_roles(cfg: Config, raw: Mapping, source: Path | None) -> None:
+    """Record where each column's role is said (``KEY in FILE``) and refuse
+    a column with two contradictory roles (:func:`hieranon.roles.check_role_conflicts`)."""
+    where = f" in {source.name}" if source is not None else ""
+    assigned = {"hierarchies": list(cfg.quasi_identifiers), "identifiers": cfg.identifiers,
+                "sensitive": cfg.sensitive, "insensitive": cfg.insensitive, "class_column": cfg.class_column,
+                "count_column": cfg.count_column}
+    listed_sensitive = set(_str_list(raw.get("sensitive"), "sensitive"))
+    protected = {m.attribute for m in cfg.privacy}
+    for role, columns in assigned.items():
+        for column in [columns] if isinstance(columns, str) or columns is None else columns:
+            key = ROLE_KEYS[role]
+            if role == "sensitive" and column not in listed_sensitive:  # made sensitive by one of these keys
+                key = "privacy" if column in protected else "sensitive_hierarchies"
+            cfg.origins[(role, column)] = f"{key}{where}"
+    check_role_conflicts(assigned, cfg.origins, error=ConfigError)
 
 
 def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
     """The ``privacy:`` and ``sensitive_hierarchies:`` keys (the forms of
     :func:`hieranon.privacy.parse_privacy_config`); a privacy attribute is
-    sensitive, never a quasi-identifier or an identifier."""
+    sensitive (:func:`_check_roles` refuses it as a quasi-identifier or an identifier)."""
     from .privacy import PrivacyError, parse_privacy_config
 
     sh = raw.get("sensitive_hierarchies") or {}
@@ -495,10 +508,6 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
         where = "" if str(exc).startswith("config key") else "sensitive_hierarchies: "
         raise ConfigError(f"{where}{exc}") from None
     for a in dict.fromkeys([m.attribute for m in cfg.privacy] + list(cfg.sensitive_hierarchies)):
-        for key, cols in (("quasi_identifiers", cfg.quasi_identifiers), ("identifiers", cfg.identifiers)):
-            if a in cols:
-                raise ConfigError(f"privacy: the sensitive attribute {a!r} is also listed in {key}; a sensitive "
-                                  "attribute is published unchanged, so it cannot be generalised or dropped")
         if a not in cfg.sensitive:
             cfg.sensitive.append(a)
 
