@@ -234,8 +234,8 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
         raise UsageError(f"--seed {seed}: expected a whole number >= 0")
     if missing is not None and missing not in MISSING_MODES:
         raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
-    if beta is not None and not beta >= 1:
-        raise UsageError(f"--beta {beta:g}: expected a number >= 1")
+    if beta is not None and not 1 <= beta < math.inf:
+        raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
     if risk_threshold is not None:
         from .risk import check_threshold
         try:

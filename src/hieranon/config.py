@@ -103,18 +103,20 @@ class HierarchySpec:
     argument: object = None
     allow_unbalanced: bool = False
 
-    def build(self, data: pd.DataFrame | None = None, missing: str = "error") -> Hierarchy:
-        """The hierarchy: loaded, or built from ``data``'s column; with
-        ``missing="value"`` a builder gives empty cells a leaf ``missing``."""
+    def build(self, data: pd.DataFrame | None = None, missing: str = "error", column=None) -> Hierarchy:
+        """The hierarchy: loaded, or built from ``data``'s column (``column``:
+        its label in ``data`` when not the text ``name``, e.g. an integer);
+        with ``missing="value"`` a builder gives empty cells a leaf ``missing``."""
         if self.file is not None:
             return H.from_file(self.file, self.name, **({"allow_unbalanced": True} if self.allow_unbalanced
                                                         and self.file.suffix.lower() not in (".yaml", ".yml", ".json") else {}))
         if self.tree is not None:
             return H.from_mapping(self.name, self.tree)
-        if data is None or self.name not in data.columns:
+        column = self.name if column is None else column
+        if data is None or column not in data.columns:
             raise ConfigError(f"quasi_identifiers.{self.name}: a {self.builder} hierarchy is built from the data, "
-                              f"but the table has no column {self.name!r}")
-        return build_from_values(self.name, self.builder, self.argument, data[self.name],
+                              f"but the table has no column {column!r}")
+        return build_from_values(self.name, self.builder, self.argument, data[column],
                                  missing_leaf=missing == "value")
 
     def describe(self) -> str:

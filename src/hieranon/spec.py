@@ -428,7 +428,7 @@ class AnonymizationSpec:
         """Every QI's hierarchy, named after its column (builders read ``data``)."""
         out = {}
         for name, h in self.hierarchies.items():
-            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing)
+            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing, column=name)
             out[name] = h if h.name == name else h.renamed(name)
         return out
 
@@ -526,6 +526,7 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
         raise DataError("the table has no rows")
     if not spec.hierarchies:
         raise DataError("no quasi-identifiers given")
+    check_columns(df, spec.quasi_identifiers)  # before a builder looks for its column
     repeated = df.columns[df.columns.duplicated()].unique()
     if len(repeated):
         raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "
