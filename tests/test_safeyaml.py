@@ -117,3 +117,8 @@ def test_hierarchy_yaml_refuses_a_repeated_key(tmp_path):
     f.write_text("'*':\n  school: [primary, secondary]\n  school: [college]\n")
     with pytest.raises(H.HierarchyError, match=r"'edu'.*'school' is given twice, on line 2 and line 3"):
         H.from_file(f, "edu")
+
+
+def test_control_characters_are_refused_as_bad_yaml():
+    refused("\x08", "not valid YAML", "unacceptable character")
+    refused("k: 2\x00\n", "not valid YAML")

@@ -174,8 +174,9 @@ def load_yaml(text: str, *, source: str, error: type[Exception] = YAMLInputError
 
     if _LOADER is None:
         _LOADER = _loader_class()
-    loader = _LOADER(text)
+    loader = None
     try:
+        loader = _LOADER(text)  # its reader refuses control characters at once
         return loader.get_single_data()
     except _Refused as exc:
         raise error(f"{source}{_where(exc.mark)}: {exc.message}") from None
@@ -188,7 +189,8 @@ def load_yaml(text: str, *, source: str, error: type[Exception] = YAMLInputError
     except RecursionError:  # a limit above should have refused it first
         raise error(f"{source}: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _where(mark) -> str:
