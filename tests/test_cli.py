@@ -738,7 +738,7 @@ def test_config_class_naming_a_qi_is_bad_input(tmp_path):
     # a QI added with --qi after the config was read is caught by the API
     cfg = _cfg_with(tmp_path, class_column="diagnosis")
     _bad_anonymize(tmp_path, "--qi", f"diagnosis={DATA / 'patients_hierarchy_gender.csv'}", config=cfg,
-                   fragments=["class column", "'diagnosis'", "quasi-identifier"])
+                   fragments=["the class column", "'diagnosis'", "quasi-identifier (--qi)"])
 
 
 def test_api_rejects_count_or_class_column_among_the_qis():

@@ -313,7 +313,7 @@ def test_api_duplicate_columns_and_paths_as_hierarchies(tmp_path):
         assert r.verification.ok
     with pytest.raises(ValueError, match="seed"):
         hieranon.anonymize(ok, ["s"], {"s": h}, k=2, seed=-1)
-    with pytest.raises(ValueError, match="identifiers and quasi-identifiers"):
+    with pytest.raises(ValueError, match=r"column .s. is a quasi-identifier \(quasi_identifiers\) and an identifier"):
         hieranon.anonymize(ok, ["s"], {"s": h}, k=2, identifiers=["s"])
 
 

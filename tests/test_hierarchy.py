@@ -84,7 +84,7 @@ def test_from_file_yaml_and_json(tmp_path):
 def test_from_file_unparsable_yaml_names_attribute(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text("'*': [unclosed\n")
-    with pytest.raises(HierarchyError, match=r"'edu'.*cannot be parsed"):
+    with pytest.raises(HierarchyError, match=r"'edu'.*is not valid YAML, line 2"):
         H.from_file(f, "edu")
 
 

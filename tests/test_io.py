@@ -552,3 +552,16 @@ def test_a_write_never_replaces_a_file_that_appeared_unless_asked(tmp_path, monk
     monkeypatch.setattr(pd.DataFrame, "to_csv", real)
     write_table(pd.DataFrame({"a": [2]}), out)  # nothing there: written
     assert out.read_text() == "a\n2\n" and sorted(tmp_path.iterdir()) == [out]
+def test_excel_header_cells_that_are_numbers_name_columns_by_their_text(tmp_path):
+    """A spreadsheet whose header has a year (2019) names that column '2019',
+    as a CSV does, so --qi 2019=... finds it (it was "no column '2019'")."""
+    from hieranon.io import read_table
+
+    path = tmp_path / "t.xlsx"
+    pd.DataFrame({2019: [20 + i % 4 for i in range(12)], "sex": list("ab") * 6}).to_excel(path, index=False)
+    assert list(read_table(path).columns) == ["2019", "sex"]
+    out = tmp_path / "out.csv"
+    r = CliRunner().invoke(cli.app, ["anonymize", str(path), "--qi", "2019=intervals:5,10", "--insensitive", "sex",
+                                     "-k", "2", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert pd.read_csv(out, dtype=str).columns.tolist() == ["2019", "sex"]

@@ -271,3 +271,77 @@ def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path)
         r = run("anonymize", path, "-o", tmp_path / "none.csv", *qi, "-k", 5, option, "salary_class")
         assert r.exit_code == 2 and "salary_class" in r.stderr and len(r.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "none.csv").exists()
+
+
+# ------------------------------------------------------------ contradictory roles
+def test_role_conflicts_name_the_column_both_roles_and_where_they_came_from():
+    from hieranon.roles import RoleConflictError, check_role_conflicts
+
+    with pytest.raises(RoleConflictError) as info:
+        check_role_conflicts({"sensitive": ["d"], "insensitive": ["x", "d"]},
+                             {("sensitive", "d"): "sensitive in cfg.yaml", ("insensitive", "d"): "--insensitive"})
+    message = str(info.value)
+    assert "'d'" in message and "sensitive (sensitive in cfg.yaml)" in message
+    assert "insensitive (--insensitive)" in message and "one role" in message
+    check_role_conflicts({"sensitive": ["d"], "class_column": "d", "insensitive": ["x"], "count_column": "n"})
+    check_role_conflicts({"sensitive": ["d", "d"]})  # the same role twice is no contradiction
+
+
+@pytest.mark.parametrize("roles, column, first, second", [
+    ({"sensitive": ["age"]}, "age", "a quasi-identifier (quasi_identifiers)", "sensitive (sensitive)"),
+    ({"insensitive": ["age"]}, "age", "a quasi-identifier", "insensitive (insensitive)"),
+    ({"identifiers": ["id"], "sensitive": ["id"]}, "id", "an identifier (identifiers)", "sensitive"),
+    ({"identifiers": ["id"], "insensitive": ["id"]}, "id", "an identifier", "insensitive"),
+    ({"sensitive": ["diagnosis"], "insensitive": ["diagnosis"]}, "diagnosis", "sensitive", "insensitive"),
+    ({"identifiers": ["id"], "class_column": "id"}, "id", "an identifier", "the class column"),
+    ({"insensitive": ["n"], "count_column": "n"}, "n", "insensitive", "the count column"),
+])
+def test_api_refuses_contradictory_roles(roles, column, first, second):
+    df, hs = patients()
+    with pytest.raises(DataError) as info:
+        hieranon.anonymize(df, None, hs, 2, **roles)
+    message = str(info.value)
+    assert f"column {column!r} is {first}" in message and f"and {second}" in message, message
+
+
+def test_spec_refuses_a_privacy_model_on_an_insensitive_column():
+    from hieranon.privacy import DistinctLDiversity
+
+    _, hs = patients()
+    with pytest.raises(DataError, match=r"'diagnosis' is sensitive \(distinct 2-diversity of 'diagnosis'\) and "
+                                        r"insensitive \(insensitive\)"):
+        AnonymizationSpec(hierarchies=hs, k=2, insensitive=["diagnosis"],
+                          privacy=(DistinctLDiversity("diagnosis", 2),))
+
+
+def test_config_and_command_line_roles_are_checked_together(tmp_path):
+    from hieranon import config as C
+
+    f = tmp_path / "cfg.yaml"
+    f.write_text("k: 2\nquasi_identifiers: {age: {intervals: [5]}}\nsensitive: [diagnosis]\n")
+    spec = AnonymizationSpec.from_config(C.load(f))
+    with pytest.raises(DataError, match=r"'diagnosis' is sensitive \(sensitive in cfg\.yaml\) and insensitive "
+                                        r"\(--insensitive\)"):
+        spec.with_overrides(insensitive=("diagnosis",), origins={("insensitive", "diagnosis"): "--insensitive"})
+    with pytest.raises(DataError, match=r"'age' is a quasi-identifier \(quasi_identifiers in cfg\.yaml\) and "
+                                        r"an identifier \(identifiers\)"):
+        spec.with_overrides(identifiers=("age",))
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("sensitive: [age]", ["'age' is a quasi-identifier (quasi_identifiers in cfg.yaml)", "sensitive (sensitive in"]),
+    ("insensitive: [age]", ["'age' is a quasi-identifier", "insensitive (insensitive in cfg.yaml)"]),
+    ("identifiers: [d]\nsensitive: [d]", ["'d' is an identifier (identifiers in cfg.yaml)", "sensitive"]),
+    ("sensitive: [d]\ninsensitive: [d]", ["'d' is sensitive (sensitive in cfg.yaml)", "insensitive"]),
+    ("insensitive: [d]\nprivacy: {d: [{l_diversity: 2}]}", ["'d' is sensitive (privacy in cfg.yaml)",
+                                                            "insensitive (insensitive in cfg.yaml)"]),
+])
+def test_config_refuses_contradictory_roles(tmp_path, text, fragments):
+    from hieranon import config as C
+
+    f = tmp_path / "cfg.yaml"
+    f.write_text(f"k: 2\nquasi_identifiers: {{age: {{intervals: [5]}}}}\n{text}\n")
+    with pytest.raises(C.ConfigError) as info:
+        C.load(f)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)

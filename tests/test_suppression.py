@@ -7,6 +7,7 @@ without a budget."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -267,3 +268,21 @@ def test_check_takes_suppressed(tmp_path, monkeypatch, capsys):
     assert json.loads(out_class)["achieved_k"] == 2 and json.loads(out_removed)["achieved_k"] == 4
     code, _, err = run_main(monkeypatch, capsys, *common, "--suppressed", "gone")
     assert code == 2 and "--suppressed" in err
+
+
+@pytest.mark.parametrize("value", ["-1", -1, -0.5, "-0.5", "-5%", np.int64(-3), 150.5, "250.5", 2.5, 5.0])
+def test_a_bad_budget_suggests_only_valid_budgets(value):
+    """Whatever a refused budget's message suggests (a quoted share, a number
+    of records) is itself accepted."""
+    with pytest.raises(ValueError) as info:
+        parse_budget(value, "--max-suppression")
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("--max-suppression")
+    suggestion = message.split("write ", 1)[1] if "write " in message else ""
+    for share in re.findall(r"'([^']*%)'", suggestion):
+        parse_budget(share)
+    for records in re.findall(r"(?<![\w.'-])(\d+) for records", suggestion):
+        parse_budget(int(records))
+    if isinstance(value, str) and value.startswith("-") or not isinstance(value, str) and value < 0:
+        assert "negative" in message or "between 0% and 100%" in message
+        assert "-1%" not in message

@@ -448,3 +448,38 @@ def test_integer_column_names():
     hs = {0: H.suppression(0, ["1", "2"]), 1: H.suppression(1, ["a", "b"])}
     r = hieranon.anonymize(df, [0, 1], hs, k=2, method="kaca1")
     assert int(r.data.groupby([0, 1]).size().min()) >= 2
+
+
+def test_integer_column_names_take_hierarchies_built_from_the_data():
+    """A column named by an integer is named by that integer everywhere,
+    builders included (they looked for the text '0': "no column '0'")."""
+    import hieranon
+
+    df = pd.DataFrame({0: [20 + i % 4 for i in range(12)], 1: list("ab") * 6})
+    r = hieranon.anonymize(df, [0], {0: "intervals:5,10"}, 2, insensitive=[1])
+    assert list(r.data.columns) == [0, 1] and int(r.data.groupby(0, observed=True).size().min()) >= 2
+
+
+def test_a_text_name_for_an_integer_column_says_which_column_and_how_to_rename():
+    import hieranon
+
+    df = pd.DataFrame({0: [20 + i % 4 for i in range(12)], 1: list("ab") * 6})
+    for hs in ({"0": "intervals:5,10"}, {"0": H.intervals("0", list(range(20, 24)), [5, 10])}):
+        with pytest.raises(DataError) as info:
+            hieranon.anonymize(df, None, hs, 2)
+        message = str(info.value)
+        assert "\n" not in message and "['0'] not in the table" in message
+        assert "the int 0, not the text '0'" in message and "df.columns = df.columns.astype(str)" in message
+
+
+def test_multiindex_columns_are_refused_saying_how_to_flatten_them():
+    import hieranon
+
+    df = pd.DataFrame([[20 + i % 4, "ab"[i % 2]] for i in range(12)])
+    df.columns = pd.MultiIndex.from_tuples([("a", "age"), ("b", "sex")])
+    for qis, hs in ((None, {("a", "age"): "intervals:5,10"}), (None, {"a": "intervals:5,10"}),
+                    (["a"], [H.intervals("a", list(range(20, 24)), [5, 10])])):
+        with pytest.raises(DataError) as info:
+            hieranon.anonymize(df, qis, hs, 2)
+        message = str(info.value)
+        assert "MultiIndex" in message and "one level of names" in message and "\n" not in message

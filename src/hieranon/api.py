@@ -119,7 +119,11 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         :class:`~hieranon.table.DataError` instead (``strict`` itself is
         Mondrian's parameter). Columns published
         unchanged that are near-unique or nearly copy a QI are logged as
-        linkage risks (``result.roles``).
+        linkage risks (``result.roles``). A column has one role (the class
+        column may also be sensitive or insensitive): two that contradict
+        each other raise :class:`~hieranon.roles.RoleConflictError` naming
+        the column and both roles. Columns are named by the frame's labels
+        (text, or e.g. the integer ``0``); MultiIndex columns are refused.
     shuffle : bool
         Release the rows in a random order (fresh unless ``seed`` is given);
         ``result.row_order[i]`` is the input row of output row ``i``.

@@ -144,7 +144,8 @@ def _parse_qi_options(qi: list[str]) -> dict:
 def _parse_params(param: list[str]) -> dict:
     if not param:
         return {}
-    import yaml  # only when there are values to parse
+    from .files import excerpt
+    from .safeyaml import YAMLInputError, load_yaml
     out = {}
     for item in param:
         if "=" not in item:
@@ -154,10 +155,9 @@ def _parse_params(param: list[str]) -> dict:
         if not key:
             raise UsageError(f"--param {item!r}: the parameter name is empty; expected KEY=VALUE")
         try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            first = " ".join(str(exc).split("\n")[0].split())
-            raise UsageError(f"--param {item!r}: the value of parameter {key} is not valid YAML ({first}); "
+            out[key] = load_yaml(value, source="value")
+        except YAMLInputError as exc:
+            raise UsageError(f"--param {excerpt(item)}: the value of parameter {key} cannot be read ({exc}); "
                              "quote it or give a number, true/false or a [list]") from None
     return out
 
@@ -234,8 +234,8 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
         raise UsageError(f"--seed {seed}: expected a whole number >= 0")
     if missing is not None and missing not in MISSING_MODES:
         raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
-    if beta is not None and not beta >= 1:
-        raise UsageError(f"--beta {beta:g}: expected a number >= 1")
+    if beta is not None and not 1 <= beta < math.inf:
+        raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
     if risk_threshold is not None:
         from .risk import check_threshold
         try:
@@ -286,11 +286,30 @@ def _spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = Non
     spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
     options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
                     for role, columns in (roles or {}).items() if columns})
-    spec = spec.with_overrides(qi=_parse_qi_options(qi), require=list(require), k=k, seed=seed, missing=missing,
-                               beta=beta, risk_threshold=risk_threshold, privacy=privacy, **options)
+    qis = _parse_qi_options(qi)
+    spec = spec.with_overrides(qi=qis, require=list(require), k=k, seed=seed, missing=missing,
+                               beta=beta, risk_threshold=risk_threshold, privacy=privacy,
+                               origins=_role_origins(qis, roles or {}, options, privacy), **options)
     if not spec.hierarchies:
         raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
     return spec
+
+
+#: The option that gives each role (:data:`hieranon.roles.ROLES`), named when two roles contradict each other.
+ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
+                "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
+
+
+def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> dict:
+    """(role, column) -> the command-line option that gave it, for the spec's ``origins``."""
+    from .privacy import TCloseness
+
+    given = {"hierarchies": list(qis), **{role: list(columns) for role, columns in roles.items()},
+             **{role: [options[role]] for role in ("class_column", "count_column") if options.get(role) is not None}}
+    origins = {(role, column): ROLE_OPTIONS[role] for role, columns in given.items() for column in columns}
+    for m in privacy:
+        origins[("sensitive", m.attribute)] = "--t-closeness" if isinstance(m, TCloseness) else "--l-diversity"
+    return origins
 
 
 def _config(path: Optional[Path]) -> Optional[Config]:

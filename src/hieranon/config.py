@@ -50,9 +50,11 @@ import pandas as pd
 
 from . import builders as B
 from . import hierarchy as H
-from .files import MAX_CONFIG_BYTES, read_text_file, shorten
+from .files import MAX_CONFIG_BYTES, read_text_file
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .roles import ROLE_KEYS, check_role_conflicts
+from .safeyaml import load_yaml
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
@@ -102,18 +104,20 @@ class HierarchySpec:
     argument: object = None
     allow_unbalanced: bool = False
 
-    def build(self, data: pd.DataFrame | None = None, missing: str = "error") -> Hierarchy:
-        """The hierarchy: loaded, or built from ``data``'s column; with
-        ``missing="value"`` a builder gives empty cells a leaf ``missing``."""
+    def build(self, data: pd.DataFrame | None = None, missing: str = "error", column=None) -> Hierarchy:
+        """The hierarchy: loaded, or built from ``data``'s column (``column``:
+        its label in ``data`` when not the text ``name``, e.g. an integer);
+        with ``missing="value"`` a builder gives empty cells a leaf ``missing``."""
         if self.file is not None:
             return H.from_file(self.file, self.name, **({"allow_unbalanced": True} if self.allow_unbalanced
                                                         and self.file.suffix.lower() not in (".yaml", ".yml", ".json") else {}))
         if self.tree is not None:
             return H.from_mapping(self.name, self.tree)
-        if data is None or self.name not in data.columns:
+        column = self.name if column is None else column
+        if data is None or column not in data.columns:
             raise ConfigError(f"quasi_identifiers.{self.name}: a {self.builder} hierarchy is built from the data, "
-                              f"but the table has no column {self.name!r}")
-        return build_from_values(self.name, self.builder, self.argument, data[self.name],
+                              f"but the table has no column {column!r}")
+        return build_from_values(self.name, self.builder, self.argument, data[column],
                                  missing_leaf=missing == "value")
 
     def describe(self) -> str:
@@ -196,6 +200,8 @@ class Config:
     shuffle: bool = False
     #: how a file output writes generalised numbers: label | range | midpoint | bounds (:mod:`hieranon.io`)
     numeric_output: str = "label"
+    #: where each column's role is said, (spec field, column) -> "KEY in FILE" (:func:`hieranon.roles.check_role_conflicts`)
+    origins: dict = field(default_factory=dict)
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
         return {name: spec.build(data, self.missing) for name, spec in self.quasi_identifiers.items()}
@@ -477,23 +483,33 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if not isinstance(raw["input"], str):
             raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
         cfg.input = base / raw["input"]
-    overlap = set(cfg.identifiers) & set(cfg.quasi_identifiers)
-    if overlap:
-        raise ConfigError(f"identifiers and quasi_identifiers overlap: {sorted(overlap)}")
     _parse_privacy(raw, cfg, base)
-    for key in ("count_column", "class_column"):
-        if getattr(cfg, key) is not None and getattr(cfg, key) in cfg.quasi_identifiers:
-            raise ConfigError(f"{key}: {getattr(cfg, key)!r} is a quasi-identifier; name a separate column")
-    if cfg.count_column is not None and cfg.count_column == cfg.class_column:
-        raise ConfigError(f"count_column and class_column are both {cfg.count_column!r}; the record counts and "
-                          "the class labels must be separate columns")
+    _check_roles(cfg, raw, source)
     return cfg
+
+
+def _check_roles(cfg: Config, raw: Mapping, source: Path | None) -> None:
+    """Record where each column's role is said (``KEY in FILE``) and refuse
+    a column with two contradictory roles (:func:`hieranon.roles.check_role_conflicts`)."""
+    where = f" in {source.name}" if source is not None else ""
+    assigned = {"hierarchies": list(cfg.quasi_identifiers), "identifiers": cfg.identifiers,
+                "sensitive": cfg.sensitive, "insensitive": cfg.insensitive, "class_column": cfg.class_column,
+                "count_column": cfg.count_column}
+    listed_sensitive = set(_str_list(raw.get("sensitive"), "sensitive"))
+    protected = {m.attribute for m in cfg.privacy}
+    for role, columns in assigned.items():
+        for column in [columns] if isinstance(columns, str) or columns is None else columns:
+            key = ROLE_KEYS[role]
+            if role == "sensitive" and column not in listed_sensitive:  # made sensitive by one of these keys
+                key = "privacy" if column in protected else "sensitive_hierarchies"
+            cfg.origins[(role, column)] = f"{key}{where}"
+    check_role_conflicts(assigned, cfg.origins, error=ConfigError)
 
 
 def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
     """The ``privacy:`` and ``sensitive_hierarchies:`` keys (the forms of
     :func:`hieranon.privacy.parse_privacy_config`); a privacy attribute is
-    sensitive, never a quasi-identifier or an identifier."""
+    sensitive (:func:`_check_roles` refuses it as a quasi-identifier or an identifier)."""
     from .privacy import PrivacyError, parse_privacy_config
 
     sh = raw.get("sensitive_hierarchies") or {}
@@ -508,24 +524,15 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
         where = "" if str(exc).startswith("config key") else "sensitive_hierarchies: "
         raise ConfigError(f"{where}{exc}") from None
     for a in dict.fromkeys([m.attribute for m in cfg.privacy] + list(cfg.sensitive_hierarchies)):
-        for key, cols in (("quasi_identifiers", cfg.quasi_identifiers), ("identifiers", cfg.identifiers)):
-            if a in cols:
-                raise ConfigError(f"privacy: the sensitive attribute {a!r} is also listed in {key}; a sensitive "
-                                  "attribute is published unchanged, so it cannot be generalised or dropped")
         if a not in cfg.sensitive:
             cfg.sensitive.append(a)
 
 
 def load(path) -> Config:
     """Load and validate a YAML configuration file."""
-    import yaml
-
     path = Path(path)
     text = read_text_file(path, what="configuration file", max_bytes=MAX_CONFIG_BYTES, error=ConfigError)
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {shorten(exc)}") from None
+    raw = load_yaml(text, source=f"configuration file {path}", error=ConfigError)
     return parse(raw, base=path.parent, source=path)
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
+from .safeyaml import load_yaml
 
 ROOT_LABEL = "*"
 #: Above this many nodes no dense LCA table is built (it would take n^2 ints).
@@ -810,15 +811,14 @@ def from_file(path, name: str | None = None, **kw) -> Hierarchy:
         name = name or re.sub(r"^.*hierarchy_", "", path.stem)
         text = read_text_file(path, what="hierarchy file", about=f" for attribute {name!r}",
                               max_bytes=MAX_HIERARCHY_BYTES, encoding="utf-8-sig", error=HierarchyError)
-        try:
-            if suffix == ".json":
+        if suffix == ".json":
+            try:
                 tree = json.loads(text)
-            else:
-                import yaml
-                tree = yaml.safe_load(text)
-        except Exception as exc:  # parser errors vary by library
-            raise HierarchyError(f"hierarchy file {path} for attribute {name!r} cannot be parsed: "
-                                 f"{shorten(exc)}") from None
+            except (ValueError, RecursionError) as exc:
+                raise HierarchyError(f"hierarchy file {path} for attribute {name!r} cannot be parsed: "
+                                     f"{shorten(exc)}") from None
+        else:
+            tree = load_yaml(text, source=f"hierarchy file {path} for attribute {name!r}", error=HierarchyError)
         return from_mapping(name, tree)
     return from_arx_csv(path, name, **kw)
 

@@ -105,6 +105,7 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
         if kind == "excel":
             df = pd.read_excel(path, sheet_name=sheet, dtype=str, keep_default_na=False)
             _check_header(path, _header(path, kind, None, encoding, sheet))
+            df.columns = [str(c) for c in df.columns]  # a header cell 2019 names the column '2019', as in a CSV
             return df
         sep = sep or sniff_separator(path, encoding)
         # no skipinitialspace: non-QI cells must come out exactly as they went in

@@ -10,21 +10,30 @@ a quasi-identifier, not dropped) that is near-unique -- more than
 a copy of a quasi-identifier: one determines the other (a functional
 dependence) on at least :data:`COPY_SHARE` of the rows, so publishing it
 unchanged undoes the generalisation of that quasi-identifier.
+
+:func:`check_role_conflicts` is the one check that no column is given two
+roles that contradict each other (a quasi-identifier is generalised, a
+sensitive or insensitive column published unchanged, an identifier dropped),
+whichever way the roles arrive: keyword arguments, a configuration, command
+options, or several of them merged.
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from .table import DataError, check_columns
 
-__all__ = ["RoleReport", "UnclassifiedColumnsWarning", "assess_roles", "check_roles", "without_index",
-           "NEAR_UNIQUE_SHARE", "NEAR_UNIQUE_MIN_ROWS", "COPY_SHARE"]
+__all__ = ["RoleReport", "UnclassifiedColumnsWarning", "RoleConflictError", "assess_roles", "check_roles",
+           "check_role_conflicts", "without_index", "ROLES", "ROLE_KEYS", "NEAR_UNIQUE_SHARE", "NEAR_UNIQUE_MIN_ROWS",
+           "COPY_SHARE"]
 
 log = logging.getLogger("hieranon")
 
@@ -32,6 +41,51 @@ NEAR_UNIQUE_SHARE = 0.5
 NEAR_UNIQUE_MIN_ROWS = 20
 COPY_SHARE = 0.95
 CHANCE_SHARE = 0.8
+
+
+#: The roles a column can be given (by the name of the spec's field), in the
+#: order a message names them, with how a message says each.
+ROLES = {"hierarchies": "a quasi-identifier", "identifiers": "an identifier", "sensitive": "sensitive",
+         "insensitive": "insensitive", "class_column": "the class column", "count_column": "the count column"}
+#: Where a role was given when nothing more is known: the keyword argument
+#: (and configuration key) of that name.
+ROLE_KEYS = {"hierarchies": "quasi_identifiers", "identifiers": "identifiers", "sensitive": "sensitive",
+             "insensitive": "insensitive", "class_column": "class_column", "count_column": "count_column"}
+#: The roles one column may hold together: the class label, which the
+#: classification metric reads, is published unchanged as a sensitive or an
+#: insensitive column is.
+COMPATIBLE_ROLES = frozenset({frozenset({"class_column", "sensitive"}), frozenset({"class_column", "insensitive"})})
+
+
+class RoleConflictError(DataError):
+    """A column is given two roles that contradict each other."""
+
+
+def check_role_conflicts(assigned: Mapping[str, Iterable[Hashable] | None],
+                         origins: Mapping[tuple[str, Hashable], str] | None = None, *,
+                         error: type[Exception] = RoleConflictError) -> None:
+    """Refuse a column given two contradictory roles. ``assigned``: role (a
+    key of :data:`ROLES`) -> its columns (a single column or None for
+    ``class_column`` and ``count_column``); ``origins``: (role, column) ->
+    where that was said (``"--sensitive"``, ``"quasi_identifiers in
+    cfg.yaml"``), else the role's keyword (:data:`ROLE_KEYS`). The message
+    (``error``, one line) names the column, both roles, where each came
+    from, and what to do."""
+    origins = origins or {}
+    held: dict = {}
+    for role in ROLES:
+        columns = assigned.get(role)
+        if columns is None:
+            continue
+        for column in dict.fromkeys((columns,) if role in ("class_column", "count_column") else columns):
+            held.setdefault(column, []).append(role)
+    for column, roles in held.items():
+        if all(frozenset(pair) in COMPATIBLE_ROLES for pair in combinations(roles, 2)):
+            continue
+        said = [f"{ROLES[r]} ({origins.get((r, column), ROLE_KEYS[r])})" for r in roles]
+        also = " (the class column may also be sensitive or insensitive)" if "class_column" in roles else ""
+        raise error(f"column {column!r} is {', '.join(said[:-1])} and {said[-1]}; a column has one role{also}: "
+                    f"keep it in one of {'the two' if len(roles) == 2 else 'them'}")
 
 
 class UnclassifiedColumnsWarning(UserWarning):

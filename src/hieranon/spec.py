@@ -39,6 +39,7 @@ from .io import NUMERIC_OUTPUTS
 from .pseudonyms import as_key
 from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold
+from .roles import ROLES, check_role_conflicts
 from .table import DataError, EncodedTable, check_columns, encode
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
@@ -106,15 +107,10 @@ def _column(value, what: str) -> str | None:
 def check_special_columns(quasi_identifiers: Sequence[str], count_column: str | None = None,
                           class_column: str | None = None) -> None:
     """The count and class columns must be columns of their own: not a
-    quasi-identifier (it would be generalised) and not each other."""
-    qis = set(quasi_identifiers)
-    for what, col in (("count column", count_column), ("class column", class_column)):
-        if col is not None and col in qis:
-            raise DataError(f"the {what} {col!r} is a quasi-identifier; name a separate column "
-                            f"(quasi-identifiers: {list(quasi_identifiers)})")
-    if count_column is not None and count_column == class_column:
-        raise DataError(f"the count column and the class column are both {count_column!r}; the record counts "
-                        "and the class labels must be separate columns")
+    quasi-identifier (it would be generalised) and not each other
+    (:func:`hieranon.roles.check_role_conflicts`, a DataError)."""
+    check_role_conflicts({"hierarchies": quasi_identifiers, "count_column": count_column,
+                          "class_column": class_column})
 
 
 def _requirement(r, i: int):
@@ -132,9 +128,9 @@ def _requirement(r, i: int):
     return Requirement(attrs, int(kk))
 
 
-def _privacy_models(models, hierarchies, identifiers) -> tuple:
+def _privacy_models(models) -> tuple:
     """The privacy models as a tuple; each is a :class:`~hieranon.privacy.PrivacyModel`
-    on a column that is neither a quasi-identifier nor an identifier."""
+    (its attribute is sensitive: :meth:`AnonymizationSpec.roles`)."""
     from .privacy import PrivacyModel
 
     if isinstance(models, PrivacyModel):
@@ -144,12 +140,6 @@ def _privacy_models(models, hierarchies, identifiers) -> tuple:
         if not callable(getattr(m, "bind", None)):  # a PrivacyModel, or anything that binds like one
             raise ValueError(f"privacy: expected privacy models (hieranon.privacy.DistinctLDiversity, "
                              f"TCloseness, ...), got {m!r}")
-        attribute = getattr(m, "attribute", None)
-        for what, cols in (("a quasi-identifier", hierarchies), ("an identifier", identifiers)):
-            if attribute is not None and attribute in cols:
-                raise ValueError(f"{m.describe()}: {m.attribute!r} is {what}; a privacy model protects a "
-                                 "sensitive attribute, which is published unchanged (neither generalised nor "
-                                 "dropped)")
     return out
 
 
@@ -190,7 +180,9 @@ class AnonymizationSpec:
     identifiers, identifier_action, sensitive, insensitive
         The roles of the other columns; identifiers are dropped, masked or
         replaced by keyed pseudonyms (``"pseudonym"``,
-        :func:`hieranon.pseudonyms.pseudonyms`).
+        :func:`hieranon.pseudonyms.pseudonyms`). A column has one
+        role (the class column may also be sensitive or insensitive); the
+        attribute of a privacy model is sensitive.
     seed : int or None
         The user's seed: the algorithms' random choices use it (else
         :data:`ALGORITHM_SEED`, so that outputs are reproducible), and so do
@@ -200,6 +192,10 @@ class AnonymizationSpec:
     pseudonym_key : bytes, path or None
         The secret key of the pseudonyms (at least 32 bytes, or a file holding
         them); None: a fresh random key per run.
+    origins : mapping
+        Where each role was given, ``(field, column) -> text`` such as
+        ``("sensitive", "age") -> "--sensitive"``, for the message that
+        refuses two contradictory roles (:func:`hieranon.roles.check_role_conflicts`).
     strict : bool
         A column without a role is an error, not a warning
         (:func:`hieranon.roles.check_roles`).
@@ -253,6 +249,7 @@ class AnonymizationSpec:
     numeric_output: str = "label"
     execution: str = "auto"
     partition: Mapping = field(default_factory=dict)
+    origins: Mapping = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
         def set_(name, value):  # a frozen dataclass normalises its own fields here
@@ -295,12 +292,8 @@ class AnonymizationSpec:
         if not isinstance(self.numeric_output, str) or self.numeric_output not in NUMERIC_OUTPUTS:
             raise ValueError(f"numeric_output must be one of {', '.join(NUMERIC_OUTPUTS)}, "
                              f"got {self.numeric_output!r}")
-        overlap = sorted(set(self.identifiers) & set(self.hierarchies))
-        if overlap:
-            raise ValueError(f"identifiers and quasi-identifiers overlap: {overlap}")
         set_("class_column", _column(self.class_column, "class_column"))
         set_("count_column", _column(self.count_column, "count_column"))
-        check_special_columns(list(self.hierarchies), self.count_column, self.class_column)
         if not isinstance(self.execution, str) or self.execution not in EXECUTIONS:
             raise ValueError(f"execution must be one of {', '.join(EXECUTIONS)}, got {self.execution!r}")
         if not isinstance(self.partition, Mapping) or set(self.partition) - set(PARTITION_OPTIONS):
@@ -314,10 +307,18 @@ class AnonymizationSpec:
         if self.risk_threshold is not None:
             set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
         set_("max_suppression", parse_budget(self.max_suppression, "max_suppression"))
-        set_("privacy", _privacy_models(self.privacy, self.hierarchies, self.identifiers))
-        extra = [a for a in (getattr(m, "attribute", None) for m in self.privacy)
-                 if a is not None and a not in self.sensitive]
-        set_("sensitive", (*self.sensitive, *dict.fromkeys(extra)))
+        set_("privacy", _privacy_models(self.privacy))
+        origins = dict(self.origins or {})
+        extra = {}
+        for m in self.privacy:
+            a = getattr(m, "attribute", None)
+            if a is not None and a not in self.sensitive:
+                extra.setdefault(a, None)
+                origins.setdefault(("sensitive", a), m.describe() if callable(getattr(m, "describe", None))
+                                   else "privacy")
+        set_("sensitive", (*self.sensitive, *extra))
+        set_("origins", origins)
+        check_role_conflicts({role: getattr(self, role) for role in ROLES}, origins)
         set_("source", None if self.source is None else Path(self.source))
 
     @property
@@ -360,7 +361,7 @@ class AnonymizationSpec:
                    privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
                    strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
                    numeric_output=getattr(cfg, "numeric_output", "label"),
-                   max_suppression=getattr(cfg, "max_suppression", None))
+                   max_suppression=getattr(cfg, "max_suppression", None), origins=dict(getattr(cfg, "origins", {})))
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
@@ -396,8 +397,8 @@ class AnonymizationSpec:
         ``None`` changes nothing. ``qi`` adds (or replaces) hierarchies (files
         or how to build them),
         ``require`` adds requirements, ``params`` are laid over the method's
-        parameters, ``privacy`` models are added to the spec's; every other
-        option replaces the field of its name."""
+        parameters, ``privacy`` models and ``origins`` are added to the
+        spec's; every other option replaces the field of its name."""
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             raise TypeError(f"with_overrides: unknown option(s) {unknown}")
@@ -410,6 +411,8 @@ class AnonymizationSpec:
             changes["requirements"] = (*self.requirements, *require)
         if params:
             changes["params"] = {**self.params, **params}
+        if options.get("origins"):
+            changes["origins"] = {**self.origins, **options["origins"]}
         changes.pop("privacy", None)
         if options.get("privacy"):
             changes["privacy"] = (*self.privacy, *options["privacy"])
@@ -449,7 +452,7 @@ class AnonymizationSpec:
         """Every QI's hierarchy, named after its column (builders read ``data``)."""
         out = {}
         for name, h in self.hierarchies.items():
-            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing)
+            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing, column=name)
             out[name] = h if h.name == name else h.renamed(name)
         return out
 
@@ -547,6 +550,7 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
         raise DataError("the table has no rows")
     if not spec.hierarchies:
         raise DataError("no quasi-identifiers given")
+    check_columns(df, spec.quasi_identifiers)  # before a builder looks for its column
     repeated = df.columns[df.columns.duplicated()].unique()
     if len(repeated):
         raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "

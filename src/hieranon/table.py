@@ -103,11 +103,35 @@ def _resolve_hierarchies(qi_names: Sequence[str], hierarchies) -> list[Hierarchy
     return hierarchies
 
 
+def check_column_names(df: pd.DataFrame) -> None:
+    """A table's columns must be one level of names: a MultiIndex of
+    columns is refused, saying how to flatten it. Column names are usually
+    text; any other label (an integer ``0``) is a column's name as it is,
+    named by the same label (:func:`check_columns` says so when a text name
+    stands for it)."""
+    if isinstance(df.columns, pd.MultiIndex):
+        raise DataError(f"the table's columns are a MultiIndex ({df.columns.nlevels} levels of names, e.g. "
+                        f"{excerpt(df.columns[0]) if len(df.columns) else '()'}); give them one level of names, "
+                        "e.g. df.columns = ['_'.join(map(str, c)) for c in df.columns]")
+
+
 def check_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "quasi-identifier") -> None:
+    """Every one of ``columns`` is a column of ``df`` (one level of names:
+    :func:`check_column_names`); else a DataError naming the absent ones,
+    and the column a text name was probably meant for when the table names
+    it by another label (an integer ``0`` for ``'0'``)."""
+    check_column_names(df)
     absent = [c for c in columns if c not in df.columns]
     if absent:
+        by_text = {str(c): c for c in df.columns if not isinstance(c, str)}
+        meant = [(a, by_text[str(a)]) for a in absent if str(a) in by_text]
+        hint = ""
+        if meant:
+            a, c = meant[0]
+            hint = (f"; the table names a column by the {type(c).__name__} {c!r}, not the text {str(a)!r}: give it "
+                    f"as {c!r}, or rename the columns to text with df.columns = df.columns.astype(str)")
         raise DataError(
-            f"{what} column(s) {absent} not in the table (its columns: {list(df.columns)[:20]})"
+            f"{what} column(s) {absent} not in the table (its columns: {list(df.columns)[:20]}){hint}"
         )
 
 

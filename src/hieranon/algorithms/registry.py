@@ -87,10 +87,10 @@ def make_algorithm(method: str, /, **params) -> Algorithm:
 # ------------------------------------------------------------------ guidance
 @functools.cache
 def _load_method_info() -> dict[str, dict[str, str]]:
-    import yaml  # only for guidance: a plain run does not load it
+    from ..safeyaml import load_yaml  # only for guidance: a plain run does not load YAML
 
-    text = (Path(__file__).resolve().parent.parent / "data" / "methods.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    path = Path(__file__).resolve().parent.parent / "data" / "methods.yaml"
+    return load_yaml(path.read_text(encoding="utf-8"), source=f"shipped file {path}")
 
 
 #: What a custodian needs to choose a method, declared once per method (``data/methods.yaml``):

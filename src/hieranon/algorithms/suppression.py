@@ -86,7 +86,7 @@ class SuppressionBudget:
         return f"{self.fraction * 100:g}%"
 
 
-_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
+_PERCENT = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
 
 
 def parse_budget(value: Any, what: str = "max_suppression") -> SuppressionBudget | None:
@@ -107,19 +107,20 @@ def parse_budget(value: Any, what: str = "max_suppression") -> SuppressionBudget
             return SuppressionBudget(fraction=pct / 100)
         text = value.strip()
         try:
-            value = int(text) if re.fullmatch(r"[0-9]+", text) else float(text)
+            value = int(text) if re.fullmatch(r"[-+]?[0-9]+", text) else float(text)
         except ValueError:
             raise ValueError(f"{what}: {forms}, got {value!r}") from None
+    if isinstance(value, Real) and float(value) < 0:
+        raise ValueError(f"{what}: a budget cannot be negative; {forms} (0 for none), got {value!r}")
     if isinstance(value, Integral):
-        if value < 0:
-            raise ValueError(f"{what}: a number of records must be >= 0, got {value!r}")
         return SuppressionBudget(records=int(value))
     if isinstance(value, Real) and math.isfinite(float(value)):
         x = float(value)
-        if 0 <= x < 1:
+        if x < 1:
             return SuppressionBudget(fraction=x)
-        raise ValueError(f"{what}: {value!r} is neither a fraction below 1 nor a whole number of records; "
-                         f"write '{x:g}%' for a share or {int(x) if x.is_integer() else round(x)} for records")
+        records = f"{int(x) if x.is_integer() else round(x)} for records"  # each suggestion is itself a valid budget
+        raise ValueError(f"{what}: {value!r} is neither a fraction below 1 nor a whole number of records; write "
+                         + (f"'{x:g}%' for a share or {records}" if x <= 100 else records))
     raise ValueError(f"{what}: {forms}, got {value!r}")
 
 

@@ -321,10 +321,10 @@ def _as_list(x) -> list[str]:
 
 def load_example() -> ExampleData:
     """The made-up ``patients.csv`` table, its hierarchies and ``patients.yaml``."""
-    import yaml
+    from ..safeyaml import load_yaml
 
     cfg_path = example_path("patients.yaml")
-    config = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    config = load_yaml(cfg_path.read_text(encoding="utf-8"), source=f"shipped file {cfg_path}")
     csv_path = cfg_path.parent / config.get("input", "patients.csv")
     qis = config["quasi_identifiers"]
     frame = pd.read_csv(csv_path, dtype=_EXAMPLE_DTYPES, keep_default_na=False)
