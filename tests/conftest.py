@@ -14,6 +14,13 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ADULT = REPO.parent / "shared" / "datasets" / "adult"
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The stack the suite ran on, so that a run's log says which one it tested."""
+    import numpy as np
+
+    terminalreporter.write_line(f"hieranon suite ran on pandas {pd.__version__}, numpy {np.__version__}")
+
+
 def adult_dir() -> Path | None:
     """HIERANON_ADULT_DIR, else ../shared/datasets/adult beside the checkout."""
     env = os.environ.get("HIERANON_ADULT_DIR")

@@ -6,6 +6,7 @@ import base64
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -310,8 +311,8 @@ def test_report_command_utility_json_and_html_agree(tmp_path):
     from hieranon.datasets import example_path as ep
 
     out_csv, html = tmp_path / "anon.csv", tmp_path / "rep.html"
-    cli = [str(REPO / ".venv" / "bin" / "hieranon")] if (REPO / ".venv" / "bin" / "hieranon").exists() else \
-        ["python", "-m", "hieranon"]
+    # the interpreter running the suite (not whatever `python` or .venv is about): the stack under test
+    cli = [sys.executable, "-m", "hieranon"]
     subprocess.run([*cli, "anonymize", str(ep()), "-c", str(ep("patients.yaml")), "-o", str(out_csv), "-q"],
                    check=True)
     proc = subprocess.run([*cli, "report", str(ep()), str(out_csv), "-c", str(ep("patients.yaml")), "-o", str(html),

@@ -354,7 +354,7 @@ def parquet_ready(df: pd.DataFrame, *, from_text: bool = False) -> pd.DataFrame:
     numeric, as ``pandas.read_csv`` would type it."""
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype != object:
+        if not pd.api.types.is_string_dtype(out[c].dtype):  # text: object, or pandas 3's str
             continue
         number = _as_number(out[c]) if from_text else None
         if number is not None:

@@ -265,7 +265,10 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
                 keep_missing: np.ndarray | None = None) -> pd.DataFrame:
     """A copy of ``df`` whose QI cells print ``codes``; every other column and
     the row order are untouched. A QI column keeps its dtype when no cell of it
-    was generalised. A missing cell read as the root (``missing='root'``:
+    was generalised; a generalised one holds labels, in the dtype pandas
+    infers for text (``str`` from pandas 3 on, a missing cell NaN; ``object``
+    before, a missing cell None), as reading the written table back gives it.
+    A missing cell read as the root (``missing='root'``:
     already suppressed) stays missing -- "was missing", not "was
     suppressed" -- when every cell of its equivalence class in that column
     was missing; in a class where the column also holds suppressed values it
@@ -282,7 +285,7 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
         labels = np.asarray(h.labels, dtype=object)
         cells = labels[col]
         cells[keep_missing[:, j]] = None
-        out[q] = pd.Series(cells, index=df.index, dtype=object)
+        out[q] = pd.Series(cells, index=df.index)  # labels: the dtype pandas gives text
     return out
 
 
