@@ -1,0 +1,151 @@
+"""Compiled kernels: one decorator for every numba kernel of hieranon, where
+their compiled code is cached, and a notice while they compile.
+
+numba compiles a kernel the first time it is called with given argument
+types and keeps the machine code in a cache on disk (``cache=True``), so
+only the first run on a machine pays for compiling -- from seconds to a
+minute on a loaded machine. This module makes that first run visible and
+keeps it from failing:
+
+* **Where the cache goes.** numba writes it next to the sources
+  (``__pycache__``), else in the user's cache directory; when neither is
+  writable (a read-only installation and a home directory that cannot be
+  written, as in many containers) numba refuses to compile ("no locator
+  available"). :func:`cache_location` picks, before any kernel is
+  declared, the first writable of: ``$NUMBA_CACHE_DIR`` (the user's
+  choice, left alone), numba's place beside the sources,
+  ``$XDG_CACHE_HOME/hieranon/numba`` (``~/.cache/hieranon/numba``), a
+  directory of the system's temporary directory; when none is, the kernels
+  are compiled without a cache (logged once) and the run still succeeds.
+* **A notice while compiling.** Each real compilation (not a cache load)
+  opens the progress stage :data:`COMPILE_STAGE` (see
+  :mod:`hieranon.progress`: logged by default, shown by the command line),
+  whose ``done`` counts the functions compiled so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+from numba.core import config, event
+
+log = logging.getLogger(__name__)
+
+#: Name of the progress stage open while kernels compile.
+COMPILE_STAGE = "preparing fast kernels (first run only)"
+
+__all__ = ["COMPILE_STAGE", "kernel", "cache_location", "CACHE_DIR", "CACHING"]
+
+_PACKAGE = Path(__file__).resolve().parent
+#: Directories holding kernel modules (numba caches beside each).
+_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
+
+
+def _writable(directory: Path) -> bool:
+    """Can a file be created in ``directory`` (made when missing)? The test
+    numba itself runs before caching in a directory."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError:
+        return False
+    return True
+
+
+def _user_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hieranon" / "numba"
+
+
+def cache_location() -> tuple[str | None, str]:
+    """Where the kernels' compiled code is cached: ``(directory, reason)``;
+    directory None means numba's place beside the sources, or, with reason
+    ``"none"``, no cache at all (nothing writable)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"], "NUMBA_CACHE_DIR"
+    if all(_writable(d / "__pycache__") for d in _KERNEL_DIRS):
+        return None, "beside the sources"
+    candidates = [(_user_cache_dir(), "user cache directory")]
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    candidates.append((Path(tempfile.gettempdir()) / f"hieranon-{uid}" / "numba", "temporary directory"))
+    for directory, reason in candidates:
+        if _writable(directory):
+            return str(directory), reason
+    return None, "none"
+
+
+def _configure_cache() -> tuple[str | None, bool]:
+    directory, reason = cache_location()
+    if reason == "none":
+        log.warning("no writable directory for the compiled kernels' cache (the installation, the home "
+                     "directory and %s are read-only): kernels are compiled again in every run; set "
+                     "NUMBA_CACHE_DIR to a writable directory to keep them", tempfile.gettempdir())
+        return None, False
+    if directory is not None and not os.environ.get("NUMBA_CACHE_DIR"):
+        log.info("the installation is read-only: compiled kernels are cached in %s (%s)", directory, reason)
+        os.environ["NUMBA_CACHE_DIR"] = directory  # numba reads its configuration again from the environment
+        config.CACHE_DIR = directory
+    return directory, True
+
+
+#: Directory of the compiled kernels' cache (None: numba's default, beside the sources).
+CACHE_DIR, CACHING = _configure_cache()
+
+
+def kernel(fn: Callable | None = None, *, parallel: bool = False, nogil: bool = False,
+           inline: str = "never") -> Callable:
+    """``numba.njit`` with hieranon's cache policy (:func:`cache_location`):
+    ``@kernel`` or ``@kernel(parallel=True)``."""
+    options = {"cache": CACHING}
+    if parallel:
+        options["parallel"] = True
+    if nogil:
+        options["nogil"] = True
+    if inline != "never":
+        options["inline"] = inline
+    decorate = numba.njit(**options)
+    return decorate if fn is None else decorate(fn)
+
+
+class _CompileNotice(event.Listener):
+    """numba ``numba:compile`` listener: a progress stage while kernels
+    compile (a cache load fires no event). Compilations nest (a kernel
+    compiles the kernels it calls) under numba's global compiler lock; the
+    stage spans the outermost one, and ``done`` counts the functions
+    compiled in the process so far."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.compiled = 0
+        self._open: contextlib.ExitStack | None = None
+        self._stage = None
+
+    def on_start(self, ev) -> None:
+        self.depth += 1
+        if self.depth == 1:
+            from .progress import stage
+
+            self._open = contextlib.ExitStack()
+            self._stage = self._open.enter_context(stage(COMPILE_STAGE, detail=self._detail()))
+
+    def on_end(self, ev) -> None:
+        self.depth -= 1
+        self.compiled += 1
+        if self._stage is None:
+            return
+        self._stage.update(self.compiled, detail=self._detail())
+        if self.depth == 0:
+            opened, self._open, self._stage = self._open, None, None
+            opened.close()
+
+    def _detail(self) -> str:
+        return f"{self.compiled} functions compiled"
+
+
+event.register("numba:compile", _CompileNotice())
