@@ -15,23 +15,40 @@ import sys
 from pathlib import Path
 
 import numba
+import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import progress
+from hieranon import hierarchy as H
+from hieranon import jit, progress
+from hieranon.api import anonymize
 from hieranon.datasets import example_path
-from hieranon.jit import COMPILE_STAGE
+from hieranon.io import read_table
+from hieranon.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")
 PACKAGE = Path(hieranon.__file__).resolve().parent
+QIS = ["gender", "age", "postcode", "date_of_birth"]
 
 
-def quick_start(out: Path, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+def quick_start(out: Path, env: dict, cwd: Path, table: Path = EXAMPLE) -> subprocess.CompletedProcess:
     """The README's quick start (with Mondrian) in a subprocess with ``env``."""
-    return subprocess.run([sys.executable, "-m", "hieranon", "anonymize", str(EXAMPLE), "--config", str(EXAMPLE_CFG),
+    return subprocess.run([sys.executable, "-m", "hieranon", "anonymize", str(table), "--config", str(EXAMPLE_CFG),
                            "-o", str(out), "--force", "-m", "mondrian"],
                           capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def large_example(directory: Path, copies: int = 13) -> Path:
+    """The example table repeated past :data:`SMALL_TABLE_ROWS` rows (its
+    kernels are compiled, not interpreted)."""
+    df = read_table(EXAMPLE)
+    big = pd.concat([df] * copies, ignore_index=True)
+    big["id"] = range(len(big))
+    assert len(big) > SMALL_TABLE_ROWS
+    path = directory / "patients_large.csv"
+    big.to_csv(path, index=False)
+    return path
 
 
 def read_only_install(root: Path) -> Path:
@@ -69,7 +86,7 @@ def test_read_only_install_caches_elsewhere(tmp_path, home_writable):
     out = tmp_path / "out.csv"
     env = clean_env(PYTHONPATH=str(site), HOME=str(home), TMPDIR=str(temp))
 
-    run = quick_start(out, env, tmp_path)
+    run = quick_start(out, env, tmp_path, large_example(tmp_path))
 
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "locator" not in run.stderr
@@ -82,8 +99,9 @@ def test_compile_notice_on_empty_cache_only(tmp_path):
     env = clean_env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(PACKAGE.parent))
     line = f"hieranon: {COMPILE_STAGE}..."
 
-    first = quick_start(tmp_path / "first.csv", env, tmp_path)
-    warm = quick_start(tmp_path / "warm.csv", env, tmp_path)
+    table = large_example(tmp_path)
+    first = quick_start(tmp_path / "first.csv", env, tmp_path, table)
+    warm = quick_start(tmp_path / "warm.csv", env, tmp_path, table)
 
     assert first.returncode == 0 and warm.returncode == 0, first.stderr + warm.stderr
     assert first.stderr.count(line) == 1, first.stderr
@@ -107,3 +125,28 @@ def test_compile_stage_reported_for_real_compilation_only():
     assert compiled and compiled[-1].finished and compiled[-1].done >= 1
     assert not events
 
+
+
+def test_quick_start_compiles_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    env = clean_env(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(PACKAGE.parent))
+
+    run = subprocess.run([sys.executable, "-m", "hieranon", "anonymize", str(EXAMPLE), "--config", str(EXAMPLE_CFG),
+                          "-o", str(tmp_path / "out.csv")], capture_output=True, text=True, cwd=tmp_path, env=env)
+
+    assert run.returncode == 0, run.stderr
+    assert COMPILE_STAGE not in run.stderr
+    assert not list(cache.rglob("*.nbi")), "the quick start compiled kernels"
+
+
+@pytest.mark.parametrize("method", ["kaca+", "kaca1", "kaca2", "mondrian", "dbca", "fulldomain"])
+def test_interpreted_kernels_give_the_compiled_output(monkeypatch, method):
+    df = read_table(EXAMPLE)
+    hierarchies = {q: H.from_arx_csv(EXAMPLE.parent / f"patients_hierarchy_{q}.csv", q) for q in QIS}
+    outputs = []
+    for rows in (SMALL_TABLE_ROWS, 0):  # interpreted, then compiled
+        monkeypatch.setattr(jit, "SMALL_TABLE_ROWS", rows)
+        result = anonymize(df.drop(columns=["id"]), QIS, hierarchies, k=3, method=method, seed=1,
+                           sensitive=["diagnosis"], class_column="readmitted")
+        outputs.append(result.data.to_csv(index=False))
+    assert outputs[0] == outputs[1]

@@ -25,9 +25,16 @@ _K_STARTED, _K_HN, _K_STAMP, _K_NVEC, _K_NSUR, _K_DONE = range(6)
 # =====================================================================
 # step 1-2: the sweep
 # =====================================================================
+#: 0x9E3779B97F4A7C15 (the golden ratio's hash constant) as a signed 64-bit integer.
+_GOLDEN = np.int64(-7046029254386353131)
+
+
 @kernel
 def _mix(h, x):
-    return h ^ (x + 0x9E3779B97F4A7C15 + (h << 6) + (h >> 2))
+    """Hash ``x`` into ``h`` in wrapping 64-bit arithmetic (the same when the
+    kernel runs as Python on numpy integers, :func:`hieranon.jit.interpreted`)."""
+    h = np.int64(h)
+    return h ^ (np.int64(x) + _GOLDEN + (h << 6) + (h >> 2))
 
 
 @kernel
