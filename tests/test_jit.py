@@ -39,11 +39,11 @@ def quick_start(out: Path, env: dict, cwd: Path, table: Path = EXAMPLE) -> subpr
                           capture_output=True, text=True, cwd=cwd, env=env)
 
 
-def large_example(directory: Path, copies: int = 13) -> Path:
+def large_example(directory: Path) -> Path:
     """The example table repeated past :data:`SMALL_TABLE_ROWS` rows (its
     kernels are compiled, not interpreted)."""
     df = read_table(EXAMPLE)
-    big = pd.concat([df] * copies, ignore_index=True)
+    big = pd.concat([df] * (SMALL_TABLE_ROWS // len(df) + 1), ignore_index=True)
     big["id"] = range(len(big))
     assert len(big) > SMALL_TABLE_ROWS
     path = directory / "patients_large.csv"

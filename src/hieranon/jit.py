@@ -128,10 +128,10 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, nogil: bool = 
 
 
 #: Most rows of a table whose kernels run as Python (:func:`small_table`).
-SMALL_TABLE_ROWS = 1000
+SMALL_TABLE_ROWS = 300
 #: Most rows x generalisation-lattice nodes of such a table: kaca+'s sweep
 #: visits depth vectors of the lattice, each over the rows.
-SMALL_TABLE_WORK = 50_000
+SMALL_TABLE_WORK = 20_000
 
 _interpreting: contextvars.ContextVar[bool] = contextvars.ContextVar("hieranon_interpreting", default=False)
 
@@ -157,9 +157,11 @@ def interpreted(on: bool = True) -> Iterator[None]:
 def small_table(n_rows: int, heights: Sequence[int]) -> bool:
     """Is a table of ``n_rows`` rows whose quasi-identifiers' hierarchies
     have ``heights`` small enough for its kernels to run as Python in less
-    time than compiling them? Measured on Adult: compiling kaca+'s kernels
-    takes 40-80 s; as Python, the quick start's 80 rows x 200 lattice nodes
-    take 2 s, while 60 rows x 6,480 nodes take over a minute."""
+    time than compiling them (40-80 s for kaca+ on 2 busy cores)? Measured
+    with kaca+ as Python: the quick start's 80 rows x 200 lattice nodes take
+    2 s; ISLR Wage over 5 QIs (64 nodes) 5 s at 250 rows but 26 s at 500
+    (the work grows faster than the rows); Adult's 60 rows x 6,480 nodes
+    over a minute (the sweep visits depth vectors of the lattice)."""
     return n_rows <= SMALL_TABLE_ROWS and n_rows * math.prod(heights) <= SMALL_TABLE_WORK
 
 
