@@ -208,7 +208,7 @@ class _CompileNotice(event.Listener):
             opened.close()
 
     def _detail(self) -> str:
-        return f"{self.compiled} functions compiled"
+        return f"{self.compiled} compiled"  # short: the stage line is 56 characters wide
 
 
 event.register("numba:compile", _CompileNotice())
