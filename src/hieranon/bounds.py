@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from .jit import kernel
 from .metrics import CostModel, full_distortion
 from .progress import stage as progress_stage
 from .table import EncodedTable
@@ -254,7 +255,7 @@ def _splice(whole: np.ndarray, cuts: np.ndarray, inserts: list) -> np.ndarray:
     return np.concatenate([pieces[0], *(x for insert, rest in zip(inserts, pieces[1:]) for x in (insert, rest))])
 
 
-@nb.njit(cache=True)
+@kernel
 def _grow(a, need):
     """``a`` with room for at least ``need`` entries (2x growth)."""
     if need <= len(a):
@@ -264,7 +265,7 @@ def _grow(a, need):
     return b
 
 
-@nb.njit(cache=True)
+@kernel
 def _sort_within_groups(key, grp, val, m, cbuf, order):
     """``order[:m]``: the stable order of ``key[:m]``, whose entries come in
     runs of equal ``grp`` (non-decreasing) and differ within a run by ``val``
@@ -299,7 +300,7 @@ def _sort_within_groups(key, grp, val, m, cbuf, order):
         i0 = i1
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, k, rows0, gid0, cst0, depths0, first,
                     split, max_inc, max_vec):
     """The depth-first walk of :func:`candidate_nodes` from one depth vector
@@ -466,7 +467,7 @@ def _candidate_walk(units, weights, heights, hh, nn, off, anc, aoff, dep, ic, k,
         t_rows[:t_off[nt]].copy(), t_gid[:t_off[nt]].copy(), t_cst[:t_off[nt]].copy()
 
 
-@nb.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _member_hashes(members, starts, salt):
     """Per node, a hash of its member set (the sum of the members' random salts)."""
     n = len(starts) - 1
@@ -479,7 +480,7 @@ def _member_hashes(members, starts, salt):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def _same_members(members, starts, g, h):
     if starts[g + 1] - starts[g] != starts[h + 1] - starts[h]:
         return False
@@ -489,7 +490,7 @@ def _same_members(members, starts, g, h):
     return True
 
 
-@nb.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _cheapest_of_each_set(order, key, members, starts, node_cost):
     """``order`` lists the nodes by hash (ids ascending within a hash): keep,
     of each distinct member set, its cheapest node (ties: the lowest id),
@@ -513,7 +514,7 @@ def _cheapest_of_each_set(order, key, members, starts, node_cost):
     return keep
 
 
-@nb.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _gather_nodes(members, starts, nodes):
     """The member lists of ``nodes``, in that order: (members, starts)."""
     new_starts = np.zeros(len(nodes) + 1, dtype=np.int64)
@@ -553,7 +554,7 @@ def distinct_member_sets(members: np.ndarray, starts: np.ndarray, node_cost: np.
     return new_members, new_starts, node_cost[kept]
 
 
-@nb.njit(cache=True)
+@kernel
 def _unit_nodes(members, starts, node_cost, n_units, ucost):
     """Per unit, its candidate nodes from the cheapest up: node ``unodes[i]``
     for ``i`` in ``ustart[t]:ustart[t + 1]``, its cost written to ``ucost[i]``."""
@@ -573,7 +574,7 @@ def _unit_nodes(members, starts, node_cost, n_units, ucost):
     return ustart, unodes
 
 
-@nb.njit(cache=True)
+@kernel
 def _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched):
     """The nodes ``lo <= g < hi`` cheaper than some member's price (the only
     ones that can open), listed from ``touched[lo]`` on (their number is
@@ -605,7 +606,7 @@ def _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near
     return m - lo
 
 
-@nb.njit(cache=True)
+@kernel
 def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, margin, cnt, val, near, near_val,
             assigned, bufv, bufu, opened, positive, share_lo, share_hi):
     """Touched nodes ``touched[lo:hi]``: open each whose best selection (its
@@ -681,7 +682,7 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
     return total
 
 
-@nb.njit(cache=True)
+@kernel
 def _cheapest_records(cum_weight, cum_cost, red, x):
     """The reduced cost of the ``x`` cheapest records of units sorted by
     reduced cost ``red`` (cumulative weights and costs, 0 first)."""
@@ -691,7 +692,7 @@ def _cheapest_records(cum_weight, cum_cost, red, x):
     return cum_cost[j] + (x - cum_weight[j]) * red[j]
 
 
-@nb.njit(cache=True)
+@kernel
 def _split_members(g, c, price, members, starts, weights, positive):
     """Node ``g``'s members of some weight, in member order, split by their
     ``positive`` flag (index 1: flagged): per side the units, their reduced
@@ -717,7 +718,7 @@ def _split_members(g, c, price, members, starts, weights, positive):
     return (unit[0, :n[0]], unit[1, :n[1]]), (red[0, :n[0]], red[1, :n[1]]), negative, total
 
 
-@nb.njit(cache=True)
+@kernel
 def _sorted_prefix(unit, red, weights, extra):
     """The units of negative reduced cost and the ``extra`` cheapest others
     (all of them when fewer; ties at the last one kept), sorted by reduced
@@ -756,7 +757,7 @@ def _sorted_prefix(unit, red, weights, extra):
     return unit, red, cum_weight, cum_cost, complete
 
 
-@nb.njit(cache=True)
+@kernel
 def _take_cheapest(unit, weights, x, assigned):
     for i in range(len(unit)):
         if x <= 0:
@@ -766,7 +767,7 @@ def _take_cheapest(unit, weights, x, assigned):
         x -= take
 
 
-@nb.njit(cache=True)
+@kernel
 def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch, rh, all_h, wl, cl, rl, all_l, best):
     """The search of :func:`balanced_choice` over the number ``h`` of
     flagged records, on each side's sorted first units (cumulative weights
@@ -795,7 +796,7 @@ def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch,
     return best, best_h, best_l, False
 
 
-@nb.njit(cache=True)
+@kernel
 def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
     """Node ``g``'s best selection of at least ``k`` records of which a share
     in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
@@ -831,7 +832,7 @@ def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo
     return found, h, n_other, sh, sl
 
 
-@nb.njit(cache=True)
+@kernel
 def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
     """:func:`balanced_choice` of a node in the relaxation: the best
     negative selection's reduced cost (0 if none), its records added to
@@ -844,7 +845,7 @@ def _balanced_node(g, c, price, members, starts, weights, positive, k, share_lo,
     return best
 
 
-@nb.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _relaxed(price, members, starts, node_cost, ustart, unodes, ucost, weights, k, margin, cnt, val, near, near_val,
              touched, n_chunks, opened, positive, share_lo, share_hi):
     """Optimum of the relaxed program at multipliers ``price - own cost``,

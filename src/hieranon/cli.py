@@ -365,15 +365,26 @@ def _status(quiet: bool, text: str):
 @contextmanager
 def _progress(quiet: bool):
     """Show the progress events of the stages run inside as rich bars on
-    stderr (nothing when ``quiet`` or stderr is not a terminal); yields the
-    callback for :func:`hieranon.api.run`."""
+    stderr (nothing when ``quiet``; when stderr is not a terminal, only one
+    line when kernels compile); yields the callback for :func:`hieranon.api.run`."""
     if quiet:
         yield None
         return
     from rich.console import Console
 
+    from .jit import COMPILE_STAGE
     from .progress import reporting, rich_callback
-    show, stop = rich_callback(Console(stderr=True))
+    console = Console(stderr=True)
+    draw, stop = rich_callback(console)
+    said = False
+
+    def show(ev):
+        nonlocal said
+        if ev.stage == COMPILE_STAGE and not console.is_terminal and not said:  # no bars: one line says why we wait
+            said = True
+            typer.echo(f"hieranon: {COMPILE_STAGE}...", err=True)
+        draw(ev)
+
     try:
         with reporting(show):
             yield show

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..jit import interpreted, small_table
 from ..metrics import CostModel
 from ..privacy import check_feasible
 from ..requirements import Requirement
@@ -198,7 +199,9 @@ class Algorithm(ABC):
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
         check_feasible(problem.privacy)
-        return self._solve(with_smallest_class(problem))
+        table = problem.table
+        with interpreted(small_table(table.n_rows, [h.height for h in table.hierarchies])):  # no compiling
+            return self._solve(with_smallest_class(problem))
 
     @abstractmethod
     def _solve(self, problem: Problem) -> Solution:

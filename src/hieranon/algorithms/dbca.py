@@ -89,8 +89,9 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, prange
 
+from ..jit import kernel
 from ..table import row_keys
 from . import kaca_core
 from .base import Algorithm, Problem, Solution, log
@@ -121,13 +122,13 @@ CHUNK_WORK = 10_000_000
 # Dist is a handful of table look-ups. Attributes with many values present
 # keep their ancestor paths (PP[i, a] value index, PA node ids, PC costs along
 # the path, PD depths) and their LCA is found by walking the paths.
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _row_base(PG, i, tg_off, tg_size, base):
     for g in range(PG.shape[1]):
         base[g] = tg_off[g] + PG[i, g] * tg_size[g]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _dist(base, PG, TG, PP, PA, PC, PD, p_off, p_h, pd_off, i, l):
     """Exact integer Dist between point i (its table rows in ``base``) and point l."""
     s = 0
@@ -151,7 +152,7 @@ def _dist(base, PG, TG, PP, PA, PC, PD, p_off, p_h, pd_off, i, l):
     return s
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _knn_kernel(w, k, i0, i1, S, PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off):
     """For the points ``i0 <= i < i1``, ``S[i]`` = the sum of the distances
     from one of its records to its k nearest other records (its own w-1
@@ -211,7 +212,7 @@ def _knn_sums(w: np.ndarray, k: int, *dd) -> np.ndarray:
     return S
 
 
-@njit(cache=True)
+@kernel
 def _take(j, x, cid, r, ptr, prow_end, prow, row_count, row_cluster):
     """Move whole rows of point j (input order) into cluster cid until at
     least x records were taken or the point is exhausted; records taken."""
@@ -229,7 +230,7 @@ def _take(j, x, cid, r, ptr, prow_end, prow, row_count, row_cluster):
 _ST_HEAD, _ST_PREV, _ST_CID, _ST_FALLBACK, _ST_DEAD, _ST_ACTIVE, _ST_ORD, _ST_REMAINING = range(8)
 
 
-@njit(cache=True)
+@kernel
 def _cluster_kernel(PG, TG, tg_off, tg_size, PP, PA, PC, PD, p_off, p_h, pd_off,
                     label, S, rank, prow, row_count, k, penalty, use_penalty,
                     st, r, ptr, prow_end, row_cluster, centres, active, ordv, budget):

@@ -90,9 +90,9 @@ import time
 from numbers import Real
 
 import numpy as np
-from numba import njit
 
 from ..hierarchy import Hierarchy
+from ..jit import kernel
 from ..metrics import CostModel, distortion, inconsistency
 from ..table import group
 from .base import Algorithm, Problem, Solution, log
@@ -171,7 +171,7 @@ def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.nd
     return int(counts[taken].sum())
 
 
-@njit(cache=True)
+@kernel
 def _kaca_loop(fast, k, thr, rand, st, T, size, alive, head, tail, nxt, prv, cnt, unit, small_list, small_pos,
                hd, perm, tr, class_leaf, hp, stk, ties, newtup, suppressed, xa, xb, ea, eb,
                log_c, log_c2, log_d, log_nt, log_kind, log_exp, budget):

@@ -19,9 +19,9 @@ by hand and only call helpers per query or per merge.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..hierarchy import DENSE_LCA_MAX_NODES, Hierarchy
+from ..jit import kernel
 from ..metrics import CostModel
 
 _INF = np.iinfo(np.int64).max
@@ -42,7 +42,7 @@ _PRE_BUDGET = 64
 # look-up. The hot loops below therefore inline the dense-LCA look-ups and the
 # heap operations by hand and only call helpers per query or per merge.
 # =====================================================================
-@njit(cache=True)
+@kernel
 def _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off):
     """Lowest common ancestor by walking the ancestor table (hierarchies too
     large for a dense LCA table)."""
@@ -59,7 +59,7 @@ def _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off):
     return 0
 
 
-@njit(cache=True)
+@kernel
 def lca_code(j, a, b, hd):
     """Lowest common ancestor of nodes ``a`` and ``b`` of attribute ``j``: the
     closest common generalisation of one attribute (Li et al. 2006, Def. 8)."""
@@ -72,7 +72,7 @@ def lca_code(j, a, b, hd):
     return _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off)
 
 
-@njit(cache=True)
+@kernel
 def tuple_cost(tup, hd):
     """The distortion of one record printed as ``tup`` (integer units):
     the sum of its cells' costs."""
@@ -84,7 +84,7 @@ def tuple_cost(tup, hd):
     return s
 
 
-@njit(cache=True)
+@kernel
 def _pair_slow(j, a, v, hd):
     """(C's side, other side) costs of attribute ``j`` for values ``a``, ``v``
     -- for attributes without per-query tables."""
@@ -97,7 +97,7 @@ def _pair_slow(j, a, v, hd):
     return gl - g_flat[go + a], gl - g_flat[go + v]
 
 
-@njit(cache=True)
+@kernel
 def _span_slow(j, a, s, hd):
     """Bounds of attribute ``j``'s costs over classes whose values all lie below
     ``s`` -- for attributes without per-query tables."""
@@ -110,7 +110,7 @@ def _span_slow(j, a, s, hd):
     return gl - g_flat[go + a], gl - g_flat[go + s]
 
 
-@njit(cache=True)
+@kernel
 def _stub_records(c2, need, tail, prv, cnt):
     """Records a stub of class ``c2`` takes: whole rows from the end of its
     member list until at least ``need`` records (seed 004, Def. 14)."""
@@ -138,7 +138,7 @@ def check_k(k: int, counts: np.ndarray) -> None:
         raise ValueError(f"k={k} exceeds the {total} records of the table")
 
 
-@njit(cache=True)
+@kernel
 def _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt):
     """Records of class ``c2`` (``n2`` of them) that a merge with a class of
     ``nc`` records generalises: all of them when ``nc + n2 < 2k``, else a
@@ -151,7 +151,7 @@ def _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt):
     return _stub_records(c2, need, tail, prv, cnt)
 
 
-@njit(cache=True)
+@kernel
 def _query_tables(C, T, hd, xa, xb, ea, eb):
     """Per-query cost tables over every node ``v`` of every attribute ``j``
     with a dense LCA table (``a`` = C's value, ``l = lca(a, v)``, Def. 8): the
@@ -195,7 +195,7 @@ _V, _N, _W, _FC = 0, 1, 2, 3
 _P, _A, _D = 0, 1, 2
 
 
-@njit(cache=True)
+@kernel
 def trie_insert(c, tup, wc, perm, tr, st, class_leaf, hd):
     hot, cold, span = tr
     lca_flat, lca_off, nn, anc_flat, anc_off, hh, depth_flat, nd_off, g_flat = hd
@@ -248,7 +248,7 @@ def trie_insert(c, tup, wc, perm, tr, st, class_leaf, hd):
         x = cold[x, _P]
 
 
-@njit(cache=True)
+@kernel
 def trie_lookup(tup, perm, hot):
     """Class id of the alive class whose tuple is ``tup``, or -1."""
     node = 0
@@ -263,7 +263,7 @@ def trie_lookup(tup, perm, hot):
     return hot[node, _FC]
 
 
-@njit(cache=True)
+@kernel
 def trie_remove(c, tr, st, class_leaf):
     hot, cold, span = tr
     x = class_leaf[c]
@@ -298,7 +298,7 @@ def trie_remove(c, tr, st, class_leaf):
         x = p
 
 
-@njit(cache=True)
+@kernel
 def trie_refresh(c, wc, tr, class_leaf):
     """Class ``c``'s ``min(|c|, 2k)`` changed to ``wc``: refresh the minima above it."""
     hot, cold, span = tr
@@ -326,7 +326,7 @@ def trie_refresh(c, wc, tr, class_leaf):
         x = p
 
 
-@njit(cache=True)
+@kernel
 def _trie_spans(T, perm, tr, class_leaf, hd):
     """Spans of the initial trie: every class widens the spans on its path."""
     hot, cold, span = tr
@@ -351,7 +351,7 @@ def _trie_spans(T, perm, tr, class_leaf, hd):
 
 
 # ------------------------------------------------------------- nearest
-@njit(cache=True)
+@kernel
 def nearest_plain(C, k, T, size, alive, unit, tail, prv, cnt, hd, xa, xb, ea, eb, ties):
     """Seed 004, Algorithm 1, lines 4-5, as the paper does it: the class
     distance (Def. 10, with the stub rule of Def. 14) from ``C`` to every
@@ -392,7 +392,7 @@ def nearest_plain(C, k, T, size, alive, unit, tail, prv, cnt, hd, xa, xb, ea, eb
     return best, nt
 
 
-@njit(cache=True)
+@kernel
 def nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb,
                   class_leaf, stk):
     """The same minimum and the same tie set (in class-id order) as
@@ -583,7 +583,7 @@ def nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st
 
 
 # ------------------------------------------------------------- bookkeeping
-@njit(cache=True)
+@kernel
 def set_small(c, k, size, alive, small_list, small_pos, st):
     """Keep ``c``'s membership of the list of classes of size < k in step."""
     is_small = alive[c] and size[c] < k
@@ -602,7 +602,7 @@ def set_small(c, k, size, alive, small_list, small_pos, st):
         st[S_NSMALL] = n
 
 
-@njit(cache=True)
+@kernel
 def merge_classes(C, c2, k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st, class_leaf, newtup):
     """Seed 004, Algorithm 1, line 6: generalise ``C`` with ``C'`` -- with its
     stub of ``k - |C|`` records when ``|C| + |C'| >= 2k`` (Def. 14), the trunk
@@ -785,7 +785,7 @@ def build_trie(T: np.ndarray, size: np.ndarray, k: int, perm: np.ndarray, hd):
     return tr, base, class_leaf
 
 
-@njit(cache=True)
+@kernel
 def rows_to_codes(T, alive, head, nxt, out):
     for c in range(T.shape[0]):
         if alive[c]:

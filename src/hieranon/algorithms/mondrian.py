@@ -61,9 +61,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..hierarchy import Hierarchy
+from ..jit import kernel
 from .base import Algorithm, Problem, Solution, log
 from .details import MondrianDetails
 from .params import NoneValue, Options
@@ -175,7 +175,7 @@ class _Attribute:
 
 
 # ------------------------------------------------------------------ kernel
-@njit(cache=True)
+@kernel
 def _lca_climb(parent, depth, j, a, b):
     """LCA of nodes ``a`` and ``b`` of attribute ``j`` (climbing parent links)."""
     while depth[j, a] > depth[j, b]:
@@ -188,7 +188,7 @@ def _lca_climb(parent, depth, j, a, b):
     return a
 
 
-@njit(cache=True)
+@kernel
 def _strict_partition(w, pos, dlo, dhi, nlo, nhi, is_num, inv_span, codes, leaf_at, parent, depth, loss, anc,
                       hier, k, max_domain, has_inner, cdepth):
     """Strict Mondrian on groups of identical rows (weights ``w``).

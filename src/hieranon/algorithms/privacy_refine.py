@@ -58,8 +58,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
 
+from ..jit import kernel
 from ..table import group
 from . import kaca_core as K
 from .base import Problem, log
@@ -79,7 +79,7 @@ CHUNK_ROWS = 2_000
 # =====================================================================
 # numba kernels
 # =====================================================================
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _lca(j, a, b, hd):
     if a == b:
         return a
@@ -89,7 +89,7 @@ def _lca(j, a, b, hd):
     return K.lca_code(j, a, b, hd)
 
 
-@njit(cache=True)
+@kernel
 def _class_lca(c, skip, orig, head, nxt, out, hd):
     """``out`` = closest common generalisation of class ``c``'s members
     except row ``skip``; False when no other member."""
@@ -109,7 +109,7 @@ def _class_lca(c, skip, orig, head, nxt, out, hd):
     return not first
 
 
-@njit(cache=True)
+@kernel
 def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
     """Insert a candidate into the best-first lists of length ``n``; returns the new length."""
     cap = c_delta.shape[0]
@@ -130,7 +130,7 @@ def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
     return min(n + 1, cap)
 
 
-@njit(cache=True)
+@kernel
 def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, rowcost,
            c_delta, c_kind, c_e, c_s, n):
     """Price every swap of row ``r`` (class ``d``, ``lo`` the generalisation
@@ -184,7 +184,7 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
     return n
 
 
-@njit(cache=True)
+@kernel
 def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
           c_delta, c_kind, c_e, c_s, attr_order):
     """Scan ``order[pos:stop]``; at the first row with improving candidates,
@@ -277,7 +277,7 @@ def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_
     return stop, 0
 
 
-@njit(cache=True)
+@kernel
 def _detach(r, c, head, nxt, prv):
     if prv[r] >= 0:
         nxt[prv[r]] = nxt[r]
@@ -289,7 +289,7 @@ def _detach(r, c, head, nxt, prv):
     prv[r] = -1
 
 
-@njit(cache=True)
+@kernel
 def _attach(r, c, head, nxt, prv):
     nxt[r] = head[c]
     prv[r] = -1
@@ -298,7 +298,7 @@ def _attach(r, c, head, nxt, prv):
     head[c] = r
 
 
-@njit(cache=True)
+@kernel
 def _relocate(r, e, orig, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
     """Row ``r`` joins class ``e``; both classes' tuples and costs are renewed."""
     d = rc[r]

@@ -8,8 +8,8 @@ earlier constructions "growth" and "cheapest" (see
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import kernel
 from ...table import group
 from .. import kaca_core as K
 
@@ -80,7 +80,7 @@ def state_codes(S, n, m):
 # =====================================================================
 # step 3: KACA finishing (and the "growth"/"cheapest" constructions)
 # =====================================================================
-@njit(cache=True)
+@kernel
 def _nearest_all(k, T, size, alive, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb,
                  class_leaf, stk, out, tgt, start, work):
     """Def. 10 distance (stub rule) from every small class to its nearest
@@ -101,7 +101,7 @@ def _nearest_all(k, T, size, alive, unit, tail, prv, cnt, hd, perm, tr, hp, ties
     return T.shape[0]
 
 
-@njit(cache=True)
+@kernel
 def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, class_leaf, st,
                  hp, stk, xa, xb, ea, eb, ties, newtup, work):
     """Take the small classes in ``order``; grow each by its nearest class (or
@@ -138,7 +138,7 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
     return 0
 
 
-@njit(cache=True)
+@kernel
 def heap_push(hk, hc, hv, n, key, c, v):
     """Push ``(key, c, v)`` on the binary min-heap of keys ``hk`` (ties by
     ``c``), classes ``hc`` and versions ``hv`` holding ``n`` entries; returns
@@ -158,7 +158,7 @@ def heap_push(hk, hc, hv, n, key, c, v):
     return n + 1
 
 
-@njit(cache=True)
+@kernel
 def heap_pop(hk, hc, hv, n):
     """Drop the top of the heap of :func:`heap_push` (read it first from
     ``hk[0]``, ``hc[0]``, ``hv[0]``); returns the new size."""
@@ -186,7 +186,7 @@ def heap_pop(hk, hc, hv, n):
     return n
 
 
-@njit(cache=True)
+@kernel
 def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb, class_leaf, stk,
              ver, tgt, tver, hk, hc, hv, hn):
     best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
@@ -201,7 +201,7 @@ def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa
     return heap_push(hk, hc, hv, hn, best / max(w, 1), C, ver[C])
 
 
-@njit(cache=True)
+@kernel
 def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, newtup, ver, tgt, tver, hk, hc, hv, hstate, work):
     """Agglomerative order (an earlier trial): always the small class whose
@@ -336,7 +336,7 @@ def class_codes(R, cls, ncls, hd):
     return out
 
 
-@njit(cache=True)
+@kernel
 def class_lcas(R, cls, ncls, hd):
     n, m = R.shape
     T = np.full((ncls, m), -1, dtype=np.int32)

@@ -38,9 +38,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...bounds import balanced_choice, relaxed_prices
+from ...jit import kernel
 from ...progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
@@ -59,7 +60,7 @@ KEY_NODES = 100_000
 MAX_INCIDENCES = 150_000_000
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _initial_keys(lo, hi, price, members, starts, node_cost, rem, flags, k, low, high, key):
     """Per node ``lo <= g < hi``, the reduced cost per record of its best
     selection (inf when it has none)."""
@@ -69,7 +70,7 @@ def _initial_keys(lo, hi, price, members, starts, node_cost, rem, flags, k, low,
         key[g] = best / (h + n_other) if h >= 0 else np.inf
 
 
-@njit(cache=True)
+@kernel
 def _take(units, x, rem, out_unit, out_take, out_class, n_out, c):
     """Place the ``x`` first records of ``units`` (cheapest first) in class ``c``."""
     for u in units:
@@ -86,7 +87,7 @@ def _take(units, x, rem, out_unit, out_take, out_class, n_out, c):
     return n_out
 
 
-@njit(cache=True)
+@kernel
 def _greedy(price, members, starts, node_cost, rem, flags, k, low, high, hk, hc, hv, state, out_unit, out_take,
             out_class, budget):
     """Step 2, for at most ``budget`` (unit, node) pairs read: pop the node of

@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import kernel
 from ...table import group
 from .. import kaca_core as K
 from .finishing import grow_state, kaca_args, kaca_state, state_codes
@@ -26,7 +26,7 @@ CHUNK_WORK = 200_000
 # =====================================================================
 # step 4: refinement (unit relocations and swaps)
 # =====================================================================
-@njit(cache=True)
+@kernel
 def _retuple(c, tup, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_leaf, hd):
     """Class ``c`` now prints ``tup``: update the trie; a class already printing
     ``tup`` absorbs it (Def. 2). Returns the class holding ``c``'s rows."""
@@ -62,7 +62,7 @@ def _retuple(c, tup, T, size, alive, head, tail, nxt, prv, perm, tr, st, class_l
     return c
 
 
-@njit(cache=True)
+@kernel
 def _units(X, head, nxt, uid, cnt, buf, ubeg, ucnt):
     """Rows of class ``X`` grouped by distinct tuple (unit): unit ``i`` is
     ``buf[ubeg[i]:ubeg[i+1]]`` with ``ucnt[i]`` records. Returns the number of units."""
@@ -100,7 +100,7 @@ def _units(X, head, nxt, uid, cnt, buf, ubeg, ucnt):
     return q
 
 
-@njit(cache=True)
+@kernel
 def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
     """``rest[i]`` = closest common generalisation of the class without unit ``i``."""
     m = R.shape[1]
@@ -122,7 +122,7 @@ def _rest_lcas(R, buf, ubeg, q, hd, pre, suf, rest):
                 rest[i, j] = K.lca_code(j, pre[i, j], suf[i + 1, j], hd)
 
 
-@njit(cache=True)
+@kernel
 def _pair_tables(tu, ta, hd, gu, gra):
     """For every attribute with a dense LCA table and every node ``x`` of it:
     ``gu[x]`` = cost of lca(``tu``'s value, x), ``gra[x]`` = cost of
@@ -140,12 +140,12 @@ def _pair_tables(tu, ta, hd, gu, gra):
             gra[go + x] = g_flat[go + lca_flat[ra + x]]
 
 
-@njit(cache=True)
+@kernel
 def _glca(j, a, b, hd):
     return hd[8][hd[7][j] + K.lca_code(j, a, b, hd)]
 
 
-@njit(cache=True)
+@kernel
 def _refine_kernel(k, R, uid, cnt, T, size, alive, head, tail, nxt, prv, hd, perm, tr, class_leaf, st, hp, stk,
                    xa, xb, ea, eb, ties, S, queue, inq, qstate, budget, all_units, exhaustive, cands,
                    bufA, ubA, ucA, bufB, ubB, ucB, preA, sufA, restA, preB, sufB, restB, newA, newB, stats, work,

@@ -6,8 +6,8 @@ vector first, and the stubs taken for the groups that fall short (see
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import kernel
 from ...metrics import CostModel
 from .. import kaca_core as K
 
@@ -25,17 +25,24 @@ _K_STARTED, _K_HN, _K_STAMP, _K_NVEC, _K_NSUR, _K_DONE = range(6)
 # =====================================================================
 # step 1-2: the sweep
 # =====================================================================
-@njit(cache=True)
+#: 0x9E3779B97F4A7C15 (the golden ratio's hash constant) as a signed 64-bit integer.
+_GOLDEN = np.int64(-7046029254386353131)
+
+
+@kernel
 def _mix(h, x):
-    return h ^ (x + 0x9E3779B97F4A7C15 + (h << 6) + (h >> 2))
+    """Hash ``x`` into ``h`` in wrapping 64-bit arithmetic (the same when the
+    kernel runs as Python on numpy integers, :func:`hieranon.jit.interpreted`)."""
+    h = np.int64(h)
+    return h ^ (np.int64(x) + _GOLDEN + (h << 6) + (h >> 2))
 
 
-@njit(cache=True)
+@kernel
 def _vec_less(a0, a1, a2, b0, b1, b2):
     return a0 < b0 or (a0 == b0 and (a1 < b1 or (a1 == b1 and a2 < b2)))
 
 
-@njit(cache=True)
+@kernel
 def _vheap_push(hk, hn, k0, k1, k2):
     i = hn
     while i > 0:
@@ -52,7 +59,7 @@ def _vheap_push(hk, hn, k0, k1, k2):
     return hn + 1
 
 
-@njit(cache=True)
+@kernel
 def _vheap_pop(hk, hn):
     hn -= 1
     if hn > 0:
@@ -78,7 +85,7 @@ def _vheap_pop(hk, hn):
     return hn
 
 
-@njit(cache=True)
+@kernel
 def _seen_add(code, seen, dense):
     """Mark a depth vector visited; False if it already was."""
     if dense:
@@ -96,7 +103,7 @@ def _seen_add(code, seen, dense):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _generalise(codes, base, up, gt):
     """Write into ``gt`` the ancestors of ``codes`` at the depth vector whose
     per-attribute offsets into ``up`` are ``base``; return their hash."""
@@ -108,7 +115,7 @@ def _generalise(codes, base, up, gt):
     return h
 
 
-@njit(cache=True)
+@kernel
 def _find_group(tab, h, gt, stamp, tmask):
     """Slot of the group printed as ``gt`` (hash ``h``) in the sweep's table
     of the current depth vector (rows stamped ``stamp``), or -1."""
@@ -126,7 +133,7 @@ def _find_group(tab, h, gt, stamp, tmask):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _donor_append(tab, s, x, dnext):
     """Append ``x`` (a donor class, or a donor record) to group ``s``'s donor list."""
     dnext[x] = -1
@@ -137,14 +144,14 @@ def _donor_append(tab, s, x, dnext):
     tab[s, 8] = x
 
 
-@njit(cache=True)
+@kernel
 def _unlink_row(r, q, cnt, csize, chead, ctail, rnext, rprev):
     """Take row ``r`` out of class ``q`` (member list and size)."""
     detach_member(r, q, chead, ctail, rnext, rprev)
     csize[q] -= cnt[r]
 
 
-@njit(cache=True)
+@kernel
 def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
     """Put row ``r`` at the end of class ``c`` (member list, size, row -> class)."""
     append_member(r, c, chead, ctail, rnext, rprev)
@@ -152,7 +159,7 @@ def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
     cls[r] = c
 
 
-@njit(cache=True)
+@kernel
 def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, goff, est, beta, tie, maxvec,
                   cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
                   seen, dense, hk, tab, dnext,
@@ -516,7 +523,7 @@ def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie:
     return cls, int(out_n[1]), int(nvec)
 
 
-@njit(cache=True)
+@kernel
 def detach_member(r, c, head, tail, nxt, prv):
     p = prv[r]
     q = nxt[r]
@@ -532,7 +539,7 @@ def detach_member(r, c, head, tail, nxt, prv):
     prv[r] = -1
 
 
-@njit(cache=True)
+@kernel
 def append_member(r, c, head, tail, nxt, prv):
     prv[r] = tail[c]
     nxt[r] = -1

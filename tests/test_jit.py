@@ -1,0 +1,152 @@
+"""Compiled kernels: where their cache goes when the installation or the
+home directory is read-only, and the notice shown while they compile.
+
+The command-line runs are subprocesses with their own environment and an
+empty cache, so each compiles the kernels it needs (Mondrian's, the
+cheapest to compile) from scratch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pandas as pd
+import pytest
+
+import hieranon
+from hieranon import hierarchy as H
+from hieranon import jit, progress
+from hieranon.api import anonymize
+from hieranon.datasets import example_path
+from hieranon.io import read_table
+from hieranon.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
+
+EXAMPLE = example_path("patients.csv")
+EXAMPLE_CFG = example_path("patients.yaml")
+PACKAGE = Path(hieranon.__file__).resolve().parent
+QIS = ["gender", "age", "postcode", "date_of_birth"]
+
+
+def quick_start(out: Path, env: dict, cwd: Path, table: Path = EXAMPLE) -> subprocess.CompletedProcess:
+    """The README's quick start (with Mondrian) in a subprocess with ``env``."""
+    return subprocess.run([sys.executable, "-m", "hieranon", "anonymize", str(table), "--config", str(EXAMPLE_CFG),
+                           "-o", str(out), "--force", "-m", "mondrian"],
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def large_example(directory: Path) -> Path:
+    """The example table repeated past :data:`SMALL_TABLE_ROWS` rows (its
+    kernels are compiled, not interpreted)."""
+    df = read_table(EXAMPLE)
+    big = pd.concat([df] * (SMALL_TABLE_ROWS // len(df) + 1), ignore_index=True)
+    big["id"] = range(len(big))
+    assert len(big) > SMALL_TABLE_ROWS
+    path = directory / "patients_large.csv"
+    big.to_csv(path, index=False)
+    return path
+
+
+def read_only_install(root: Path) -> Path:
+    """A copy of the package where nothing can be written beside the sources:
+    each ``__pycache__`` is a file, so no directory can be made there (a
+    file mode would not stop root)."""
+    target = root / "site" / "hieranon"
+    shutil.copytree(PACKAGE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for directory in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
+        (directory / "__pycache__").write_text("read-only")
+    return target.parent
+
+
+def clean_env(**changes: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "TMPDIR")}
+    env.update(changes, PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("home_writable", [True, False])
+def test_read_only_install_caches_elsewhere(tmp_path, home_writable):
+    site = read_only_install(tmp_path)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    if home_writable:
+        home = tmp_path / "home"
+        home.mkdir()
+        expected = home / ".cache" / "hieranon" / "numba"
+    else:
+        home = tmp_path / "home-is-a-file"  # nothing can be made under it
+        home.write_text("")
+        expected = temp / f"hieranon-{os.getuid()}" / "numba"
+    out = tmp_path / "out.csv"
+    env = clean_env(PYTHONPATH=str(site), HOME=str(home), TMPDIR=str(temp))
+
+    run = quick_start(out, env, tmp_path, large_example(tmp_path))
+
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "locator" not in run.stderr
+    assert out.is_file()
+    assert any(expected.rglob("*.nbi")), f"no compiled kernel cached under {expected}"
+
+
+@pytest.mark.slow
+def test_compile_notice_on_empty_cache_only(tmp_path):
+    env = clean_env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(PACKAGE.parent))
+    line = f"hieranon: {COMPILE_STAGE}..."
+
+    table = large_example(tmp_path)
+    first = quick_start(tmp_path / "first.csv", env, tmp_path, table)
+    warm = quick_start(tmp_path / "warm.csv", env, tmp_path, table)
+
+    assert first.returncode == 0 and warm.returncode == 0, first.stderr + warm.stderr
+    assert first.stderr.count(line) == 1, first.stderr
+    assert line not in warm.stderr, warm.stderr
+    assert (tmp_path / "first.csv").read_bytes() == (tmp_path / "warm.csv").read_bytes()
+
+
+def test_compile_stage_reported_for_real_compilation_only():
+    events = []
+
+    @numba.njit  # a new function: compiled now, never loaded from a cache
+    def twice(x):
+        return 2 * x
+
+    with progress.reporting(events.append):
+        assert twice(21) == 42
+        compiled = [e for e in events if e.stage == COMPILE_STAGE]
+        events.clear()
+        assert twice(4) == 8  # compiled already: no stage
+
+    assert compiled and compiled[-1].finished and compiled[-1].done >= 1
+    assert not events
+
+
+
+def test_quick_start_compiles_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    env = clean_env(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(PACKAGE.parent))
+
+    run = subprocess.run([sys.executable, "-m", "hieranon", "anonymize", str(EXAMPLE), "--config", str(EXAMPLE_CFG),
+                          "-o", str(tmp_path / "out.csv")], capture_output=True, text=True, cwd=tmp_path, env=env)
+
+    assert run.returncode == 0, run.stderr
+    assert COMPILE_STAGE not in run.stderr
+    assert not list(cache.rglob("*.nbi")), "the quick start compiled kernels"
+
+
+@pytest.mark.parametrize("method", ["kaca+", "kaca1", "kaca2", "mondrian", "dbca", "fulldomain"])
+def test_interpreted_kernels_give_the_compiled_output(monkeypatch, method):
+    df = read_table(EXAMPLE)
+    hierarchies = {q: H.from_arx_csv(EXAMPLE.parent / f"patients_hierarchy_{q}.csv", q) for q in QIS}
+    outputs = []
+    for rows in (SMALL_TABLE_ROWS, 0):  # interpreted, then compiled
+        monkeypatch.setattr(jit, "SMALL_TABLE_ROWS", rows)
+        result = anonymize(df.drop(columns=["id"]), QIS, hierarchies, k=3, method=method, seed=1,
+                           sensitive=["diagnosis"], class_column="readmitted")
+        outputs.append(result.data.to_csv(index=False))
+    assert outputs[0] == outputs[1]
