@@ -162,7 +162,8 @@ def as_floats(values) -> np.ndarray:
     """Each value as a float, NaN where it is no number; text is read with
     correct rounding (``pandas.to_numeric`` may be one unit in the last place off)."""
     arr = np.asarray(values, dtype=object)
-    nums = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=float)
+    # copy=True: the array is written below, and pandas 3 may hand out a read-only view
+    nums = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=float, copy=True)
     ok = ~np.isnan(nums)
     if ok.any():
         nums[ok] = arr[ok].astype(float)
