@@ -104,10 +104,11 @@ class _Tree:
 
 
 @nb.njit(cache=True)
-def _emd_tree(p, q, leaf, parent, order, inner, weight):
-    """Hierarchical EMD of every row of ``p`` against ``q``. The tree is
+def _emd_tree(hist, q, leaf, parent, order, inner, weight):
+    """Hierarchical EMD of every row of ``hist`` (record counts, or a
+    distribution) taken as a distribution, against ``q``. The tree is
     summed once for ``P = 0`` (every leaf's extra is ``-q``); a row then
-    changes only the paths above its values, so it costs one scan of its
+    changes only the paths above its values, so it costs two scans of its
     cells plus, per value present, one walk up the tree."""
     n_nodes = len(parent)
     extra0 = np.zeros(n_nodes)
@@ -126,18 +127,23 @@ def _emd_tree(p, q, leaf, parent, order, inner, weight):
     base = 0.0
     for i in range(len(inner)):
         base += weight[inner[i]] * min(pos0[inner[i]], neg0[inner[i]])
-    out = np.empty(p.shape[0])
+    out = np.empty(hist.shape[0])
     delta = np.zeros(n_nodes)
     dpos = np.zeros(n_nodes)
     dneg = np.zeros(n_nodes)
     seen = np.zeros(n_nodes, dtype=np.bool_)
     touched = np.empty(n_nodes, dtype=np.int64)
-    for r in range(p.shape[0]):
+    for r in range(hist.shape[0]):
+        size = 0.0
+        for v in range(hist.shape[1]):
+            size += hist[r, v]
+        if size <= 0.0:
+            size = 1.0
         n_touched = 0
-        for v in range(p.shape[1]):
-            m = p[r, v]
-            if m == 0.0:
+        for v in range(hist.shape[1]):
+            if hist[r, v] == 0.0:
                 continue
+            m = hist[r, v] / size
             x = leaf[v]
             while x >= 0:
                 delta[x] += m
@@ -171,8 +177,9 @@ def _emd_tree(p, q, leaf, parent, order, inner, weight):
 
 def emd_hierarchical(p: np.ndarray, q: np.ndarray, tree: _Tree) -> np.ndarray:
     """Hierarchical ground distance (Li et al. 2007, Sec. 4.2): per row,
-    ``sum_N height(N)/H * min(pos_extra(N), neg_extra(N))``; a row costs a
-    scan of its cells and a walk up the tree from each value it holds
+    ``sum_N height(N)/H * min(pos_extra(N), neg_extra(N))``. A row of
+    ``p`` is a distribution, or record counts read as one; it costs two scans
+    of its cells and a walk up the tree from each value it holds
     (:func:`_emd_tree`), about what the equal distance costs."""
     p = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, len(tree.leaf))
     q = np.ascontiguousarray(q, dtype=np.float64).reshape(-1)
@@ -192,6 +199,8 @@ class _BoundT(BoundModel):
         return f"{self.model.t:g}-closeness of {self.attribute!r} ({self.distance} distance)"
 
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
+        if self.distance == "hierarchical":  # the kernel reads counts as distributions itself
+            return emd_hierarchical(hist, self.q, self.tree)
         p = _distributions(hist)
         if self.distance == "equal":
             return emd_equal(p, self.q)
