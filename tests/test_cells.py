@@ -46,6 +46,7 @@ def test_hierarchy_file_leaves_are_normalised_like_the_data():
     df = pd.DataFrame({"q": ["cafe\u0301", " \u00e9t\u00e9 "]})
     enc = encode(df, ["q"], {"q": h})
     assert [h.labels[c] for c in enc.codes[:, 0]] == ["caf\u00e9", "\u00e9t\u00e9"]
+    assert H.from_mapping("q", {"*\u00a0": {" X": ["a\u3000", "b"]}}).labels == ["*", "X", "a", "b"]
 
 
 def test_sensitive_values_are_one_value_once_normalised():

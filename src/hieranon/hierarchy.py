@@ -766,8 +766,8 @@ def from_mapping(name: str, tree: Mapping | Sequence) -> Hierarchy:
         root_label, body = next(iter(tree.items()))
     else:
         root_label, body = ROOT_LABEL, tree
-    b = _Builder(name, str(root_label))
-    seen: set[str] = {str(root_label)}
+    b = _Builder(name, value_to_label(root_label))
+    seen: set[str] = {value_to_label(root_label)}
 
     def walk(body, parent_id: int):
         if body is None:
