@@ -1343,3 +1343,55 @@ def test_each_command_reads_the_configuration_once(tmp_path, monkeypatch):
         assert len(calls) == 1, command
     assert json.loads(run("evaluate", EXAMPLE, out, "--config", cfg, "--json").stdout)["verified"]
     assert "mondrian" in rep.read_text()  # the method the configuration names
+
+
+def test_padded_cells_check_evaluate_and_report(tmp_path):
+    """A release whose '*' cells carry spaces or a no-break space is not the
+    release the classes were counted on: check refuses it (exit 2, one
+    line naming column, record and cell), evaluate and report fail it
+    (exit 1) naming the row and the cell; the exact release passes."""
+    import pandas as pd
+
+    path, df = _homogeneous_table(tmp_path)
+    qi = ["--qi", f"sex={tmp_path / 'sex.csv'}", "--qi", f"zip={tmp_path / 'zip.csv'}"]
+    exact = df.assign(sex="*", zip="1*")
+    exact.to_csv(tmp_path / "exact.csv", index=False)
+    padded = exact.copy()
+    padded.loc[3, "sex"] = " *"
+    padded.loc[6, "sex"] = "*\u00a0"
+    padded.to_csv(tmp_path / "padded.csv", index=False)
+    r = run("check", tmp_path / "padded.csv", "-k", "2", *qi)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "column 'sex', record 4" in r.stderr and "' *'" in r.stderr
+    assert run("check", tmp_path / "exact.csv", "-k", "2", *qi).exit_code == 0
+    r = run("evaluate", path, tmp_path / "padded.csv", *qi, "-k", "2", "--json")
+    assert r.exit_code == 1, r.stderr
+    text = json.loads(r.stdout)["verification"]
+    assert "column 'sex', row 3: ' *'" in text and "column 'sex', row 6: '*\\xa0'" in text
+    assert run("evaluate", path, tmp_path / "exact.csv", *qi, "-k", "2").exit_code == 0
+    r = run("report", path, tmp_path / "padded.csv", *qi, "-k", "2", "-o", tmp_path / "r.html", "-q")
+    assert r.exit_code == 1, r.stderr
+    assert "column &#x27;sex&#x27;, row 3: &#x27; *&#x27;" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert pd.read_csv(tmp_path / "padded.csv", dtype=str, keep_default_na=False)["sex"][3] == " *"
+
+
+def test_l_diversity_counts_padded_sensitive_values_once(tmp_path):
+    """'flu', 'flu ' and ' flu' are one value: a class holding only them is
+    1-diverse, for anonymize and for check alike."""
+    import pandas as pd
+
+    df = pd.DataFrame({"sex": ["m", "m", "m", "f", "f", "f"], "zip": ["10"] * 6,
+                       "disease": ["flu", "flu ", " flu", "flu", "cold", "hiv"]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "sex.csv").write_text("m;*\nf;*\n")
+    (tmp_path / "zip.csv").write_text("10;1*;*\n")
+    qi = ["--qi", f"sex={tmp_path / 'sex.csv'}", "--qi", f"zip={tmp_path / 'zip.csv'}"]
+    r = run("check", tmp_path / "t.csv", "-k", "3", *qi, "--l-diversity", "disease=2", "--json")
+    assert r.exit_code == 1, r.stderr
+    assert json.loads(r.stdout)["privacy"]["models"][0]["before"]["achieved"] == 1
+    out = tmp_path / "out.csv"
+    r = run("anonymize", tmp_path / "t.csv", "-o", out, "-k", "3", *qi, "--l-diversity", "disease=2", "-q")
+    assert r.exit_code == 0, r.stderr
+    released = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert released["sex"].nunique() == 1  # the m class alone would be 1-diverse
+    assert released["disease"].tolist() == df["disease"].tolist()  # published byte for byte

@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .cells import normalise_text
 from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
 from .hierarchy import ROOT_LABEL, Hierarchy, HierarchyError, value_to_label
 
@@ -275,7 +276,7 @@ def read_mapping(path) -> dict[str, list[str]]:
     sep = max(";,\t|", key=first.count)
     out: dict[str, list[str]] = {}
     for line, row in enumerate(csv.reader(io.StringIO(text), delimiter=sep), start=1):
-        row = [c.strip() for c in row]
+        row = [normalise_text(c) for c in row]
         while row and not row[-1]:
             row.pop()
         if not row:
@@ -442,8 +443,7 @@ def dates(name: str, values: Iterable, levels: Sequence[str] | str = ("month", "
         uniq = uniq.copy()
         uniq[objects] = [x.strftime(leaf_format) for x in uniq[objects]]
         date_format = date_format if date_format is not None or objects.all() else None
-    texts = np.asarray(pd.unique(pd.Series([value_to_label(x) if not isinstance(x, str) else x.strip()
-                                             for x in uniq], dtype=object)), dtype=object)
+    texts = np.asarray(pd.unique(pd.Series([value_to_label(x) for x in uniq], dtype=object)), dtype=object)
     parsed = _parse_dates(name, texts, date_format)
     order_ = np.lexsort((texts.astype(str), parsed.asi8))
     texts, parsed = texts[order_], parsed[order_]

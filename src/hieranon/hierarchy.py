@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cells import normalise_text, normalise_texts, value_to_label
 from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
 from .safeyaml import load_yaml
 
@@ -175,17 +175,6 @@ class LeafIndex(Mapping):
 
     def __getstate__(self):  # the hash table is rebuilt where it is needed
         return {"_labels": self._labels, "_nodes": self._nodes, "_index": None}
-
-
-def value_to_label(value) -> str:
-    """The canonical string form of a data value, used to look it up in a
-    hierarchy: integral floats lose their ``.0`` (pandas reads an integer
-    column with a missing value as float), everything else is ``str``."""
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
-        return str(int(value))
-    if isinstance(value, (datetime, date)):
-        return value.strftime("%d/%m/%Y")
-    return str(value).strip()
 
 
 @dataclass(eq=False)
@@ -388,16 +377,17 @@ class Hierarchy:
 
     def labels_of(self, values) -> np.ndarray:
         """:meth:`label_of` of every value, as an object array; whole columns
-        of text or integers are converted without a Python call per value."""
+        of integers are converted without a Python call per value, whole
+        columns of text by the one normalisation of cell text
+        (:func:`hieranon.cells.normalise_texts`)."""
         import pandas as pd
 
         arr = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
         if arr.dtype.kind in "iu":
             return arr.astype(str).astype(object)
-        if arr.dtype.kind == "U":
-            return np.char.strip(arr).astype(object)
-        if arr.dtype == object and len(arr) and pd.api.types.infer_dtype(arr, skipna=False) == "string":
-            return pd.Series(arr, dtype=object).str.strip().to_numpy(dtype=object)
+        if arr.dtype.kind == "U" or (arr.dtype == object and len(arr)
+                                     and pd.api.types.infer_dtype(arr, skipna=False) == "string"):
+            return normalise_texts(arr)
         return np.array([self.label_of(x) for x in arr], dtype=object).reshape(arr.shape)
 
     def ancestor_at_depth(self, codes: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
@@ -558,8 +548,8 @@ def from_paths(name: str, rows: Sequence[Sequence[str]], *, allow_unbalanced: bo
         except _NotSimple:
             pass  # read row by row below, which names what is wrong
     where = f" ({source})" if source else ""
-    numbered = [(i, _without_trailing_empties([str(c).strip() for c in r])) for i, r in enumerate(rows, start=1)
-                if any(str(c).strip() for c in r)]
+    numbered = [(i, _without_trailing_empties([normalise_text(str(c)) for c in r]))
+                for i, r in enumerate(rows, start=1) if any(normalise_text(str(c)) for c in r)]
     rows = [r for _, r in numbered]
     if not rows:
         raise HierarchyError(f"hierarchy of attribute {name!r}{where} is empty")
@@ -626,16 +616,26 @@ class _NotSimple(Exception):
 
 def _factorized(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(code of every cell, distinct values in order of first appearance) of
-    a column of cells, stripped as text."""
+    a column of cells, read as text (:func:`_normalised`)."""
     import pandas as pd
 
     if pd.api.types.infer_dtype(col, skipna=False) != "string":
         col = np.array([str(c) for c in col], dtype=object)
-    code, uniq = pd.factorize(col)
-    stripped = pd.Series(uniq, dtype=object).str.strip().to_numpy(dtype=object)
-    if not (stripped == uniq).all():  # surrounding spaces: values equal once stripped are one value
-        code, uniq = pd.factorize(stripped[code])
-    return code.astype(np.int64), np.asarray(uniq, dtype=object)
+    return _normalised(*pd.factorize(col))
+
+
+def _normalised(code: np.ndarray, uniq) -> tuple[np.ndarray, np.ndarray]:
+    """A factorized column of text with its distinct values normalised
+    (:func:`hieranon.cells.normalise_text`): values equal once normalised
+    (surrounding spaces, another Unicode form) become one value, still in
+    order of first appearance."""
+    import pandas as pd
+
+    uniq = np.asarray(uniq, dtype=object)
+    normal = normalise_texts(uniq)
+    if not (normal == uniq).all():
+        code, normal = pd.factorize(normal[code])
+    return np.asarray(code, dtype=np.int64), np.asarray(normal, dtype=object)
 
 
 def _row_columns(rows: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -668,9 +668,8 @@ def _text_columns(text: str, sep: str) -> list[tuple[np.ndarray, np.ndarray]]:
         raise _NotSimple from exc
     cols = []
     for name in names:
-        enc = pc.dictionary_encode(pc.utf8_trim_whitespace(table[name].combine_chunks()))
-        cols.append((enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-                     np.asarray(enc.dictionary.to_pylist(), dtype=object)))
+        enc = pc.dictionary_encode(table[name].combine_chunks())
+        cols.append(_normalised(enc.indices.to_numpy(zero_copy_only=False), enc.dictionary.to_pylist()))
     while len(cols) > 1 and list(cols[-1][1]) == [""]:  # an empty last column
         cols.pop()
     return cols
@@ -768,8 +767,8 @@ def from_mapping(name: str, tree: Mapping | Sequence) -> Hierarchy:
         root_label, body = next(iter(tree.items()))
     else:
         root_label, body = ROOT_LABEL, tree
-    b = _Builder(name, str(root_label))
-    seen: set[str] = {str(root_label)}
+    b = _Builder(name, value_to_label(root_label))
+    seen: set[str] = {value_to_label(root_label)}
 
     def walk(body, parent_id: int):
         if body is None:

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .builders import MISSING_LABEL
+from .cells import normalise_texts, released_text
 from .files import excerpt
-from .hierarchy import Hierarchy, HierarchyError, value_to_label
+from .hierarchy import Hierarchy, HierarchyError
 
 #: The most records a row (and a table) may stand for: counts are exact in a float up to 2**53.
 MAX_COUNT = 2**53
@@ -143,6 +144,11 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     row; ``missing='root'`` reads them as already generalised to the root;
     ``missing='value'`` reads them as the hierarchy's leaf ``missing`` (a value
     of their own, as the builders make it with ``missing_leaf=True``).
+
+    Text is looked up after the one normalisation of cell text
+    (:func:`hieranon.cells.normalise_text`). With ``generalised`` (a published
+    table, read as it is) a cell must print its value exactly: a cell that
+    only matches once normalised (`` *``, ``*\u00a0``) is refused, naming it.
     """
     # the work is per distinct value: factorize, then look up each distinct label once
     uniq_idx, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
@@ -166,11 +172,38 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     leaf = np.zeros(len(uniques), dtype=np.int32)  # missing -> root (node 0)
     if missing == "value":
         leaf[missing_u] = hierarchy.leaf_index.get(MISSING_LABEL, 0)
+    present = np.asarray(uniques, dtype=object)[~missing_u]
     try:
-        leaf[~missing_u] = hierarchy.codes_of(np.asarray(uniques, dtype=object)[~missing_u], generalised)
+        leaf[~missing_u] = hierarchy.codes_of(present, generalised)
     except HierarchyError as exc:
         raise DataError(str(exc)) from None
+    if generalised:
+        _require_exact(values, uniq_idx, np.flatnonzero(~missing_u), present, hierarchy)
     return leaf[uniq_idx]
+
+
+def _require_exact(values: pd.Series, uniq_idx: np.ndarray, which: np.ndarray, present: np.ndarray,
+                   hierarchy: Hierarchy) -> None:
+    """A published cell must print its label exactly: refuse the first text
+    cell that differs from its normalised form (surrounding spaces, another
+    Unicode form), naming the column, the row and the cell."""
+    text = np.fromiter((isinstance(x, str) for x in present), dtype=bool, count=len(present))
+    if not text.any():
+        return
+    loose = np.zeros(len(present), dtype=bool)
+    loose[text] = normalise_texts(present[text]) != present[text]
+    if not loose.any():
+        return
+    bad_u = np.zeros(int(uniq_idx.max()) + 1, dtype=bool)
+    bad_u[which[loose]] = True
+    rows = np.flatnonzero(bad_u[uniq_idx])
+    first = int(rows[0])
+    cell = values.iloc[first]
+    raise DataError(
+        f"column {values.name!r}, record {first + 1} (data row index {first}): cell {cell!r} is not exactly a "
+        f"value of its hierarchy -- it reads as {hierarchy.label_of(cell)!r} only once surrounding spaces are "
+        f"removed (or its Unicode form changed), and a reader of the published table sees a different value "
+        f"({len(rows)} such cell(s)); write the labels exactly")
 
 
 def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np.ndarray | str | None = None,
@@ -224,7 +257,8 @@ def row_counts(df: pd.DataFrame, counts) -> np.ndarray:
 def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.ndarray:
     """Node codes of an anonymised table's QI cells, read against the original.
 
-    Each output cell must print the original value or one of its ancestors;
+    Each output cell must print the original value or one of its ancestors
+    exactly (:func:`hieranon.cells.released_text`: `` *`` is not ``*``);
     it is decoded to the most specific such node on the original leaf's path
     (so a label repeated on two levels is read unambiguously). Cells that
     match no ancestor get ``-1`` (the verifier reports them).
@@ -235,7 +269,7 @@ def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.n
     out = np.empty_like(original.codes)
     for j, (q, h) in enumerate(zip(original.qi_names, original.hierarchies)):
         col = anonymised[q]
-        labels = np.array([value_to_label(x) if not pd.isna(x) else "" for x in pd.unique(col)], dtype=object)
+        labels = np.array([released_text(x) or "" for x in pd.unique(col)], dtype=object)
         lab_idx = pd.Index(pd.unique(col)).get_indexer(col)
         leaf = original.codes[:, j]
         # decode per distinct (leaf, label) pair, not per cell
@@ -274,19 +308,28 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
     was missing; in a class where the column also holds suppressed values it
     prints ``*`` like them, so that grouping the printed table gives the
     classes the verifier checked (:func:`missing_apart`; pass ``keep_missing``
-    computed on the whole table when ``df`` is one batch of it)."""
+    computed on the whole table when ``df`` is one batch of it). A cell kept
+    as it was prints its value normalised (:func:`hieranon.cells.normalise_text`)
+    like every label, so that it reads as the value the classes were made of."""
     out = df.copy()
     if keep_missing is None:
         keep_missing = missing_apart(table, codes)
     for j, (q, h) in enumerate(zip(table.qi_names, table.hierarchies)):
         col = codes[:, j]
-        if np.array_equal(col, table.codes[:, j]):
+        if np.array_equal(col, table.codes[:, j]) and _prints_normalised(df[q]):
             continue  # nothing generalised: every root cell was missing and stays so
         labels = np.asarray(h.labels, dtype=object)
         cells = labels[col]
         cells[keep_missing[:, j]] = None
         out[q] = pd.Series(cells, index=df.index)  # labels: the dtype pandas gives text
     return out
+
+
+def _prints_normalised(values: pd.Series) -> bool:
+    """Does every text cell of the column print as its normalised self?"""
+    uniques = pd.unique(values.dropna())
+    text = [x for x in uniques if isinstance(x, str)]
+    return not text or bool((normalise_texts(text) == np.asarray(text, dtype=object)).all())
 
 
 def missing_apart(table: EncodedTable, codes: np.ndarray) -> np.ndarray:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .cells import normalise_text, released_text
 from .hierarchy import Hierarchy, value_to_label
 from .privacy import BoundModel
 from .requirements import Requirement, normalise
@@ -444,10 +445,11 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
 
 
 def _report_bad_cells(out: _Collector, column: str, rows: np.ndarray, orig_key: np.ndarray, out_key: np.ndarray,
-                      texts: Callable[[int], tuple[str, str]]) -> None:
+                      texts: Callable[[int], tuple[str, str]],
+                      hint: Callable[[int], str] = lambda r: "") -> None:
     """One violation per distinct (original, output) pair of a column, in row
     order, counting its cells. ``texts(row)`` gives the printed original and
-    output values of a row."""
+    output values of a row, ``hint(row)`` anything to add."""
     codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([orig_key, out_key]))
     _, first = np.unique(codes, return_index=True)  # every pair id 0..P-1 occurs
     n_cells = np.bincount(codes, minlength=len(uniques))
@@ -458,8 +460,28 @@ def _report_bad_cells(out: _Collector, column: str, rows: np.ndarray, orig_key: 
         out.add(Violation(
             "not_generalisation", column, r,
             f"column {column!r}, row {r}: {g} does not generalise the original value {o}: "
-            f"it is neither that value nor one of its ancestors in the hierarchy{more}",
+            f"it is neither that value nor one of its ancestors in the hierarchy{hint(r)}{more}",
             count=int(n_cells[u])))
+
+
+def _printed_empty(col: pd.Series) -> np.ndarray:
+    """Per published cell: it is missing or empty, exactly (a cell of spaces
+    is not empty to a reader)."""
+    codes, uniques = pd.factorize(col, use_na_sentinel=False)
+    empty = np.fromiter((released_text(x) in (None, "") for x in uniques), dtype=bool, count=len(uniques))
+    return empty[codes]
+
+
+def _loose_label(h: Hierarchy, leaf: int, cell) -> str:
+    """When ``cell`` is text that prints a label on ``leaf``'s path only once
+    normalised (surrounding spaces, another Unicode form), say so."""
+    if not isinstance(cell, str):
+        return ""
+    want = normalise_text(cell)
+    if want == cell or h.generalise_labels(np.array([leaf]), np.array([want], dtype=object))[0] < 0:
+        return ""
+    return (f", as written (it differs from the label {want!r} only by surrounding spaces or its Unicode form, "
+            "and a reader of the published table sees another value)")
 
 
 # ------------------------------------------------------------------- verify
@@ -484,14 +506,18 @@ def _cells_equal(a: pd.Series, b: pd.Series) -> np.ndarray:
                          for x, y in zip(av, bv)], dtype=bool)
     if not same.all():  # e.g. 5 vs '5' after a CSV round trip: compare printed forms
         diff = np.flatnonzero(~same)
-        same[diff] = [value_to_label(x) == value_to_label(y) or _same_number(x, y) for x, y in zip(av[diff], bv[diff])]
+        same[diff] = [released_text(x) == released_text(y) or _same_number(x, y)
+                      for x, y in zip(av[diff], bv[diff])]
     eq[both] = same
     return eq
 
 
 def _same_number(x, y) -> bool:
     """``'184.46946422249852'`` and the float a Parquet file stores for it (printed
-    ``184.4694642224985``) are the same number."""
+    ``184.4694642224985``) are the same number; two texts are compared as
+    written (`` 5`` is not ``5``)."""
+    if isinstance(x, str) and isinstance(y, str):
+        return False
     try:
         return float(x) == float(y)
     except (TypeError, ValueError):
@@ -636,20 +662,21 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         q, h = qi[j], enc.hierarchies[j]
         col = gen[:, j]
         if missing == "root":  # a missing original may stay missing
-            both_missing = _is_missing(orig_reset[q]) & _is_missing(anon_reset[q])
+            both_missing = _is_missing(orig_reset[q]) & _printed_empty(anon_reset[q])
             col[both_missing] = 0
         lab = _label_ids(h)
         bad = np.flatnonzero(col < 0)
         keys[:, j] = lab[np.maximum(col, 0)]
         if len(bad):
             shown = anon_reset[q].to_numpy(dtype=object)
-            out_labels = np.array([value_to_label(x) if not pd.isna(x) else "" for x in shown[bad]], dtype=object)
+            out_labels = np.array([released_text(x) or "" for x in shown[bad]], dtype=object)
             # invalid cells group by their printed text, apart from every valid label
             _, inv = np.unique(out_labels.astype(str), return_inverse=True)
             keys[bad, j] = len(lab) + inv.ravel()
             orig_vals = orig_reset[q].to_numpy(dtype=object)
             _report_bad_cells(out, q, bad, enc.codes[bad, j], inv.ravel(),
-                              lambda r, ov=orig_vals, s=shown: (_show(ov[r]), _show(s[r])))
+                              lambda r, ov=orig_vals, s=shown: (_show(ov[r]), _show(s[r])),
+                              lambda r, s=shown, h=h, leaf=enc.codes[:, j]: _loose_label(h, leaf[r], s[r]))
     all_root = (gen[:, idx] == 0).all(axis=1) if len(idx) == len(qi) else np.zeros(n, dtype=bool)
 
     def describe(row: int, attrs: Sequence[str]) -> str:

@@ -27,6 +27,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pandas as pd
 
+from ..cells import normalise_texts
+
 #: Histograms above this many cells are built in chunks of classes.
 HIST_CHUNK_CELLS = 1 << 24
 #: Relative tolerance of the float comparisons (entropy, EMD): a value equal
@@ -68,13 +70,28 @@ class PrivacyModel(ABC):
 
 def sensitive_codes(df: pd.DataFrame, attribute: str) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` of a sensitive column: codes ``0..n-1`` per row in
-    order of first appearance. A missing cell (NaN, None) is a value of its own
-    (it is what the published table shows)."""
+    order of first appearance. Text is measured after the one normalisation
+    of cell text (:func:`hieranon.cells.normalise_text`: ``flu``, ``flu `` and
+    ``\u00a0flu`` are one value, as a reader of the published table takes
+    them), though the column is published untouched. A missing cell (NaN,
+    None, or text that is blank once normalised: all print as an empty cell)
+    is a value of its own (``None``)."""
     if attribute not in df.columns:
         raise PrivacyError(f"sensitive attribute {attribute!r} is not a column of the table "
                            f"(its columns: {list(df.columns)[:20]})")
     codes, uniques = pd.factorize(df[attribute], use_na_sentinel=False)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    uniques = np.asarray(uniques, dtype=object)
+    text = np.fromiter((isinstance(x, str) for x in uniques), dtype=bool, count=len(uniques))
+    if text.any():
+        normal = uniques.copy()
+        normal[text] = normalise_texts(uniques[text])
+        blank = np.zeros(len(uniques), dtype=bool)
+        blank[text] = normal[text] == ""
+        normal[blank | pd.isna(normal)] = None
+        # values equal once normalised become one (in order of first appearance)
+        codes, uniques = pd.factorize(pd.Series(normal[codes], dtype=object), use_na_sentinel=False)
+        uniques = np.asarray(uniques, dtype=object)
+    return codes.astype(np.int64), uniques
 
 
 def row_counts(df: pd.DataFrame, counts) -> np.ndarray:

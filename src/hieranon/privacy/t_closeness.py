@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba as nb
 import numpy as np
 import pandas as pd
 
@@ -81,38 +82,108 @@ def emd_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 class _Tree:
-    """The part of a hierarchy above a set of leaves, as two 0/1 matrices:
-    ``below[v, x] = 1`` when leaf column ``v`` is at or below node ``x``, and
-    ``child[x, y] = 1`` when ``y`` is ``x``'s parent, plus every inner node's
-    weight ``height(N) / H``."""
+    """The part of a hierarchy above a set of leaves, numbered ``0..n-1``
+    (the root 0): the node of every leaf column, every node's parent, the
+    nodes below the root deepest first, and every inner node's weight
+    ``height(N) / H``."""
 
     def __init__(self, h: Hierarchy, leaves: np.ndarray):
         leaves = np.asarray(leaves, dtype=np.int64)
-        paths = [h.ancestors[leaves, d][h.depth[leaves] >= d] for d in range(h.height)]
-        nodes = np.unique(np.concatenate(paths + [np.zeros(1, np.int64)])) if len(leaves) else np.zeros(1, np.int64)
-        pos = {int(v): i for i, v in enumerate(nodes)}
-        nn = len(nodes)
-        self.below = np.zeros((len(leaves), nn))
-        for v, leaf in enumerate(leaves):
-            for d in range(int(h.depth[leaf]) + 1):
-                self.below[v, pos[int(h.ancestors[leaf, d])]] = 1.0
-        self.child = np.zeros((nn, nn))
-        for i, x in enumerate(nodes):
-            if x != 0:
-                self.child[i, pos[int(h.parent[x])]] = 1.0
+        depth = h.depth[leaves].astype(np.int64)
+        on_path = [h.ancestors[leaves[depth >= d], d] for d in range(h.height)]
+        nodes = np.unique(np.concatenate([*on_path, np.zeros(1, np.int64)]).astype(np.int64))
+        self.leaf = np.searchsorted(nodes, leaves).astype(np.int64)
+        self.parent = np.full(len(nodes), -1, dtype=np.int64)
+        self.parent[1:] = np.searchsorted(nodes, h.parent[nodes[1:]])
+        self.order = (np.argsort(-h.depth[nodes[1:]], kind="stable") + 1).astype(np.int64)
         big_h = int(h.depth.max())
         height = h.level_from_leaf[nodes].astype(np.float64)
-        inner = ~h.is_leaf[nodes]
-        self.weight = np.where(inner, height / big_h if big_h else 0.0, 0.0)
+        weight = np.where(~h.is_leaf[nodes], height / big_h if big_h else 0.0, 0.0)
+        self.inner = np.flatnonzero(weight > 0).astype(np.int64)
+        self.weight = weight
+
+
+@nb.njit(cache=True)
+def _emd_tree(hist, q, leaf, parent, order, inner, weight):
+    """Hierarchical EMD of every row of ``hist`` (record counts, or a
+    distribution) taken as a distribution, against ``q``. The tree is
+    summed once for ``P = 0`` (every leaf's extra is ``-q``); a row then
+    changes only the paths above its values, so it costs two scans of its
+    cells plus, per value present, one walk up the tree."""
+    n_nodes = len(parent)
+    extra0 = np.zeros(n_nodes)
+    for v in range(len(leaf)):
+        extra0[leaf[v]] -= q[v]
+    pos0 = np.zeros(n_nodes)
+    neg0 = np.zeros(n_nodes)
+    for i in range(len(order)):  # deepest first: a node's extra is complete when it is passed up
+        x = order[i]
+        e = extra0[x]
+        extra0[parent[x]] += e
+        if e > 0.0:
+            pos0[parent[x]] += e
+        else:
+            neg0[parent[x]] -= e
+    base = 0.0
+    for i in range(len(inner)):
+        base += weight[inner[i]] * min(pos0[inner[i]], neg0[inner[i]])
+    out = np.empty(hist.shape[0])
+    delta = np.zeros(n_nodes)
+    dpos = np.zeros(n_nodes)
+    dneg = np.zeros(n_nodes)
+    seen = np.zeros(n_nodes, dtype=np.bool_)
+    touched = np.empty(n_nodes, dtype=np.int64)
+    for r in range(hist.shape[0]):
+        size = 0.0
+        for v in range(hist.shape[1]):
+            size += hist[r, v]
+        if size <= 0.0:
+            size = 1.0
+        n_touched = 0
+        for v in range(hist.shape[1]):
+            if hist[r, v] == 0.0:
+                continue
+            m = hist[r, v] / size
+            x = leaf[v]
+            while x >= 0:
+                delta[x] += m
+                if not seen[x]:
+                    seen[x] = True
+                    touched[n_touched] = x
+                    n_touched += 1
+                x = parent[x]
+        for i in range(n_touched):
+            x = touched[i]
+            up = parent[x]
+            if up < 0:
+                continue
+            old, new = extra0[x], extra0[x] + delta[x]
+            dpos[up] += max(new, 0.0) - max(old, 0.0)
+            dneg[up] += max(-new, 0.0) - max(-old, 0.0)
+        total = base
+        for i in range(n_touched):
+            x = touched[i]
+            if weight[x] > 0.0:
+                total += weight[x] * (min(pos0[x] + dpos[x], neg0[x] + dneg[x]) - min(pos0[x], neg0[x]))
+        for i in range(n_touched):
+            x = touched[i]
+            delta[x] = 0.0
+            dpos[x] = 0.0
+            dneg[x] = 0.0
+            seen[x] = False
+        out[r] = max(total, 0.0)
+    return out
 
 
 def emd_hierarchical(p: np.ndarray, q: np.ndarray, tree: _Tree) -> np.ndarray:
     """Hierarchical ground distance (Li et al. 2007, Sec. 4.2): per row,
-    ``sum_N height(N)/H * min(pos_extra(N), neg_extra(N))``."""
-    extra = (p - q) @ tree.below
-    pos = np.maximum(extra, 0.0) @ tree.child
-    neg = np.maximum(-extra, 0.0) @ tree.child
-    return np.minimum(pos, neg) @ tree.weight
+    ``sum_N height(N)/H * min(pos_extra(N), neg_extra(N))``. A row of
+    ``p`` is a distribution, or record counts read as one; it costs two scans
+    of its cells and a walk up the tree from each value it holds
+    (:func:`_emd_tree`), about what the equal distance costs."""
+    p = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, len(tree.leaf))
+    q = np.ascontiguousarray(q, dtype=np.float64).reshape(-1)
+    return _emd_tree(p, q, tree.leaf, tree.parent, tree.order, tree.inner, tree.weight)
 
 
 class _BoundT(BoundModel):
@@ -128,6 +199,8 @@ class _BoundT(BoundModel):
         return f"{self.model.t:g}-closeness of {self.attribute!r} ({self.distance} distance)"
 
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
+        if self.distance == "hierarchical":  # the kernel reads counts as distributions itself
+            return emd_hierarchical(hist, self.q, self.tree)
         p = _distributions(hist)
         if self.distance == "equal":
             return emd_equal(p, self.q)
