@@ -150,3 +150,13 @@ def test_interpreted_kernels_give_the_compiled_output(monkeypatch, method):
                            sensitive=["diagnosis"], class_column="readmitted")
         outputs.append(result.data.to_csv(index=False))
     assert outputs[0] == outputs[1]
+
+
+def test_every_kernel_is_declared_through_the_one_decorator():
+    """A kernel declared with numba directly would miss the cache fallback,
+    the compile notice and the small-table Python path."""
+    package = Path(hieranon.__file__).parent
+    direct = [f"{p.relative_to(package)}:{i}" for p in package.rglob("*.py") if p.name != "jit.py"
+              for i, line in enumerate(p.read_text().splitlines(), 1)
+              if line.lstrip().startswith(("@nb.njit", "@numba.njit", "@njit", "@nb.jit", "@numba.jit"))]
+    assert direct == []

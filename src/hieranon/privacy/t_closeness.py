@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numba as nb
 import numpy as np
 import pandas as pd
 
 from ..hierarchy import Hierarchy, HierarchyError
+from ..jit import kernel
 from ._base import BoundModel, PrivacyError, PrivacyModel, positive_number, row_counts, sensitive_codes
 
 __all__ = ["TCloseness", "DISTANCES", "emd_equal", "emd_ordered", "emd_hierarchical"]
@@ -103,7 +103,7 @@ class _Tree:
         self.weight = weight
 
 
-@nb.njit(cache=True)
+@kernel
 def _emd_tree(hist, q, leaf, parent, order, inner, weight):
     """Hierarchical EMD of every row of ``hist`` (record counts, or a
     distribution) taken as a distribution, against ``q``. The tree is
