@@ -1,4 +1,4 @@
-"""Command-line interface (SPEC section 7).
+"""Command-line interface (the command forms README.md "Command line" lists, which scripts rely on).
 
 Commands::
 

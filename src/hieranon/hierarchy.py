@@ -317,7 +317,7 @@ class Hierarchy:
     @property
     def level_from_leaf(self) -> np.ndarray:
         """Generalisation steps from the leaves to each node (0 at the leaves),
-        as seeds 001 and 003 count them."""
+        as Han et al. 2014 and Arca & Hewett count them."""
         return (self.leaf_depth - self.depth).astype(np.int32)
 
     # ------------------------------------------------------------- look-ups

@@ -1,4 +1,6 @@
-"""Every quality measure of hieranon, in one place (SPEC sections 2 and 4).
+"""Every quality measure of hieranon, in one place: the distortions of Li et al. 2006/2008,
+Sun, Wang & Li 2008 and Han et al. 2014, and the table measures of those papers and of
+Arca & Hewett.
 
 The distortion measures of the papers are all *additive along a path* in the
 hierarchy, so each is represented by a per-node cost array ``g`` with the
@@ -13,7 +15,7 @@ equal to ``g[v] - g[u]``:
 
 Costs are kept as exact fractions and scaled to integers
 (:class:`CostModel`) so that algorithms compare distances exactly: ties are
-real ties (SPEC section 3).
+real ties, broken only by the seeded random generator.
 """
 
 from __future__ import annotations
@@ -292,7 +294,7 @@ def precision(orig, gen, hierarchies, counts=None) -> float:
     loss = np.zeros(len(orig))
     for j, h in enumerate(hierarchies):
         if h.height > 1:
-            # level_from_leaf of the output node (SPEC section 4): on an unbalanced tree a
+            # level_from_leaf of the output node (Arca & Hewett's precision): on an unbalanced tree a
             # shallow leaf generalised to the root loses as much as a deep one
             lfl = h.level_from_leaf
             loss += (lfl[gen[:, j]] - lfl[orig[:, j]]) / (h.height - 1)
@@ -300,7 +302,7 @@ def precision(orig, gen, hierarchies, counts=None) -> float:
 
 
 def mage_distortion(orig, gen, hierarchies, omegas=None, counts=None) -> float:
-    """Seed 001 Def. 5 summed over rows: ``sum_i omega_i * lfl(v'_i) / H_i``
+    """Han et al. 2014 Def. 5 summed over rows: ``sum_i omega_i * lfl(v'_i) / H_i``
     minus the same for the original (0 for leaves)."""
     model = CostModel.build(hierarchies, "mage", priorities=omegas)
     return distortion(orig, gen, model, counts)
@@ -328,7 +330,7 @@ def classification_metric(row_class: np.ndarray, labels: np.ndarray, suppressed:
 # ---------------------------------------------------------------- summary
 @dataclass
 class Metrics:
-    """All quality measures of one anonymised table (SPEC section 4).
+    """All quality measures of one anonymised table.
 
     ``distortion`` uses the cost model given (uniform WHD unless said);
     ``distortion_uniform`` and ``distortion_height`` are always reported.

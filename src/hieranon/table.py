@@ -6,7 +6,7 @@ shape ``(n_rows, n_qis)`` whose entries are node ids in each attribute's
 nodes once generalised. Every algorithm works on these codes; labels only
 come back at :func:`decode`.
 
-Equivalence classes (seed 000, Def. 2) are the distinct code rows with their
+Equivalence classes (Li et al. 2006, Def. 2) are the distinct code rows with their
 sizes (sums of record counts) and member row indices (:func:`group`).
 """
 
@@ -214,7 +214,7 @@ def encode(df: pd.DataFrame, qi_names: Sequence[str], hierarchies, *, counts: np
     ``qi_names`` order. With ``generalised=True`` cells may print inner nodes
     (reading a table that is already anonymised, e.g. for ``hieranon check``).
     ``counts`` is an array of record counts per row or the name of a count
-    column (seed 003 writes tables as distinct rows with counts); default one
+    column (Arca & Hewett writes tables as distinct rows with counts); default one
     record per row.
     """
     qi_names = list(qi_names)

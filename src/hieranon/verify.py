@@ -10,7 +10,7 @@ checks, from the data alone, that
 3. every non-QI column is unchanged, row by row (values compared
    dtype-insensitively, ``NaN == NaN``), so the rows are still in input order;
 4. every QI cell prints the original value or one of its ancestors in the
-   attribute's hierarchy (generalisation only, SPEC section 1);
+   attribute's hierarchy (generalisation only: a cell never becomes a sibling or a descendant);
 5. every requirement ``<B, k>`` holds (Arca & Hewett): grouping the records by
    their *output* cells of B, every group holds at least k records (a count
    column is respected). With one requirement over all QIs this is

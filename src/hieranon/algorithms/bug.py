@@ -1,5 +1,5 @@
 """BUG -- bottom-up generalisation (Wang, Yu, Chakraborty, ICDM 2004), as
-seed 003 sec. 5.2 uses it, with several anonymity requirements.
+Arca & Hewett sec. 5.2 uses it, with several anonymity requirements.
 
 Every attribute's values form a *cut* of its hierarchy, starting at the
 original values. A *generalisation* ``G = {children of p} -> p`` is possible

@@ -1,10 +1,10 @@
-"""DBCA and DBCA:CM -- density-based KNN clustering with attribute priorities (seed 002).
+"""DBCA and DBCA:CM -- density-based KNN clustering with attribute priorities (Sun, Wang & Li 2008).
 
-The method (Sun, Wang, Li 2008, section 3; SPEC section 3):
+The method (Sun, Wang & Li 2008, section 3):
 
 * **Distance.** ``Dist(t1, t2) = Distortion(t1, t12) + Distortion(t2, t12)``
   with ``t12`` the closest common generalisation (per attribute the lowest
-  common ancestor, seed 002 Def. 7/8 = seed 000 Def. 8/9), measured with the
+  common ancestor, Sun, Wang & Li 2008 Def. 7/8 = Li et al. 2006 Def. 8/9), measured with the
   problem's cost model (:class:`~hieranon.metrics.CostModel`; attribute
   priorities are already folded into its per-node costs). Per attribute that
   is ``2*g[lca(a, b)] - g[a] - g[b]``.
@@ -33,7 +33,7 @@ The method (Sun, Wang, Li 2008, section 3; SPEC section 3):
   a cluster whose centre's label differs from a leftover record's. Densities
   are not penalised.
 
-Cluster sizes (seed 002, end of section 3): every cluster is formed with
+Cluster sizes (Sun, Wang & Li 2008, end of section 3): every cluster is formed with
 exactly k records, and fewer than k records are left over, so even if every
 leftover joined the same cluster it would hold at most ``k + (k-1) = 2k-1``
 records. The leftover step nevertheless only considers clusters that stay
@@ -503,7 +503,7 @@ def cluster_lca(codes: np.ndarray, row_cluster: np.ndarray, n_clusters: int, hie
 # the algorithms
 # --------------------------------------------------------------------------
 class DBCA(Algorithm):
-    """Density-based KNN clustering (seed 002, section 3).
+    """Density-based KNN clustering (Sun, Wang & Li 2008, section 3).
 
     Clusters of k records around the densest remaining records; leftovers
     join the cluster whose distortion grows least; each cluster is
@@ -630,7 +630,7 @@ class DBCA(Algorithm):
 
 
 class DBCACM(DBCA):
-    """DBCA:CM (seed 002): DBCA whose neighbour choice adds ``penalty`` to the
+    """DBCA:CM (Sun, Wang & Li 2008): DBCA whose neighbour choice adds ``penalty`` to the
     distance of a candidate whose class label differs from the centre's, so
     clusters tend to be label-pure and the classification metric CM drops.
 

@@ -18,9 +18,9 @@ Three methods share one vectorised checker (:class:`~hieranon.algorithms.lattice
   already checked (its class representatives are re-keyed and grouped, never
   the rows again). Objectives: ``distortion`` (the problem's
   :class:`~hieranon.metrics.CostModel`: WHD uniform / height / priorities /
-  MAGE), ``prec`` (seed 003's precision loss) and ``dm`` (discernibility).
+  MAGE), ``prec`` (Arca & Hewett's precision loss) and ``dm`` (discernibility).
 * :class:`AllMin` (``allmin``) -- Samarati's binary search on the lattice
-  height for all minimal-height k-anonymous nodes (seed 003, sec. 5.1.2).
+  height for all minimal-height k-anonymous nodes (Arca & Hewett, sec. 5.1.2).
 * :class:`Datafly` (``datafly``) -- Sweeney's greedy heuristic.
 
 The lattice, its node checks and the predictive tagging are in
@@ -102,9 +102,9 @@ class SearchLimit:
 
 
 def _prec_costs(hierarchies) -> list[np.ndarray]:
-    """Integer per-node costs of seed 003's precision loss: a cell generalised
+    """Integer per-node costs of Arca & Hewett's precision loss: a cell generalised
     from ``u`` to ``v`` loses ``(lfl(v) - lfl(u)) / (H - 1)``, ``lfl`` the
-    level counted from the leaves (SPEC section 4), scaled by the lcm of the ``H - 1``."""
+    level counted from the leaves, scaled by the lcm of the ``H - 1``."""
     scale = 1
     for h in hierarchies:
         if h.height > 1:
@@ -134,7 +134,7 @@ class FullDomain(Algorithm):
     objective : {"distortion", "prec", "dm"}
         What the chosen node minimises: the problem's distortion
         (:class:`~hieranon.metrics.CostModel`, WHD uniform by default), the
-        precision loss ``1 - Prec`` of seed 003, or the discernibility
+        precision loss ``1 - Prec`` of Arca & Hewett, or the discernibility
         ``DM = sum |E|^2`` (+ ``n`` per suppressed record). Ties go to the
         lowest lattice height, then the lexicographically smallest node.
     suppression_limit : float
@@ -308,7 +308,7 @@ class _LatticeHeuristic(Algorithm):
 
 
 class AllMin(_LatticeHeuristic):
-    """Samarati's AllMin: binary search on the lattice height (seed 003, sec. 5.1.2).
+    """Samarati's AllMin: binary search on the lattice height (Arca & Hewett, sec. 5.1.2).
 
     The height of a node is its total number of generalisation steps. If some
     node of height ``h`` satisfies the requirements, some node of height

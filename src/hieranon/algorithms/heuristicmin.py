@@ -1,8 +1,8 @@
-"""HeuristicMin (seed 003, Arca & Hewett): best-first search for the largest
+"""HeuristicMin (Arca & Hewett): best-first search for the largest
 generalised table that satisfies every anonymity requirement.
 
-Semantics (SPEC section 3)
---------------------------
+Semantics
+---------
 The requirements ``R = {<B_i, k_i>}`` may be over different attribute sets.
 A table *violates* ``R`` when some distinct row's projection on some ``B_i``
 occurs in fewer than ``k_i`` records; such a row is a *violating row*.
@@ -15,7 +15,7 @@ this module makes explicit (both parameters):
 ``violations="relevant"`` (default)
     the violating rows are those that violate a requirement whose shield
     contains ``A`` -- generalising ``A`` cannot repair any other requirement.
-    This is what seed 003 does in Case 2 (Figure 15(b): generalising education
+    This is what Arca & Hewett does in Case 2 (Figure 15(b): generalising education
     touches only the rows violating ``<{edu,sex},4>``, not those violating
     ``<{sex,hrs},11>``). With one requirement, or requirements that all
     contain ``A``, it is the same as ``"any"``.
@@ -42,7 +42,7 @@ which satisfies ``<B, k>`` whenever the table has ``k`` records.
     descendants of a sibling stay. A search can then dead-end (reported as an
     error when no satisfying table is reached).
 
-The search (Figure 2 of seed 003): the input table's children on every
+The search (Figure 2 of Arca & Hewett): the input table's children on every
 shield attribute (every attribute some requirement names: generalising any
 other attribute cannot repair a violation) are generated; then repeatedly, among generated tables that
 still violate ``R``, the one with the most distinct rows, then the fewest
@@ -242,7 +242,7 @@ def _mix(x: np.ndarray, salt: int) -> np.ndarray:
 
 
 class HeuristicMin(Algorithm):
-    """HeuristicMin (seed 003): the satisfying generalised table with the most
+    """HeuristicMin (Arca & Hewett): the satisfying generalised table with the most
     distinct rows, by best-first search over attribute-wise generalisations.
 
     Parameters
@@ -258,14 +258,14 @@ class HeuristicMin(Algorithm):
     siblings : ``"paper"`` (default), ``"subtree"`` or ``"occurring"``
         How a sibling that was specialised further is treated (module
         docstring). ``"paper"`` searches with ``"occurring"`` -- the reading
-        under which seed 003's Case 2 gives Figure 16(a) -- and, only when that
+        under which Arca & Hewett's Case 2 gives Figure 16(a) -- and, only when that
         search dead-ends without a satisfying table, searches again with
         ``"subtree"``, which always ends (``details.fallback`` says so).
     ties : ``"steps"`` (default) or ``"first"``
         Among satisfying tables with the most rows, return the first generated
-        (SPEC's wording) or the one with the fewest cell generalisation steps
+        (the paper's wording) or the one with the fewest cell generalisation steps
         (records times hierarchy edges climbed), then the first generated --
-        seed 003's stated rationale for "first found" ("it represents the
+        Arca & Hewett's stated rationale for "first found" ("it represents the
         table that has the least number of generalised steps").
     keep_trace : bool
         Record ``(violations, rows)`` of every generated table in ``details.trace``.
@@ -353,10 +353,10 @@ class HeuristicMin(Algorithm):
 
     # -------------------------------------------------------------- search
     def _solve(self, problem: Problem) -> Solution:
-        """Search (seed 003, Figure 2); with ``siblings="paper"`` the literal
+        """Search (Arca & Hewett, Figure 2); with ``siblings="paper"`` the literal
         reading first, the cut-preserving one if the literal search dead-ends.
-        The defaults reproduce SPEC 5 items 7 (T1 after 9 tables) and 8
-        (Figure 16(a))."""
+        The defaults reproduce the paper's Sec. 4.3 example (T1 after 9
+        tables) and Case 2 (Figure 16(a))."""
         if self.siblings != "paper":
             return self._search(problem)
         literal = HeuristicMin(self.max_tables, self.violations, "occurring", self.ties, self.keep_trace)

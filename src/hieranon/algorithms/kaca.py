@@ -1,11 +1,11 @@
 """KACA1 and KACA2: k-anonymisation by clustering in attribute hierarchies.
 
 Local recoding by agglomerative clustering of equivalence classes, after
-Li, Wong, Fu and Pei (seed 000, DaWaK 2006, Algorithm 1 "KACA"; seed 004,
-TKDE 2008, Algorithm 1 "KACA1" and Algorithm 2 "KACA2"), with the exact
-semantics fixed by SPEC section 3:
+Li, Wong, Fu and Pei (Li et al. 2006, DaWaK, Algorithm 1 "KACA"; Li et al. 2008,
+TKDE, Algorithm 1 "KACA1" and Algorithm 2 "KACA2"), with the exact
+semantics the papers leave open fixed as follows:
 
-* classes are the distinct code tuples (seed 004, Def. 2); a class's tuple may
+* classes are the distinct code tuples (Li et al. 2008, Def. 2); a class's tuple may
   already be generalised;
 * while a class of size ``< k`` exists, one such class ``C`` is chosen
   uniformly at random (``numpy.random.default_rng(problem.seed)``);
@@ -24,7 +24,7 @@ semantics fixed by SPEC section 3:
 Distances are computed with the integer costs of
 :class:`hieranon.metrics.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
 the cost of generalising attribute ``j`` from ``u`` to its ancestor ``v``), so
-ties are real ties. By Lemma 2 of seed 004 the total distortion of the output
+ties are real ties. By Lemma 2 of Li et al. 2008 the total distortion of the output
 equals the sum of the merge distances (``details.distance_sum``).
 
 Two interchangeable search paths find the nearest classes:
@@ -54,7 +54,7 @@ per-attribute LCA tables (:attr:`hieranon.hierarchy.Hierarchy.lca_table`, or an
 ancestor-table walk for hierarchies above
 :data:`hieranon.hierarchy.DENSE_LCA_MAX_NODES` nodes).
 
-Optional outlier suppression (seed 000, sec. 5): with
+Optional outlier suppression (Li et al. 2006, sec. 5): with
 ``suppression_threshold`` set, a chosen class whose nearest distance exceeds
 the threshold (in distortion units, the float scale of the cost model) is
 suppressed instead of merged: all its QI cells become the root, its rows are
@@ -175,7 +175,7 @@ def _complete_suppression(out: np.ndarray, suppressed: np.ndarray, counts: np.nd
 def _kaca_loop(fast, k, thr, rand, st, T, size, alive, head, tail, nxt, prv, cnt, unit, small_list, small_pos,
                hd, perm, tr, class_leaf, hp, stk, ties, newtup, suppressed, xa, xb, ea, eb,
                log_c, log_c2, log_d, log_nt, log_kind, log_exp, budget):
-    """Seed 004, Algorithm 1, lines 2-7. Returns 0 when no class is smaller
+    """Li et al. 2008, Algorithm 1, lines 2-7. Returns 0 when no class is smaller
     than k, 1 when the random numbers ran out (the caller appends more to
     the unused ones, ``rand[st[S_RPOS]:]``), 2 when the trie may not have room
     for one more insert (the caller grows it), 3 after ``budget`` iterations
@@ -214,7 +214,7 @@ def _kaca_loop(fast, k, thr, rand, st, T, size, alive, head, tail, nxt, prv, cnt
             return 1
         st[S_ITER] += 1
         if nt == 0 or (thr >= 0 and best > thr):
-            # outlier suppression (seed 000, sec. 5): C's rows go to the root
+            # outlier suppression (Li et al. 2006, sec. 5): C's rows go to the root
             r = head[C]
             while r >= 0:
                 suppressed[r] = True
@@ -268,7 +268,7 @@ def _rand_batch(n_small: int) -> int:
 def kaca1_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarchy], cost: CostModel, k: int,
                 rng: np.random.Generator, *, fast: bool = True, threshold: float | None = None,
                 record: bool = False, trie_order=None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """KACA1 (seed 004, Algorithm 1) on a code matrix whose cells may already
+    """KACA1 (Li et al. 2008, Algorithm 1) on a code matrix whose cells may already
     be generalised. Returns ``(codes, suppressed, info)``.
 
     ``info`` holds ``merges``, ``distance_sum`` (float distortion units, equal
@@ -392,7 +392,7 @@ _EPS = 1e-12
 
 
 def _freq_lower_bound(col: np.ndarray, counts: np.ndarray, k: int) -> float:
-    """Seed 004, Lemma 4: ``(sum of f_j over values with f_j < k) / |D|``."""
+    """Li et al. 2008, Lemma 4: ``(sum of f_j over values with f_j < k) / |D|``."""
     uniq, inv = np.unique(col, return_inverse=True)
     f = np.bincount(inv.ravel(), weights=counts, minlength=len(uniq))
     total = counts.sum()
@@ -401,7 +401,7 @@ def _freq_lower_bound(col: np.ndarray, counts: np.ndarray, k: int) -> float:
 
 def kaca2_global_levels(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarchy], k: int,
                         max_inconsistency: float) -> tuple[np.ndarray, list[int]]:
-    """Seed 004, Algorithm 2, lines 1-3: per attribute, while the Lemma 4
+    """Li et al. 2008, Algorithm 2, lines 1-3: per attribute, while the Lemma 4
     lower bound of the generalisation portion is ``>= max_inconsist``,
     globally generalise the attribute one level (every value to its ancestor
     at the next shallower depth; on unbalanced trees shallower leaves stay).
@@ -421,8 +421,8 @@ def kaca2_global_levels(codes: np.ndarray, counts: np.ndarray, hierarchies: list
 
 def kaca2_final_levels(codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarchy],
                        max_inconsistency: float) -> tuple[np.ndarray, list[int]]:
-    """Seed 004, Algorithm 2, lines 5-9 (with SPEC's reading: *while*
-    ``inconsist_i >= max_inconsist``): generalise every cell of the attribute
+    """Li et al. 2008, Algorithm 2, lines 5-9 (reading its ``<`` as the typo it is:
+    *while* ``inconsist_i >= max_inconsist``): generalise every cell of the attribute
     at the most specific level present one level up. A function of the value,
     so classes only merge and k-anonymity is kept. Returns the codes and the
     number of rounds per attribute."""
@@ -445,7 +445,7 @@ def kaca2_final_levels(codes: np.ndarray, counts: np.ndarray, hierarchies: list[
 # ---------------------------------------------------------------- classes
 class KACA1(Algorithm):
     """KACA1: k-anonymisation by clustering in attribute hierarchies
-    (seed 004, Algorithm 1; seed 000, Algorithm 1 "KACA").
+    (Li et al. 2008, Algorithm 1; Li et al. 2006, Algorithm 1 "KACA").
 
     Parameters
     ----------
@@ -453,7 +453,7 @@ class KACA1(Algorithm):
         Use the exact branch-and-bound nearest-class search (default) instead
         of the paper's full scan; both return identical output for a seed.
     suppression_threshold : float, optional
-        Outlier suppression (seed 000, sec. 5): a chosen class whose nearest
+        Outlier suppression (Li et al. 2006, sec. 5): a chosen class whose nearest
         class distance (Def. 10, distortion units) exceeds this is suppressed.
     """
 
@@ -513,11 +513,11 @@ class KACA1(Algorithm):
 
 
 class KACA2(KACA1):
-    """KACA2: KACA1 under a maximum inconsistency (seed 004, Algorithm 2).
+    """KACA2: KACA1 under a maximum inconsistency (Li et al. 2008, Algorithm 2).
 
     1. per attribute, global recoding one level at a time while the Lemma 4
        lower bound of the generalisation portion is ``>= max_inconsistency``;
-    2. KACA1 (seed 004, Algorithm 1);
+    2. KACA1 (Li et al. 2008, Algorithm 1);
     3. per attribute, while its inconsistency (Def. 12) is
        ``>= max_inconsistency``, the cells at the most specific level present
        go one level up.

@@ -113,7 +113,7 @@ def _span_slow(j, a, s, hd):
 @kernel
 def _stub_records(c2, need, tail, prv, cnt):
     """Records a stub of class ``c2`` takes: whole rows from the end of its
-    member list until at least ``need`` records (seed 004, Def. 14)."""
+    member list until at least ``need`` records (Li et al. 2008, Def. 14)."""
     taken = 0
     r = tail[c2]
     while taken < need and r >= 0:
@@ -142,7 +142,7 @@ def check_k(k: int, counts: np.ndarray) -> None:
 def _merge_records(c2, n2, nc, k, unit, need, tail, prv, cnt):
     """Records of class ``c2`` (``n2`` of them) that a merge with a class of
     ``nc`` records generalises: all of them when ``nc + n2 < 2k``, else a
-    stub (seed 004, Def. 14) -- exactly ``need`` records when rows are
+    stub (Li et al. 2008, Def. 14) -- exactly ``need`` records when rows are
     single records (``unit``), else whole rows from the end of its list."""
     if nc + n2 < 2 * k:
         return n2
@@ -353,7 +353,7 @@ def _trie_spans(T, perm, tr, class_leaf, hd):
 # ------------------------------------------------------------- nearest
 @kernel
 def nearest_plain(C, k, T, size, alive, unit, tail, prv, cnt, hd, xa, xb, ea, eb, ties):
-    """Seed 004, Algorithm 1, lines 4-5, as the paper does it: the class
+    """Li et al. 2008, Algorithm 1, lines 4-5, as the paper does it: the class
     distance (Def. 10, with the stub rule of Def. 14) from ``C`` to every
     other class. Returns the smallest distance and the number of classes at
     it, written to ``ties`` in class-id order."""
@@ -604,7 +604,7 @@ def set_small(c, k, size, alive, small_list, small_pos, st):
 
 @kernel
 def merge_classes(C, c2, k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm, tr, st, class_leaf, newtup):
-    """Seed 004, Algorithm 1, line 6: generalise ``C`` with ``C'`` -- with its
+    """Li et al. 2008, Algorithm 1, line 6: generalise ``C`` with ``C'`` -- with its
     stub of ``k - |C|`` records when ``|C| + |C'| >= 2k`` (Def. 14), the trunk
     keeping ``C'``'s tuple -- to their closest common generalisation (Def. 8).
     A result equal to another class's tuple joins that class (Def. 2).

@@ -1,4 +1,4 @@
-"""MinGen (Sweeney 2002, as seed 003 sec. 5.1.1 applies it): the exact
+"""MinGen (Sweeney 2002, as Arca & Hewett sec. 5.1.1 applies it): the exact
 minimum of cell generalisation steps subject to the anonymity requirements,
 solved as an integer program with :func:`scipy.optimize.milp` (HiGHS).
 
@@ -18,7 +18,7 @@ alone in an attribute no requirement names.
 
 * ``x[u,g]`` -- how much of unit ``u`` is printed as candidate ``g``:
   binary in ``mode="rows"`` (a distinct row and its records move as one unit,
-  as seed 003 applies MinGen), integer ``0..c_u`` in ``mode="records"``
+  as Arca & Hewett applies MinGen), integer ``0..c_u`` in ``mode="records"``
   (record-level local recoding: a row may be split);
   ``sum_g x[u,g] = 1`` (rows) or ``c_u`` (records).
 * for each requirement ``<B,k>`` and each combination ``b`` of values on ``B``
@@ -30,11 +30,11 @@ Objective, lexicographic, solved in two phases (the second fixes the first's
 optimum as a constraint, so no big-M weighting and no tolerance issues):
 
 1. ``objective="steps"`` (default): records times generalisation steps
-   (hierarchy edges climbed) summed over QI cells -- seed 003's "number of
+   (hierarchy edges climbed) summed over QI cells -- Arca & Hewett's "number of
    cell generalisations" (T9 of Figure 6 costs 14); ``objective="distortion"``:
    the problem's :class:`~hieranon.metrics.CostModel` in its exact integer
    scale (WHD uniform/height, priorities, MAGE);
-2. tie-break: seed 003's precision loss (``sum steps / (H-1)`` over cells,
+2. tie-break: Arca & Hewett's precision loss (``sum steps / (H-1)`` over cells,
    scaled to integers), i.e. the highest Prec among the optima.
 
 Output
@@ -169,7 +169,7 @@ class MinGen(Algorithm):
         Units of generalisation: whole distinct rows, or single records
         (module docstring).
     objective : ``"steps"`` or ``"distortion"``
-        Primary objective; ties are broken by seed 003's precision Prec.
+        Primary objective; ties are broken by Arca & Hewett's precision Prec.
     max_records : int
         Refuse inputs with more records than this.
     max_variables : int

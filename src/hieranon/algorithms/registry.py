@@ -33,7 +33,7 @@ METHODS: dict[str, str] = {
     "partitioned": "hieranon.algorithms.partition:Partitioned",
     "kaca+": "hieranon.algorithms.kacaplus:KACAPlus",
 }
-#: The method the project recommends for lowest distortion (SPEC section 7).
+#: The method the project recommends for lowest distortion (what ``--method`` defaults to).
 DEFAULT_METHOD = "kaca+"
 
 

@@ -1,4 +1,4 @@
-"""TDS -- top-down specialisation (Fung, Wang, Yu, ICDE 2005), as seed 003
+"""TDS -- top-down specialisation (Fung, Wang & Yu 2005, ICDE), as Arca & Hewett
 sec. 5.2 uses it, with several anonymity requirements.
 
 Every attribute's values form a *cut* of its hierarchy (each original value
@@ -10,7 +10,7 @@ instead -- choosing the specialisation with the highest
     Score(v) = InfoGain(v) / (AnonyLoss(v) + 1)
 
 among those that are *valid* (every requirement still holds afterwards) and
-*beneficial* (``InfoGain(v) > 0``: it separates classes; seed 003 Case 1
+*beneficial* (``InfoGain(v) > 0``: it separates classes; Arca & Hewett Case 1
 stops TDS exactly when no specialisation increases the information gain),
 until none is left. With ``R_v`` the records printed as ``v`` and ``R_c``
 those of each child ``c``:
@@ -133,7 +133,7 @@ class ClassTable:
 
 
 class TDS(Algorithm):
-    """Top-down specialisation (Fung, Wang, Yu 2005) with several requirements.
+    """Top-down specialisation (Fung, Wang & Yu 2005) with several requirements.
 
     Parameters
     ----------

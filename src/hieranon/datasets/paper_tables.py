@@ -1,4 +1,4 @@
-"""The small worked-example tables of seed 003 (Arca & Hewett, HeuristicMin),
+"""The small worked-example tables of Arca & Hewett (Arca & Hewett, HeuristicMin),
 typed from the paper, with their taxonomy trees.
 
 Used by the tests (``tests/test_heuristicmin.py``, ``test_mingen.py``,
@@ -23,7 +23,7 @@ __all__ = ["seed003_figure4", "seed003_case1", "seed003_case2", "seed003_case3",
 
 def seed003_figure4():
     """Figure 4 / 6(a) table T with Figure 3's taxonomies, R = <{edu,sex,hrs},4>
-    (SPEC section 5 item 7). Returns ``(df, hierarchies)``."""
+    (Arca & Hewett Sec. 4.3). Returns ``(df, hierarchies)``."""
     df = pd.DataFrame({
         "edu": ["10th", "10th", "9th", "9th", "9th", "12th", "12th"],
         "sex": ["M", "M", "M", "F", "F", "F", "F"],
@@ -66,7 +66,7 @@ def seed003_case1():
 
 def seed003_case2():
     """Figure 13(a) (Fung et al.'s running example) with Figure 12's taxonomies
-    (SPEC section 5 item 8); a row with two classes is two input rows. Hours
+    (Arca & Hewett Case 2); a row with two classes is two input rows. Hours
     is unbalanced: 37, 42, 44 sit directly under [37-99), 30 and 32 under
     [1-35), 35 under [35-37). Returns ``(df, hierarchies, requirements)``."""
     rows = [("9th", "M", 30, "B", 3), ("10th", "M", 32, "B", 4), ("11th", "M", 35, "A", 2),

@@ -1,18 +1,18 @@
-"""Reproduction of the seed papers' experiments: ``hieranon experiments``.
+"""Reproduction of the papers' experiments: ``hieranon experiments``.
 
 Four experiments, each writing its raw numbers (CSV, one row per run) and a
 summary CSV, a figure (PNG), and together a ``REPORT.md`` that embeds every
 figure and states, for every claim of the papers, the paper's statement and
 number, ours, and a verdict:
 
-1. seed 000 Fig. 2 -- KACA vs the least-distortion full-domain generalisation
+1. Li et al. 2006 Fig. 2 -- KACA vs the least-distortion full-domain generalisation
    (Incognito's optimum), QI size 1..9, k = 2 and 10, uniform weights
    (:mod:`.adult`);
-2. seed 004 Figs 4 and 5 -- KACA1, KACA2, full-domain optimum, Mondrian;
+2. Li et al. 2008 Figs 4 and 5 -- KACA1, KACA2, full-domain optimum, Mondrian;
    height weights beta = 1 (:mod:`.adult`);
-3. seed 002 Figs 2-4 -- Mondrian, DBCA, DBCA:CM with salary-class as class
+3. Sun, Wang & Li 2008 Figs 2-4 -- Mondrian, DBCA, DBCA:CM with salary-class as class
    (:mod:`.adult`);
-4. seed 003 -- the worked examples and their comparison tables
+4. Arca & Hewett -- the worked examples and their comparison tables
    (:mod:`.worked`).
 
 Usage from Python::

@@ -32,7 +32,7 @@ def exp1_jobs(grid: Grid) -> int:
 
 
 def run_exp1(bench: Workbench, grid: Grid, out: Path, step) -> pd.DataFrame:
-    """Seed 000 Fig. 2: KACA vs the full-domain optimum, QI size 1..9, k = 2, 10, uniform weights."""
+    """Li et al. 2006 Fig. 2: KACA vs the full-domain optimum, QI size 1..9, k = 2, 10, uniform weights."""
     rows = []
     for k in grid.exp1_ks:
         for q in grid.exp1_qs:
@@ -65,7 +65,7 @@ def exp2_jobs(grid: Grid) -> int:
 
 
 def run_exp2(bench: Workbench, grid: Grid, out: Path, step) -> pd.DataFrame:
-    """Seed 004 Figs 4 (6 QIs, k varies) and 5 (k = 10, QI size varies): height weights beta = 1."""
+    """Li et al. 2008 Figs 4 (6 QIs, k varies) and 5 (k = 10, QI size varies): height weights beta = 1."""
     rows, cache = [], {}
     for fig, q, k in _exp2_configs(grid):
         for method, params in EXP2_METHODS:
@@ -96,7 +96,7 @@ def exp3_jobs(grid: Grid) -> int:
 
 
 def run_exp3(bench: Workbench, grid: Grid, out: Path, step) -> pd.DataFrame:
-    """Seed 002 Figs 2-4: Mondrian, DBCA and DBCA:CM, 8 QIs, salary-class as class, uniform WHD."""
+    """Sun, Wang & Li 2008 Figs 2-4: Mondrian, DBCA and DBCA:CM, 8 QIs, salary-class as class, uniform WHD."""
     rows = []
     for k in grid.exp3_ks:
         for method, params in EXP3_METHODS:

@@ -56,7 +56,7 @@ class Grid:
         return dataclasses.asdict(self)
 
 
-#: The papers' grids (issue 7)
+#: The papers' grids
 FULL = Grid("full", seeds=10, repeats=5, exp1_qs=tuple(range(1, 10)), exp1_ks=(2, 10),
             exp2_ks=(2, 5, 10, 20, 50, 100), exp2_q=6, exp2_qs=tuple(range(1, 9)), exp2_k=10,
             exp3_ks=(2, 5, 10, 25, 50, 100), exp3_seeds=10)

@@ -119,7 +119,8 @@ def exp1(summary: pd.DataFrame, path: Path, grid: Grid, n: int) -> None:
         axes[1, col].set_title(f"({'bd'[col] if col < 2 else '?'}) distortion ratio, k = {k}")
         for ax in axes[:, col]:
             _xaxis(ax, "q", qs)
-    _save(fig, path, f"Exp. 1 (seed 000 Fig. 2): KACA1 vs least-distortion full-domain generalisation on UCI Adult "
+    _save(fig, path, f"Exp. 1 (Li et al. 2006 Fig. 2): KACA1 vs least-distortion full-domain generalisation "
+                     "on UCI Adult "
                      f"({n:,} records, ARX hierarchies; 9th QI = salary-class), uniform weights; KACA1 over "
                      f"{grid.seeds} seeds, full-domain time = mean of {grid.repeats} "
                      f"run{'s' if grid.repeats != 1 else ''}; grid '{grid.name}'",
@@ -156,7 +157,7 @@ def exp2(summary: pd.DataFrame, path: Path, grid: Grid, n: int, x: str) -> None:
     else:
         conf = f"k = {int(summary.k.iloc[0])}, QI size 1..{max(xs)}"
         name = "Fig. 5"
-    _save(fig, path, f"Exp. 2 (seed 004 {name}): UCI Adult ({n:,} records, ARX hierarchies), {conf}, height "
+    _save(fig, path, f"Exp. 2 (Li et al. 2008 {name}): UCI Adult ({n:,} records, ARX hierarchies), {conf}, height "
                      f"weights beta = 1; KACA1/KACA2 over {grid.seeds} seeds (bars: min-max); grid '{grid.name}'",
           legend_ax=axes[0, 0])
 
@@ -177,7 +178,8 @@ def exp3(summary: pd.DataFrame, path: Path, grid: Grid, n: int) -> None:
         ax.set_title(title)
         ax.set_ylabel(ylab)
         _xaxis(ax, "k", ks)
-    _save(fig, path, f"Exp. 3 (seed 002 Figs 2-4): UCI Adult ({n:,} records, 8 QIs, ARX hierarchies), class = "
+    _save(fig, path, f"Exp. 3 (Sun, Wang & Li 2008 Figs 2-4): UCI Adult ({n:,} records, 8 QIs, ARX hierarchies), "
+                     "class = "
                      f"salary-class, uniform WHD, no priorities, DBCA:CM penalty 1; DBCA variants over "
                      f"{grid.exp3_seeds} seed(s); grid '{grid.name}'", legend_ax=axes[0])
 
@@ -205,7 +207,7 @@ def exp4(table: pd.DataFrame, path: Path) -> None:
     axes[0].set_yticks(y)
     axes[0].set_yticklabels(labels)
     axes[-1].legend(loc="lower right")
-    _save(fig, path, "Exp. 4 (seed 003 worked examples), paper vs hieranon: Sec. 4.3 (Fig. 4 table, "
+    _save(fig, path, "Exp. 4 (Arca & Hewett worked examples), paper vs hieranon: Sec. 4.3 (Fig. 4 table, "
                      "R = <{edu,sex,hrs},4>), "
                      "Case 1 (Fig. 11), Case 2 (Figs 13-16, R = {<{edu,sex},4>, <{sex,hrs},11>}), Case 3 (Fig. 19, "
                      "input reconstructed); no grey bar = the paper reports no value; accuracy: categorical NB, "

@@ -1,7 +1,6 @@
 """Claims, verdicts and ``REPORT.md``, computed from the CSVs an experiment run wrote.
 
-Every claim of issue 7 (and the few further claims the same paper sections
-make) is a :class:`Claim` with the paper's statement, the paper's number
+Every claim of the papers' experiment sections is a :class:`Claim` with the paper's statement, the paper's number
 where it gives one, our measured number and a verdict: ``holds``, ``partly``
 or ``does not hold`` (``not run`` when its experiment's CSV is absent).
 """
@@ -98,14 +97,17 @@ def _not_run(ids_statements, experiment) -> list[Claim]:
 
 # =================================================================== exp 1
 E1 = [
-    ("E1.1", "seed 000 sec. 6 (Fig. 2)", "The distortion ratio of KACA is 5.57 times lower than that of Incognito "
+    ("E1.1", "Li et al. 2006 sec. 6 (Fig. 2)",
+     "The distortion ratio of KACA is 5.57 times lower than that of Incognito "
      "(the least-distortion full-domain generalisation) on average.", "5.57x"),
-    ("E1.2", "seed 000 sec. 6 (Fig. 2)", "On average, the execution time of KACA is larger than that of Incognito.",
+    ("E1.2", "Li et al. 2006 sec. 6 (Fig. 2)",
+     "On average, the execution time of KACA is larger than that of Incognito.",
      "no number (figure)"),
-    ("E1.3", "seed 000 sec. 6 (Fig. 2)", "The execution time of both algorithms increases with the QI size.",
+    ("E1.3", "Li et al. 2006 sec. 6 (Fig. 2)", "The execution time of both algorithms increases with the QI size.",
      "no number (figure)"),
-    ("E1.4", "seed 000 sec. 6 (Fig. 2)", "The distortion ratio increases with the QI size.", "no number (figure)"),
-    ("E1.5", "seed 000 sec. 6 (Fig. 2)", "When k increases, the distortion ratio of all algorithms increases.",
+    ("E1.4", "Li et al. 2006 sec. 6 (Fig. 2)",
+     "The distortion ratio increases with the QI size.", "no number (figure)"),
+    ("E1.5", "Li et al. 2006 sec. 6 (Fig. 2)", "When k increases, the distortion ratio of all algorithms increases.",
      "no number (figure)"),
 ]
 
@@ -230,21 +232,27 @@ def claims_exp1(out: Path) -> list[Claim]:
 
 # =================================================================== exp 2
 E2 = [
-    ("E2.1", "seed 004 sec. 8 (Figs 4-5)", "KACA1 is best on distortion, discernibility (DM) and normalised average "
+    ("E2.1", "Li et al. 2008 sec. 8 (Figs 4-5)",
+     "KACA1 is best on distortion, discernibility (DM) and normalised average "
      "class size (CAVG): 'KACA1 performs consistently better than other methods'.", "no number (figures)"),
-    ("E2.2", "seed 004 sec. 8", "KACA1's inconsistency is the highest; 'in some cases the inconsistency of tables "
+    ("E2.2", "Li et al. 2008 sec. 8",
+     "KACA1's inconsistency is the highest; 'in some cases the inconsistency of tables "
      "produced by KACA1 can be 70 percent'.", "up to 70%"),
-    ("E2.3", "seed 004 sec. 8", "KACA2's inconsistency is capped by 10 percent (max_inconsist = 10%).", "<= 10%"),
-    ("E2.4", "seed 004 sec. 8", "KACA2's distortion is in between the distortions of local (KACA1) and global "
+    ("E2.3", "Li et al. 2008 sec. 8", "KACA2's inconsistency is capped by 10 percent (max_inconsist = 10%).", "<= 10%"),
+    ("E2.4", "Li et al. 2008 sec. 8", "KACA2's distortion is in between the distortions of local (KACA1) and global "
      "(Incognito) recoding.", "no number (figures)"),
-    ("E2.5", "seed 004 sec. 8", "Based on DM and CAVG, both KACA1 and KACA2 are better than Multi (Mondrian).",
+    ("E2.5", "Li et al. 2008 sec. 8", "Based on DM and CAVG, both KACA1 and KACA2 are better than Multi (Mondrian).",
      "no number (figures)"),
-    ("E2.6", "seed 004 sec. 8", "Incognito (global recoding) performs best on inconsistency: it is always zero.", "0"),
-    ("E2.7", "seed 004 sec. 8", "Incognito generalises more than 50 percent of the values to the top in some cases.",
+    ("E2.6", "Li et al. 2008 sec. 8",
+     "Incognito (global recoding) performs best on inconsistency: it is always zero.", "0"),
+    ("E2.7", "Li et al. 2008 sec. 8",
+     "Incognito generalises more than 50 percent of the values to the top in some cases.",
      "> 50% in some cases"),
-    ("E2.8", "seed 004 sec. 8 (additional)", "With the increase of k, the inconsistency of KACA2 gets closer to that "
+    ("E2.8", "Li et al. 2008 sec. 8 (additional)",
+     "With the increase of k, the inconsistency of KACA2 gets closer to that "
      "of Incognito (i.e. towards 0).", "no number (figure)"),
-    ("E2.9", "seed 004 sec. 8 (additional)", "Both KACA1 and KACA2 are not as efficient as Incognito and Multi on "
+    ("E2.9", "Li et al. 2008 sec. 8 (additional)",
+     "Both KACA1 and KACA2 are not as efficient as Incognito and Multi on "
      "Adult.", "no number (not plotted)"),
 ]
 
@@ -422,17 +430,18 @@ def claims_exp2(out: Path) -> list[Claim]:
 
 # =================================================================== exp 3
 E3 = [
-    ("E3.1", "seed 002 sec. 4 (Fig. 2)", "DBCA:CM results in the least distortion for all k values.",
+    ("E3.1", "Sun, Wang & Li 2008 sec. 4 (Fig. 2)", "DBCA:CM results in the least distortion for all k values.",
      "no number (figure)"),
-    ("E3.2", "seed 002 sec. 4 (Fig. 2)", "The distortion of DBCA is very close to that of DBCA:CM.",
+    ("E3.2", "Sun, Wang & Li 2008 sec. 4 (Fig. 2)", "The distortion of DBCA is very close to that of DBCA:CM.",
      "no number (figure)"),
-    ("E3.3", "seed 002 sec. 4 / issue 6", "Both DBCA variants have lower distortion than Mondrian (MPA), for every k.",
+    ("E3.3", "Sun, Wang & Li 2008 sec. 4", "Both DBCA variants have lower distortion than Mondrian (MPA), for every k.",
      "no number (figure)"),
-    ("E3.4", "seed 002 sec. 4 (Fig. 3) / issue 6", "DBCA:CM has the lowest CM: lower than DBCA and Mondrian.",
+    ("E3.4", "Sun, Wang & Li 2008 sec. 4 (Fig. 3)", "DBCA:CM has the lowest CM: lower than DBCA and Mondrian.",
      "no number (figure)"),
-    ("E3.5", "seed 002 sec. 4 (Fig. 3)", "Even without the modification, DBCA produces less classification error "
+    ("E3.5", "Sun, Wang & Li 2008 sec. 4 (Fig. 3)",
+     "Even without the modification, DBCA produces less classification error "
      "(CM) than Mondrian (MPA) for every k value.", "no number (figure)"),
-    ("E3.6", "seed 002 sec. 4 (Fig. 4)", "The execution time of DBCA is higher than that of Mondrian (MPA).",
+    ("E3.6", "Sun, Wang & Li 2008 sec. 4 (Fig. 4)", "The execution time of DBCA is higher than that of Mondrian (MPA).",
      "no number (figure)"),
 ]
 
@@ -518,20 +527,21 @@ def claims_exp3(out: Path) -> list[Claim]:
 
 # =================================================================== exp 4
 E4 = [
-    ("E4.1", "seed 003 sec. 4.3 (Fig. 5); SPEC 5 item 7", "HeuristicMin returns T1 (education generalised to High, "
+    ("E4.1", "Arca & Hewett sec. 4.3 (Fig. 5)", "HeuristicMin returns T1 (education generalised to High, "
      "4 rows, 0 violations) after generating 9 tables; precision 0.89.", "9 tables, 4 rows, Prec 0.89"),
-    ("E4.2", "seed 003 sec. 5.1.1; SPEC 5 item 7", "MinGen needs 14 cell generalisations at best and prefers T9 "
+    ("E4.2", "Arca & Hewett sec. 5.1.1", "MinGen needs 14 cell generalisations at best and prefers T9 "
      "(Prec 0.95) over the equally minimal T10 (Prec 0.92).", "14 steps, Prec 0.95 vs 0.92"),
-    ("E4.3", "seed 003 sec. 5.1.2; SPEC 5 item 7", "AllMin returns lattice node [1,0,0], the same table as "
+    ("E4.3", "Arca & Hewett sec. 5.1.2", "AllMin returns lattice node [1,0,0], the same table as "
      "HeuristicMin.", "[1,0,0], Prec 0.89"),
-    ("E4.4", "seed 003 Fig. 10(c)", "Comparison table: precision 0.95/0.89/0.89, rows 5/4/4, generalisations 14/7/7, "
+    ("E4.4", "Arca & Hewett Fig. 10(c)",
+     "Comparison table: precision 0.95/0.89/0.89, rows 5/4/4, generalisations 14/7/7, "
      "generalisations to find the solution trial-and-error/14/9, solution space 240/24/24 (MinGen/AllMin/HM).",
      "see statement"),
-    ("E4.5", "seed 003 sec. 5.2.1 (Fig. 11)", "Case 1: HeuristicMin and TDS both keep 4 of 7 rows with 100% naive "
+    ("E4.5", "Arca & Hewett sec. 5.2.1 (Fig. 11)", "Case 1: HeuristicMin and TDS both keep 4 of 7 rows with 100% naive "
      "Bayes accuracy; HeuristicMin's table is closer to the original.", "7->4 rows, 100%, 100%"),
-    ("E4.6", "seed 003 sec. 5.2.2 (Fig. 16); SPEC 5 item 8", "Case 2 (two requirements): HeuristicMin and TDS both "
+    ("E4.6", "Arca & Hewett sec. 5.2.2 (Fig. 16)", "Case 2 (two requirements): HeuristicMin and TDS both "
      "return the 5-row table of Figure 16(a), with 80% accuracy.", "9->5 rows, 80%"),
-    ("E4.7", "seed 003 sec. 5.2.3 (Fig. 19(d))", "Case 3: O/I row ratio HM 8/10, TDS 4/10, BUG 7/10; precision "
+    ("E4.7", "Arca & Hewett sec. 5.2.3 (Fig. 19(d))", "Case 3: O/I row ratio HM 8/10, TDS 4/10, BUG 7/10; precision "
      "0.67/0.5/0.67; accuracy 63%/100%/100%.", "8/10, 4/10, 7/10; 0.67/0.5/0.67; 63/100/100%"),
 ]
 
@@ -761,32 +771,33 @@ def _exp_numbers(out: Path, e: int) -> str:
 
 
 EXP_TEXT = {
-    1: ("Experiment 1 — seed 000 Fig. 2: KACA vs the least-distortion full-domain generalisation",
+    1: ("Experiment 1 — Li et al. 2006 Fig. 2: KACA vs the least-distortion full-domain generalisation",
         "UCI Adult, 45,222 records, ARX hierarchies; QI size q = 1..9 (the first q of age, workclass, education, "
         "marital-status, occupation, race, sex, native-country, salary-class); k = 2 and k = 10; uniform WHD weights. "
-        "KACA1 (the paper's KACA: seed 000 Algorithm 1 = seed 004 KACA1) over seeds 0..n-1; the full-domain optimum "
+        "KACA1 (the paper's KACA: Li et al. 2006 Algorithm 1 = Li et al. 2008 KACA1) over seeds 0..n-1; "
+        "the full-domain optimum "
         "(`fulldomain`: the k-anonymous lattice node of least distortion, which is what Incognito's optimal "
         "full-domain search returns under this metric, no suppression) is deterministic, its time is the mean of "
         "repeated runs. "
         "Distortion ratio = distortion / distortion of the fully generalised table.",
         ["exp1_fig2.png"]),
-    2: ("Experiment 2 — seed 004 Figs 4 and 5: KACA1, KACA2, Incognito, Mondrian",
+    2: ("Experiment 2 — Li et al. 2008 Figs 4 and 5: KACA1, KACA2, Incognito, Mondrian",
         "UCI Adult, ARX hierarchies, height weights beta = 1 (distortion and the methods' objective). Fig. 4: the "
         "first six QIs, k in {2, 5, 10, 20, 50, 100}; Fig. 5: k = 10, QI size 1..8. KACA1 and KACA2 (max "
         "inconsistency 10%) over seeds; full-domain optimum (least height-weighted distortion) and Mondrian (strict, "
         "median cuts along the hierarchies, partitions printed as lowest common ancestors) deterministic. 'At top' "
         "= fraction of all QI cells generalised to the root.",
         ["exp2_fig4.png", "exp2_fig5.png"]),
-    3: ("Experiment 3 — seed 002 Figs 2-4: Mondrian (MPA), DBCA, DBCA:CM",
+    3: ("Experiment 3 — Sun, Wang & Li 2008 Figs 2-4: Mondrian (MPA), DBCA, DBCA:CM",
         "UCI Adult, 8 QIs, ARX hierarchies, class = salary-class; k in {2, 5, 10, 25, 50, 100}; total distortion "
         "under uniform WHD without priorities (the paper does not say which priorities its figures use); CM = "
         "fraction of records whose class differs from their equivalence class's majority; DBCA:CM penalty 1. DBCA "
         "and DBCA:CM (seeded tie-breaks) over seeds; Mondrian deterministic.",
         ["exp3_fig2-4.png"]),
-    4: ("Experiment 4 — seed 003 worked examples and comparison tables",
+    4: ("Experiment 4 — Arca & Hewett worked examples and comparison tables",
         "The paper's small tables, typed in `hieranon.datasets.paper_tables`: Sec. 4.3 (Figure 4 table, "
-        "R = <{edu,sex,hrs},4>, SPEC 5 item 7) with MinGen, AllMin, HeuristicMin (Figure 10(c)); Case 1 (Figure 11) "
-        "and Case 2 (Figures 13-16, SPEC 5 item 8) with HeuristicMin and TDS (and BUG, not in the paper's tables); "
+        "R = <{edu,sex,hrs},4>) with MinGen, AllMin, HeuristicMin (Figure 10(c)); Case 1 (Figure 11) "
+        "and Case 2 (Figures 13-16) with HeuristicMin and TDS (and BUG, not in the paper's tables); "
         "Case 3 (Figure 19) on an input reconstructed from the paper's result tables. Accuracy: categorical naive "
         "Bayes, 10-fold stratified cross-validation (seed 0) on the generalised table expanded to one row per record "
         "(`hieranon.utility.naive_bayes_accuracy`). Case 4 is printed only as images and is not reproduced.",
@@ -799,9 +810,9 @@ def write_report(out, info: dict | None = None) -> Path:
     info = info or {}
     claims = all_claims(out)
     exps = info.get("experiments", {})
-    lines = ["# Reproducing the seed papers' experiments", ""]
+    lines = ["# Reproducing the papers' experiments", ""]
     lines += ["Generated by `hieranon experiments" + (" --quick" if info.get("grid_name") == "quick" else "") +
-              f"` on {time.strftime('%Y-%m-%d')} (issue 7). Every number below is read from the CSVs in this folder; "
+              f"` on {time.strftime('%Y-%m-%d')}. Every number below is read from the CSVs in this folder; "
               "every anonymised output was checked by the independent verifier (`hieranon.verify.verify_codes`)" +
               (" -- **failures: " + "; ".join(info["verification_failures"]) + "**"
                if info.get("verification_failures") else " and passed") + ".", ""]
@@ -858,7 +869,7 @@ def write_report(out, info: dict | None = None) -> Path:
                     3: "exp3_raw.csv, exp3_summary.csv", 4: "exp4_comparison.csv, exp4_t10.csv"}[e]
             lines += [f"<details><summary>Numbers ({csvs})</summary>", "", nums, "", "</details>", ""]
     lines += ["## Notes on the set-up", "",
-              "- **Hierarchies.** ARX's Adult hierarchies are used as given (SPEC section 6). The papers' Table 2 "
+              "- **Hierarchies.** ARX's Adult hierarchies are used as ARX distributes them. The papers' Table 2 "
               "lists heights 4/3/4/3/2/2/1/3/1 for age, workclass, education, marital-status, occupation, race, sex, "
               "native-country, salary-class; ARX's files have 5/3/4/3/3/2/2/3/2 levels, i.e. "
               "4/2/3/2/2/1/1/2/1 generalisation steps. Read as steps, the paper's workclass, education, "
@@ -869,9 +880,10 @@ def write_report(out, info: dict | None = None) -> Path:
               "- **Incognito** is the optimal full-domain search (`fulldomain`), which returns the same node an "
               "Incognito run that picks the least-distortion k-anonymous node would; its implementation (lattice "
               "with roll-up and predictive tagging) is not Incognito's, so its *time* is not Incognito's.",
-              "- **Mondrian** (seed 004's 'Multi', seed 002's 'MPA') cuts categorical attributes along their "
+              "- **Mondrian** (Li et al. 2008's 'Multi', Sun, Wang & Li 2008's 'MPA') cuts categorical attributes "
+              "along their "
               "hierarchies and prints every cell as the lowest common ancestor of its partition, so distortion and "
-              "inconsistency can be measured for it (seed 004 had none for Multi).",
+              "inconsistency can be measured for it (Li et al. 2008 had none for Multi).",
               "- **Spread.** Randomised methods report mean ± standard deviation over seeds in the tables, min-max "
               "bars in the figures; the raw CSVs hold every run.",
               "- Regenerate: `HIERANON_ADULT_DIR=... hieranon experiments [--quick] [--out DIR]`; "

@@ -1,11 +1,10 @@
-"""Experiment 4: seed 003's worked examples and their comparison tables.
+"""Experiment 4: Arca & Hewett's worked examples and their comparison tables.
 
-* Sec. 4.3 / 5.1 (Figure 4 table, R = <{edu,sex,hrs},4>; SPEC section 5
-  item 7): MinGen, AllMin and HeuristicMin -- Figure 10(c)'s table
+* Sec. 4.3 / 5.1 (Figure 4 table, R = <{edu,sex,hrs},4>): MinGen, AllMin and HeuristicMin -- Figure 10(c)'s table
   (precision, rows, generalisations, search effort, solution space);
 * Case 1 (Figure 11): HeuristicMin vs TDS -- rows and naive Bayes accuracy
   (Figure 11(d));
-* Case 2 (Figures 13-16, two requirements; SPEC section 5 item 8):
+* Case 2 (Figures 13-16, two requirements):
   HeuristicMin vs TDS -- Figure 16(b);
 * Case 3 (Figure 19(d)): HeuristicMin, TDS, BUG on a table *reconstructed*
   from the paper's result tables (its input is printed only as an image).
@@ -152,7 +151,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
     rows = []
     qis3 = ("edu", "sex", "hrs")
 
-    # ---- Sec. 4.3 (SPEC 5 item 7)
+    # ---- Sec. 4.3
     step("exp 4: Sec. 4.3 (MinGen, AllMin, HeuristicMin)")
     df, hs = PT.seed003_figure4()
     from ..requirements import Requirement
@@ -193,7 +192,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
     input_acc = {"case1": _accuracy(p, p.table.codes, df, "cls")[0]}
     step(advance=1)
 
-    # ---- Case 2 (SPEC 5 item 8)
+    # ---- Case 2
     step("exp 4: Case 2 (HeuristicMin, TDS, BUG)")
     df, hs, reqs = PT.seed003_case2()
     p = _problem(df, hs, reqs, qis3, "cls")

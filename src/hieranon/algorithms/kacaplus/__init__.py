@@ -1,6 +1,6 @@
 """KACA+: lower-distortion local recoding in KACA's terms.
 
-KACA1 (seed 004, Algorithm 1) grows one random small class at a time by its
+KACA1 (Li et al. 2008, Algorithm 1) grows one random small class at a time by its
 nearest class; on Adult (8 QIs, k = 10) that leaves a distortion ratio of
 about 0.147. KACA+ keeps KACA's cost model -- the closest common
 generalisation (Def. 8), the class distance of Def. 10 and the stub/trunk
@@ -55,7 +55,7 @@ Limits: the sweep enumerates depth vectors lazily, in a heap, and stops after
 ``max_vectors`` of them (50,000 when the product of the hierarchy heights
 exceeds ``2**22``); step 3 finishes what is left. When that product exceeds
 ``2**62`` the sweep is skipped (step 3 does everything). With unbalanced
-hierarchies depth stands for level (SPEC section 1), as in the cost model;
+hierarchies depth stands for level, as in the cost model;
 the order key of a depth is then the largest cost of a node at that depth.
 
 Privacy models (``problem.privacy``): the output of steps 1-4 is repaired by
