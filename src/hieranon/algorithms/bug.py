@@ -1,4 +1,4 @@
-"""BUG -- bottom-up generalisation (Wang, Yu, Chakraborty, ICDM 2004), as
+"""BUG -- bottom-up generalisation (Wang, Yu & Chakraborty 2004, ICDM), as
 Arca & Hewett sec. 5.2 uses it, with several anonymity requirements.
 
 Every attribute's values form a *cut* of its hierarchy, starting at the
@@ -46,7 +46,7 @@ from .tds import EPS, ClassTable, info_gain
 
 
 class BUG(Algorithm):
-    """Bottom-up generalisation (Wang, Yu, Chakraborty 2004) with several requirements.
+    """Bottom-up generalisation (Wang, Yu & Chakraborty 2004) with several requirements.
 
     ``details.generalisations`` lists ``(attribute, parent label, IP,
     info_loss, anony_gain, kind)`` in the order performed, ``kind`` being

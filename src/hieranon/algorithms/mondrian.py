@@ -1,4 +1,4 @@
-"""Mondrian multidimensional partitioning (LeFevre, DeWitt, Ramakrishnan, ICDE 2006).
+"""Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan 2006, ICDE).
 
 Top-down: a partition (a set of rows) is cut in two on one attribute at the
 median, recursively, while a cut is *allowable* (both sides keep >= k
