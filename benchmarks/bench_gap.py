@@ -1,4 +1,4 @@
-"""The gap to the optimum (issue 10): heuristics against exact local recoding.
+"""The gap to the optimum: heuristics against exact local recoding.
 
 200 random small instances drawn from UCI Adult (seeded): 20-60 records, 3-5
 QIs chosen at random among the papers' 8, k in {2, 3, 5}, ARX hierarchies,

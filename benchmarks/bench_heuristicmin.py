@@ -1,4 +1,4 @@
-"""Benchmark: HeuristicMin (seed 003) on UCI Adult, with TDS and BUG beside it.
+"""Benchmark: HeuristicMin (Arca & Hewett) on UCI Adult, with TDS and BUG beside it.
 
 Configuration: the 45,222 complete Adult records (adult.data + adult.test,
 rows with ``?`` dropped), ARX's hierarchies, k = 10:
@@ -11,7 +11,7 @@ rows with ``?`` dropped), ARX's hierarchies, k = 10:
 
 For every run it records the solve time, the tables HeuristicMin generated
 (duplicates not counted) and expanded, the distinct rows of input and
-output, seed 003's precision Prec, and whether the output satisfies every
+output, Arca & Hewett's precision Prec, and whether the output satisfies every
 requirement -- checked here by an independent group-by on the output codes
 (and by :func:`hieranon.verify.verify_codes` when that module is present).
 TDS and BUG (class column salary-class) run on the same configurations for

@@ -1,4 +1,4 @@
-"""Benchmark of KACA1 and KACA2 (seed 004, Algorithms 1 and 2) on UCI Adult.
+"""Benchmark of KACA1 and KACA2 (Li et al. 2008, Algorithms 1 and 2) on UCI Adult.
 
 * 8 QIs (the papers' order), k in {2, 5, 10, 50}, uniform and height (beta=1)
   WHD weights, 3 seeds: distortion ratio (uniform, and under the run's own

@@ -1,4 +1,4 @@
-"""Trials of issue 10: KACA+ against faithful KACA1 and ARX on UCI Adult.
+"""Trials of KACA+ against faithful KACA1 and ARX on UCI Adult.
 
 Adult (45,222 records), the papers' 8 QIs, ARX's hierarchies, uniform WHD,
 k in {2, 5, 10, 50}. Every trial is a configuration of
@@ -7,7 +7,7 @@ while building it, kept as options) or faithful KACA1, run in this process
 after a warm-up (numba compiled), seed 0. For each: distortion ratio, DM,
 CAVG, classes, and the median wall time of ``--runs`` runs of ``solve``; the
 ratios to KACA1 of the same k; ARX's published local-recoding ratio at k = 10
-(0.125, issue 10) for comparison. The final configuration (the default
+(0.125) for comparison. The final configuration (the default
 ``kaca+``) is also run once through :func:`hieranon.api.anonymize`, whose
 independent verifier must accept it.
 
@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 QI_ORDER = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 KS = [2, 5, 10, 50]
-ARX_K10 = 0.125  # ARX's local recoding on Adult, 8 QIs, k = 10 (issue 10)
+ARX_K10 = 0.125  # ARX's local recoding on Adult, 8 QIs, k = 10
 
 #: (name, what it is, constructor)
 TRIALS = [
@@ -275,7 +275,7 @@ def main() -> None:
             w.writerow({c: (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in cols})
 
     final = {r["k"]: r for r in rows if r["trial"] == FINAL}
-    lines = ["# KACA+ trials (issue 10)", "",
+    lines = ["# KACA+ trials", "",
              "UCI Adult, 45,222 records, 8 QIs (papers' order), ARX hierarchies, uniform WHD, seed 0. "
              f"Times: median of {runs} run(s) of `solve` after a warm-up, in one process, "
              f"load average {load0[0]:.2f} at start and {load1[0]:.2f} at the end "
@@ -292,7 +292,7 @@ def main() -> None:
                      f"{r['cavg']:.3f} ({r['cavg_vs_kaca1']:.3f}) | {r['time_median_s']:.2f} |")
     lines += ["", f"Through `api.anonymize` (k = 10): verified, distortion ratio "
                   f"{res.metrics.distortion_ratio:.4f}, {api_time:.2f} s end to end.", "",
-              "ARX's ratio is published for k = 10 only (issue 10); for k = 2, 5, 50 no ARX figure is "
+              "ARX's ratio is published for k = 10 only; for k = 2, 5, 50 no ARX figure is "
               "available here, so kaca+ is compared with KACA1 there.", "",
               "The lower bound is `hieranon.bounds.distortion_lower_bound`: the Lagrangian relaxation of "
               "record-level optimal local recoding (every record gets exactly one node of >= k records), "
