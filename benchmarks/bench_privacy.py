@@ -196,7 +196,7 @@ def save(stem: Path, machine: dict, refused: list, rows: list) -> None:
 
 
 #: result files of runs made before the t-closeness repair change (l-diversity rows: same repair)
-EARLIER_RUNS = {"privacy_salary-class.csv", "privacy_occupation.csv", "privacy_l_k5_partial.csv"}
+EARLIER_RUNS = {"privacy_salary-class.csv", "privacy_occupation.csv"}
 
 
 def summarise(results: Path) -> None:
