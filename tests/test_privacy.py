@@ -405,3 +405,26 @@ def test_several_attributes_at_once():
     got = [m.bind(df).per_class_ok(cls, 2).tolist()
            for m in (DistinctLDiversity("s", 2), DistinctLDiversity("u", 2))]
     assert got == [[True, False], [False, True]]
+
+
+def test_hierarchical_emd_memory_is_linear_in_the_hierarchy():
+    """The hierarchical EMD walks the tree (Li, Li & Venkatasubramanian
+    2007, Sec. 4.2: a sum over the nodes) instead of multiplying dense
+    leaves x nodes and nodes x nodes matrices, which made a wide hierarchy
+    cost hundreds of MB and a minute per run: 4,000 leaves, 4,441 nodes,
+    100 classes stay within a few MB of numpy arrays."""
+    import tracemalloc
+
+    tree = {"*": {f"G{g}": {f"g{g}.{s}": [f"v{g}.{s}.{i}" for i in range(10)] for s in range(10)}
+                  for g in range(40)}}
+    values = [f"v{g}.{s}.{i}" for g in range(40) for s in range(10) for i in range(10)]
+    model = TCloseness("s", 0.3, "hierarchical", hierarchy=H.from_mapping("s", tree))
+    classes = np.arange(len(values)) % 100
+    tracemalloc.start()
+    try:
+        emd = bound(model, values).measure(classes, 100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert emd.shape == (100,) and np.all((emd > 0) & (emd <= 1))
+    assert peak < 32 * 2**20, f"{peak / 2**20:.0f} MB"
