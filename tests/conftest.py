@@ -39,6 +39,20 @@ def adult_path() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium, for the tests that look at what a person sees
+    (screenshots); .ci/run installs it, so under CI its absence fails."""
+    import shutil
+
+    found = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs Chromium (apt-get install chromium; .ci/run installs it)")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    return found
+
+
 @pytest.fixture
 def paper_hierarchies():
     """Gender {male, female} -> *, Age {young, middle, old} -> *, Postcode by

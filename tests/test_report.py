@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,11 +199,10 @@ def test_evaluate_pair_failing_pairs(example):
     assert "Not available" in sections(html)["metrics"]
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
-def test_screenshot_script(tmp_path):
+def test_screenshot_script(tmp_path, chromium):
     out = tmp_path / "shot.png"
     proc = subprocess.run(["bash", str(REPO / "scripts" / "screenshot_report.sh"), str(out)], capture_output=True,
-                          text=True)
+                          text=True, env={**os.environ, "CHROMIUM": chromium})
     assert proc.returncode == 0, proc.stderr
     data = out.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) < 500_000
