@@ -139,9 +139,12 @@ def _plain_type(t):
     import pyarrow.types as pat
 
     t = t.value_type if pat.is_dictionary(t) else t
-    if pat.is_large_string(t) or pat.is_string_view(t):
+    # string_view and binary_view exist from pyarrow 16 (older ones cannot read them either)
+    is_string_view, is_binary_view = (getattr(pat, name, lambda _: False) for name in ("is_string_view",
+                                                                                        "is_binary_view"))
+    if pat.is_large_string(t) or is_string_view(t):
         return pa.string()
-    if pat.is_large_binary(t) or pat.is_binary_view(t):
+    if pat.is_large_binary(t) or is_binary_view(t):
         return pa.binary()
     return t
 
