@@ -21,6 +21,7 @@ import pytest
 import hieranon
 from hieranon import hierarchy as H
 from hieranon import jit, progress
+from hieranon.algorithms import base
 from hieranon.api import anonymize
 from hieranon.datasets import example_path
 from hieranon.io import read_table
@@ -99,7 +100,14 @@ def test_compile_notice_on_empty_cache_only(tmp_path):
     env = clean_env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(PACKAGE.parent))
     line = f"hieranon: {COMPILE_STAGE}..."
 
+    probe = [sys.executable, "-c", "import hieranon.algorithms.mondrian; from hieranon import jit; "
+             "print(jit.compiled_before('hieranon.algorithms.mondrian'))"]
+
+    def cached() -> str:
+        return subprocess.run(probe, capture_output=True, text=True, env=env, check=True).stdout.strip()
+
     table = large_example(tmp_path)
+    assert cached() == "False"
     first = quick_start(tmp_path / "first.csv", env, tmp_path, table)
     warm = quick_start(tmp_path / "warm.csv", env, tmp_path, table)
 
@@ -107,6 +115,7 @@ def test_compile_notice_on_empty_cache_only(tmp_path):
     assert first.stderr.count(line) == 1, first.stderr
     assert line not in warm.stderr, warm.stderr
     assert (tmp_path / "first.csv").read_bytes() == (tmp_path / "warm.csv").read_bytes()
+    assert cached() == "True"  # from now on even a small table loads the compiled kernels
 
 
 def test_compile_stage_reported_for_real_compilation_only():
@@ -144,6 +153,7 @@ def test_interpreted_kernels_give_the_compiled_output(monkeypatch, method):
     df = read_table(EXAMPLE)
     hierarchies = {q: H.from_arx_csv(EXAMPLE.parent / f"patients_hierarchy_{q}.csv", q) for q in QIS}
     outputs = []
+    monkeypatch.setattr(base, "compiled_before", lambda module: False)  # as on a fresh installation
     for rows in (SMALL_TABLE_ROWS, 0):  # interpreted, then compiled
         monkeypatch.setattr(jit, "SMALL_TABLE_ROWS", rows)
         result = anonymize(df.drop(columns=["id"]), QIS, hierarchies, k=3, method=method, seed=1,
@@ -160,3 +170,24 @@ def test_every_kernel_is_declared_through_the_one_decorator():
               for i, line in enumerate(p.read_text().splitlines(), 1)
               if line.lstrip().startswith(("@nb.njit", "@numba.njit", "@njit", "@nb.jit", "@numba.jit"))]
     assert direct == []
+
+
+@pytest.mark.parametrize("rows, privacy, cached, as_python", [
+    (80, False, False, True),  # the quick start on a fresh installation: nothing compiled
+    (80, False, True, False),  # compiled before: loading the cache beats running Python
+    (80, True, False, False),  # privacy models run the kernels too often for Python
+    (SMALL_TABLE_ROWS + 1, False, False, False),  # too large to run as Python
+])
+def test_kernels_run_as_python_only_on_a_small_cold_plain_run(monkeypatch, rows, privacy, cached, as_python):
+    from hieranon.privacy import DistinctLDiversity
+
+    df = pd.concat([read_table(EXAMPLE)] * (rows // 80 + 1), ignore_index=True).iloc[:rows]
+    hierarchies = {q: H.from_arx_csv(EXAMPLE.parent / f"patients_hierarchy_{q}.csv", q) for q in QIS}
+    seen = []
+    real = base.interpreted
+    monkeypatch.setattr(base, "compiled_before", lambda module: cached)
+    monkeypatch.setattr(base, "interpreted", lambda on=True: seen.append(on) or real(on))
+    anonymize(df.drop(columns=["id"]), QIS, hierarchies, k=3, method="mondrian",
+              privacy=[DistinctLDiversity("diagnosis", 2)] if privacy else (), sensitive=["diagnosis"],
+              class_column="readmitted")
+    assert seen == [as_python]

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..jit import interpreted, small_table
+from ..jit import compiled_before, interpreted, small_table
 from ..metrics import CostModel
 from ..privacy import check_feasible
 from ..requirements import Requirement
@@ -199,9 +199,18 @@ class Algorithm(ABC):
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
         check_feasible(problem.privacy)
-        table = problem.table
-        with interpreted(small_table(table.n_rows, [h.height for h in table.hierarchies])):  # no compiling
+        with interpreted(self._run_as_python(problem)):
             return self._solve(with_smallest_class(problem))
+
+    def _run_as_python(self, problem: Problem) -> bool:
+        """Run the kernels as Python rather than compile them: only on a small
+        table without privacy models (their repair runs the kernels many
+        times: 300 rows of ISLR Wage with an l and a t model took 153 s as
+        Python, 14 s compiled) and while this method's kernels have not been
+        compiled on this machine yet (:func:`hieranon.jit.compiled_before`)."""
+        table = problem.table
+        return (not problem.privacy and small_table(table.n_rows, [h.height for h in table.hierarchies])
+                and not compiled_before(type(self).__module__))
 
     @abstractmethod
     def _solve(self, problem: Problem) -> Solution:
