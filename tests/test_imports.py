@@ -81,7 +81,7 @@ class _Imports(ast.NodeVisitor):
         """``name`` of module ``target`` is used here (``name`` empty: the module itself is imported)."""
         if not name:  # a private module is private to its own package
             owner, _, last = target.rpartition(".")
-            if _is_private(last) and not self.module.name.startswith(owner + "."):
+            if _is_private(last) and not (self.module.name == owner or self.module.name.startswith(owner + ".")):
                 self.private.append(f"{self.module.where}:{line}: uses private module {target}")
         elif _is_private(name) and target != self.module.name:
             self.private.append(f"{self.module.where}:{line}: uses {target}.{name}, a private name of another module")
@@ -124,6 +124,7 @@ class _Imports(ast.NodeVisitor):
                 self._private_use(target, alias.name, node.lineno)
         if imports_names:
             self._edge(target, node.lineno)
+            self._private_use(target, "", node.lineno)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         dotted = _dotted(node.value)
