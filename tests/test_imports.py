@@ -1,6 +1,9 @@
 """The import structure of the package: no module reaches into another's private names, and no import cycles.
 
-Both checks read the source with :mod:`ast` (nothing is imported), so they see every import, including those
+The contracts in pyproject.toml (``[tool.importlinter]``: the low-level modules never import the high-level
+ones, no cycles, private modules stay in their package) are checked by running ``lint-imports``.
+
+The first two checks read the source with :mod:`ast` (nothing is imported), so they see every import, including those
 inside functions: a function-level import is still a dependency. Only imports under ``if TYPE_CHECKING:`` are
 left out of the cycle check, since they never run.
 """
@@ -9,10 +12,15 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import os
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
 PACKAGE = "hieranon"
 
 
@@ -216,3 +224,14 @@ def test_no_import_cycles() -> None:
     edges, _ = _scan()
     cycles = _cycles(edges, _modules())
     assert not cycles, "import cycles (function-level imports count too):\n" + "\n".join(cycles)
+
+
+def test_import_linter_contracts_are_kept() -> None:
+    """``lint-imports`` on this checkout's sources, with the contracts of pyproject.toml."""
+    exe = Path(sys.executable).with_name("lint-imports")
+    exe = str(exe) if exe.exists() else shutil.which("lint-imports")
+    assert exe, "lint-imports not found: install the test extra (pip install -e '.[test]')"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([exe, "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
