@@ -66,6 +66,9 @@ import typer
 
 from .progress import stage as progress_stage
 
+# Each command imports what it uses inside itself (no import cycle is hidden that way: tests/test_imports.py counts
+# these imports too): a command loads the report (matplotlib), the utility measures (scipy.sparse, scikit-learn),
+# the experiments or Dask only when it uses them.
 if TYPE_CHECKING:
     from .config import Config
 
