@@ -16,6 +16,10 @@ privacy models and the verifier alike:
 Released (anonymised) cells are *not* normalised when they are checked: a
 published cell must print its value exactly as the anonymiser writes it
 (:func:`released_text`).
+
+A cell is missing when it is NaN, None, ``pd.NA``, ``NaT`` or blank text
+(:func:`is_missing`), wherever it is read; two columns hold the same cells
+when they agree up to dtype and missing cells (:func:`cells_equal`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["normalise_text", "normalise_texts", "released_text", "value_to_label", "is_missing", "is_missing_value",
-           "missing_values", "cells_equal", "same_number"]
+           "missing_values", "cells_equal"]
 
 
 def normalise_text(text: str) -> str:
@@ -120,13 +124,13 @@ def cells_equal(a: pd.Series, b: pd.Series) -> np.ndarray:
                          for x, y in zip(av, bv)], dtype=bool)
     if not same.all():  # e.g. 5 vs '5' after a CSV round trip: compare printed forms
         diff = np.flatnonzero(~same)
-        same[diff] = [released_text(x) == released_text(y) or same_number(x, y)
+        same[diff] = [released_text(x) == released_text(y) or _same_number(x, y)
                       for x, y in zip(av[diff], bv[diff])]
     eq[both] = same
     return eq
 
 
-def same_number(x, y) -> bool:
+def _same_number(x, y) -> bool:
     """``'184.46946422249852'`` and the float a Parquet file stores for it (printed
     ``184.4694642224985``) are the same number; two texts are compared as
     written (`` 5`` is not ``5``)."""
