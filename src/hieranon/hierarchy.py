@@ -54,6 +54,8 @@ from .tree import (  # noqa: F401 - re-exported
     leaf_counts,
 )
 
+# pyarrow's CSV reader is imported inside the fast loader of large hierarchy files, the only one that needs it
+
 
 # ---------------------------------------------------------------- building
 class _Builder:

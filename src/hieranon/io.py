@@ -25,6 +25,8 @@ from .cells import is_missing
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .hierarchy import Hierarchy, value_to_label
 
+# pyarrow's Parquet modules are imported inside the functions that read or write Parquet, the only ones that need them
+
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xls": "excel"}
 

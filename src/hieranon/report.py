@@ -47,6 +47,8 @@ from .spec import AnonymizationSpec, build_problem
 from .table import encode_generalised, group
 from .verify import verify
 
+# matplotlib is imported inside the functions that draw: it is slow to load and only a report with plots needs it
+
 __all__ = ["SECTIONS", "render_report", "write_report", "evaluate_pair"]
 
 #: Section ids of the report, in page order (``<section id=...>``).

@@ -15,6 +15,8 @@ import io
 
 import numpy as np
 
+# matplotlib is imported inside the functions that draw: it is slow to load and only a report with plots needs it
+
 __all__ = ["utility_section"]
 
 #: Values drawn per attribute in the before/after plots (the table keeps more).

@@ -35,6 +35,8 @@ from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 
+# pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
+
 log = logging.getLogger("hieranon.scale")
 
 

@@ -62,6 +62,9 @@ from scipy import sparse
 from .hierarchy import Hierarchy, leaf_counts
 from .table import dense_rank, encode, encode_generalised
 
+# scikit-learn is imported inside the functions that train models: it is slow to load and only the utility
+# measures with a target need it
+
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
            "assess_result", "cramers_v", "naive_bayes_accuracy"]
 

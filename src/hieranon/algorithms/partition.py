@@ -45,6 +45,8 @@ from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
 from .registry import METHODS, make_algorithm, method_class, privacy_methods
 
+# dask is optional (the `dask` extra): imported inside the functions that use it, where its absence is handled
+
 log = logging.getLogger("hieranon.partition")
 
 EXECUTORS = ("auto", "dask", "processes", "serial")
