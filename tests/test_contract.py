@@ -331,7 +331,7 @@ def test_impossible_privacy_model_is_refused_before_any_work(method, monkeypatch
 def test_privacy_through_the_public_api(method):
     """hieranon.anonymize with a privacy model: verified output from a method
     that honours it, a one-line refusal from one that does not."""
-    from hieranon.algorithms.registry import _method_class
+    from hieranon.algorithms.registry import method_class
     from hieranon.privacy import DistinctLDiversity
 
     rng = np.random.default_rng(7)
@@ -342,7 +342,7 @@ def test_privacy_through_the_public_api(method):
     run = lambda: hieranon.anonymize(df, list(hs), hs, k=3, method=method, seed=0,  # noqa: E731
                                      class_column="cls" if method in NEEDS_CLASS else None, identifiers=["id"],
                                      params=BASE_PARAMS.get(method, {}), privacy=[DistinctLDiversity("s", 2)])
-    if _method_class(method).privacy_models:
+    if method_class(method).privacy_models:
         res = run()
         assert res.verification.ok
         assert pycanon_l(res.data.astype(str), list(hs), ["s"]) >= 2

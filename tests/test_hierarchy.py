@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieranon import hierarchy as H
+from hieranon import tree
 from hieranon.hierarchy import Hierarchy, HierarchyError
 from hieranon.table import DataError, encode
 from random_tables import path_of, structure
@@ -206,7 +207,7 @@ def test_lca_dense_table_matches_brute_force(h):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(random_trees())
 def test_lca_ancestor_walk_matches_brute_force(monkeypatch, h):
-    monkeypatch.setattr(H, "DENSE_LCA_MAX_NODES", 1)
+    monkeypatch.setattr(tree, "DENSE_LCA_MAX_NODES", 1)  # read where the tree is defined
     fresh = Hierarchy("rand", list(h.labels), h.parent.copy())
     with pytest.raises(HierarchyError, match=r"'rand' has \d+ nodes; no dense LCA table above 1 "):
         _ = fresh.lca_table  # the walk path is the one in use

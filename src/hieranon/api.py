@@ -27,6 +27,7 @@ from .progress import stage as progress_stage
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .privacy import check_feasible, sensitive_columns
+from .cells import cells_equal
 from .hierarchy import Hierarchy
 from .io import typed_numeric_qis
 from .pseudonyms import new_key, protective_rng, pseudonyms
@@ -34,6 +35,8 @@ from .roles import check_roles, without_index
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
 from .table import EncodedTable, apply_codes, check_columns
+from .verify import verify_codes
+from .bounds import BoundTooLarge, problem_lower_bound
 
 log = logging.getLogger("hieranon")
 
@@ -222,8 +225,6 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     result.roles = roles
     result.plan = plan.as_dict() if plan is not None else None
     if lower_bound:
-        from .bounds import BoundTooLarge, problem_lower_bound
-
         t = time.perf_counter()
         try:
             result.lower_bound = problem_lower_bound(problem, upper=result.metrics.distortion,
@@ -271,8 +272,6 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
     but of little use. Mondrian (fast) is tried on the same problem; when its
     verified output keeps much more, the warning names it. Returns the
     alternative's ratio, if one was computed."""
-    from .verify import verify_codes
-
     table = problem.table
     ratio = M.distortion_ratio(table.codes, solution.codes, problem.cost, table.counts)
     if not ratio > USELESS_RATIO:
@@ -310,13 +309,11 @@ def check_order(df: pd.DataFrame, out: pd.DataFrame, order: np.ndarray, skip: Se
     ``order`` permutes the rows, and every column published unchanged (all
     but ``skip``: the QIs, verified before, and the identifiers) equals the
     input's row ``order[i]`` in output row ``i``."""
-    from .verify import _cells_equal
-
     if not np.array_equal(np.sort(order), np.arange(len(df))):
         raise AnonymizationError("shuffle: the row order is not a permutation of the input's rows")
     src = df.iloc[order].reset_index(drop=True)
     for c in out.columns:
-        if c not in skip and c in src.columns and not _cells_equal(src[c], out[c]).all():
+        if c not in skip and c in src.columns and not cells_equal(src[c], out[c]).all():
             raise AnonymizationError(f"shuffle: column {c!r} of the output does not match the input through "
                                      "the permutation")
 
@@ -325,8 +322,6 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
            timings: dict, identifiers: Sequence[str] = (), identifier_action: str = "drop", *,
            spec: AnonymizationSpec | None = None) -> AnonymizationResult:
     """Decode, verify and measure an algorithm's solution."""
-    from .verify import verify_codes
-
     table: EncodedTable = problem.table
     t = time.perf_counter()
     with progress_stage("verifying", detail=f"{table.n_rows} rows"):

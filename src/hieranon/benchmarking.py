@@ -12,6 +12,8 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
+from . import __version__
+
 PACKAGES = ("numpy", "pandas", "numba", "scipy", "scikit-learn", "dask")
 
 
@@ -36,7 +38,6 @@ def machine_info() -> dict:
         load = list(os.getloadavg())
     except OSError:
         load = None
-    from . import __version__
     return {"hieranon": __version__, "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version(), **versions, "load_average_at_start": load,
             "date": time.strftime("%Y-%m-%d %H:%M:%S")}

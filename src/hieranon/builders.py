@@ -49,9 +49,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import normalise_text
+from .cells import is_missing, normalise_text, value_to_label
 from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
-from .hierarchy import ROOT_LABEL, Hierarchy, HierarchyError, value_to_label
+from .tree import ROOT_LABEL, Hierarchy, HierarchyError
 
 __all__ = ["MISSING_LABEL", "DATE_LEVELS", "intervals", "masking", "suppression", "grouping", "ordered", "dates",
            "from_levels", "interval_label", "node_bounds", "NodeBounds", "leaf_values", "read_mapping", "as_floats"]
@@ -460,8 +460,6 @@ def missing_cells(result) -> dict[str, tuple[int, int]]:
     was missing when its original code is the root (``missing='root'``:
     already suppressed) or the leaf ``missing`` (``missing='value'``); such
     cells are not generalisations the anonymisation made."""
-    from .table import _is_missing
-
     if result.original_codes is None or result.codes is None:
         return {}
     n = len(result.codes)
@@ -477,7 +475,7 @@ def missing_cells(result) -> dict[str, tuple[int, int]]:
             kept = np.asarray(h.labels, dtype=object)[now] == MISSING_LABEL if leaf >= 0 else np.zeros(n, dtype=bool)
         else:  # missing='root': published empty, in input row order
             col = result.data[h.name]
-            shown = col.isna().to_numpy() | (_is_missing(col) if col.dtype == object else False)
+            shown = col.isna().to_numpy() | (is_missing(col) if col.dtype == object else False)
             kept = np.empty(n, dtype=bool)
             kept[result.row_order if result.row_order is not None else np.arange(n)] = shown
         out[h.name] = (int(counts[was].sum()), int(counts[was & kept].sum()))

@@ -66,6 +66,9 @@ import typer
 
 from .progress import stage as progress_stage
 
+# Each command imports what it uses inside itself (no import cycle is hidden that way: tests/test_imports.py counts
+# these imports too): a command loads the report (matplotlib), the utility measures (scipy.sparse, scikit-learn),
+# the experiments or Dask only when it uses them.
 if TYPE_CHECKING:
     from .config import Config
 
@@ -1256,8 +1259,8 @@ def hierarchy_build(
         if column not in data.columns:
             raise UsageError(f"column {column!r} is not in {input} (its columns: {list(data.columns)[:20]})")
         h = spec.build(data, "value" if missing else "error")
-        from .table import _is_missing
-        n_empty = int(_is_missing(data[column]).sum())
+        from .cells import is_missing
+        n_empty = int(is_missing(data[column]).sum())
         if n_empty and not missing and not quiet:
             _warn(f"column {column!r} has {n_empty} empty cell(s), left out of the hierarchy: anonymise them with "
                   "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")

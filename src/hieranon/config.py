@@ -50,9 +50,14 @@ import pandas as pd
 
 from . import builders as B
 from . import hierarchy as H
+from .algorithms.registry import METHODS
+from .algorithms.suppression import parse_budget
 from .files import MAX_CONFIG_BYTES, read_text_file
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .privacy import PrivacyError, parse_privacy_config
+from .pseudonyms import read_key
+from .risk import check_threshold
 from .roles import ROLE_KEYS, check_role_conflicts
 from .safeyaml import load_yaml
 
@@ -405,7 +410,6 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         else:
             raise ConfigError(f"requirements: entry {r!r} must be 'A,B:K' or a mapping")
     if raw.get("method") is not None:
-        from .algorithms.registry import METHODS
         if not isinstance(raw["method"], str) or raw["method"] not in METHODS:
             raise ConfigError(f"method: {raw['method']!r} is not one of {sorted(METHODS)}")
         cfg.method = raw["method"]
@@ -441,7 +445,6 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if key is not None and not isinstance(key, str):
         raise ConfigError(f"pseudonym_key: expected the path of a key file, got {key!r}")
     if key is not None:
-        from .pseudonyms import read_key
         try:
             read_key(base / key, "pseudonym_key: file")  # refused here, before any work
         except ValueError as exc:
@@ -468,13 +471,11 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError(f"suppression_threshold: expected a number >= 0, got {st!r}")
     cfg.suppression_threshold = _py(st)
     if raw.get("max_suppression") is not None:
-        from .algorithms.suppression import parse_budget
         try:
             cfg.max_suppression = parse_budget(raw["max_suppression"], "max_suppression")
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if raw.get("risk_threshold") is not None:
-        from .risk import check_threshold
         try:
             cfg.risk_threshold = check_threshold(raw["risk_threshold"], "risk_threshold")
         except ValueError as exc:
@@ -510,8 +511,6 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
     """The ``privacy:`` and ``sensitive_hierarchies:`` keys (the forms of
     :func:`hieranon.privacy.parse_privacy_config`); a privacy attribute is
     sensitive (:func:`_check_roles` refuses it as a quasi-identifier or an identifier)."""
-    from .privacy import PrivacyError, parse_privacy_config
-
     sh = raw.get("sensitive_hierarchies") or {}
     if not isinstance(sh, Mapping) or not all(isinstance(v, str) for v in sh.values()):
         raise ConfigError(f"sensitive_hierarchies: expected a mapping attribute -> hierarchy file, e.g. "

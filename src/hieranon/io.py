@@ -21,8 +21,11 @@ import numpy as np
 import pandas as pd
 
 from .builders import MISSING_LABEL, as_floats, leaf_values, node_bounds
+from .cells import is_missing
 from .files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .hierarchy import Hierarchy, value_to_label
+
+# pyarrow's Parquet modules are imported inside the functions that read or write Parquet, the only ones that need them
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xls": "excel"}
@@ -470,7 +473,7 @@ def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) ->
             continue  # codes (a masked 435*) or values without ranges: they stay as they are
         node = _node_of_cells(df[q], h)
         known = node >= 0
-        if not (known | _is_missing_cells(df[q])).all():
+        if not (known | is_missing(df[q])).all():
             continue  # not this hierarchy's labels: left as it is
         order = np.lexsort((np.arange(h.n_nodes), np.nan_to_num(nb.upper, nan=np.inf),
                             np.nan_to_num(nb.lower, nan=np.inf)))
@@ -480,11 +483,6 @@ def typed_numeric_qis(df: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]) ->
         codes = np.where(known, node_rank[np.maximum(node, 0)], -1)
         out[q] = pd.Categorical.from_codes(codes, categories=list(cats), ordered=True)
     return out
-
-
-def _is_missing_cells(col: pd.Series) -> np.ndarray:
-    from .table import _is_missing
-    return _is_missing(col)
 
 
 def numeric_output(df: pd.DataFrame, hierarchies, mode: str = "label") -> pd.DataFrame:

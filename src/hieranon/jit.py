@@ -43,6 +43,8 @@ import numpy as np
 from numba.core import config, event
 from numba.core.registry import CPUDispatcher
 
+from .progress import stage
+
 log = logging.getLogger(__name__)
 
 #: Name of the progress stage open while kernels compile.
@@ -219,8 +221,6 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev) -> None:
         self.depth += 1
         if self.depth == 1:
-            from .progress import stage
-
             self._open = contextlib.ExitStack()
             self._stage = self._open.enter_context(stage(COMPILE_STAGE, detail=self._detail()))
 

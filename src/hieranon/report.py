@@ -22,10 +22,8 @@ module is cheap.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import html
-import io
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -33,6 +31,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from . import __version__
+from . import metrics as M
+from .bounds import problem_lower_bound
+from .io import write_text
+from .metrics import level_fractions
+from .privacy import sensitive_columns
+from .privacy.assess import classes_of
+from .report_utility import figure_img, utility_section
+from .requirements import RequirementError
+from .result import AnonymizationResult
+from .risk import assess_result
+from .spec import AnonymizationSpec, build_problem
+from .table import encode_generalised, group
+from .verify import verify
+
+# matplotlib is imported inside the functions that draw: it is slow to load and only a report with plots needs it
 
 __all__ = ["SECTIONS", "render_report", "write_report", "evaluate_pair"]
 
@@ -207,17 +222,6 @@ def _cfg(config, key: str, default=None):
     if isinstance(config, Mapping):
         return config.get(key, default)
     return getattr(config, key, default)
-
-
-def _png(fig) -> str:
-    """A matplotlib figure as an ``<img>`` with a base64 PNG."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96, metadata={"Software": None})
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img class="plot" alt="plot" src="data:image/png;base64,{data}">'
 
 
 # --------------------------------------------------------------- sections
@@ -476,7 +480,6 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    from .privacy.assess import classes_of
 
     row_class, sizes = classes_of(codes, counts)
     hist = column.histogram(row_class, len(sizes))
@@ -538,7 +541,7 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
                  f"({_fmt(int(b_sizes[b_hom].sum()))} records) were homogeneous.")
     if len(sizes) > len(shown):
         note += f" Only the {len(shown)} largest classes are drawn; 'all' is the whole table."
-    return _png(fig) + f'<p class="note">{_e(note)}</p>'
+    return figure_img(fig) + f'<p class="note">{_e(note)}</p>'
 
 
 def _risk_hint(threshold: float) -> str:
@@ -620,7 +623,7 @@ def _class_sizes(risk_before, risk_after, k: int, public: bool = False) -> str:
         n = len(rows)
         table_rows.append([label] + [f"{_fmt(vals[i])} ({_fmt(vals[n + i])} rec.)" for i in range(n)])
     tbl = _table(["class size"] + [f"classes {r[0]}" for r in rows], table_rows, num_cols=tuple(range(1, 1 + len(rows))))
-    return (_png(fig) + '<p class="note">Classes left of the dashed line are smaller than k. '
+    return (figure_img(fig) + '<p class="note">Classes left of the dashed line are smaller than k. '
             "Suppressed records are not counted after anonymisation.</p>"
             f"<details><summary>Numbers</summary>{tbl}</details>")
 
@@ -641,7 +644,6 @@ def _generalisation(result, counts: np.ndarray) -> str:
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    from .metrics import level_fractions
 
     hs = result.hierarchies
     m = len(hs)
@@ -693,7 +695,7 @@ def _generalisation(result, counts: np.ndarray) -> str:
                                _fmt(genp[j], 3) if j < len(genp) else "–"])
     tbl = _table(["attribute", "levels", "original values", "at * (root)", "share per level (leaves → root)",
                   "cells changed", "inconsistency", "generalisation portion"], body, num_cols=(1, 2, 3, 5, 6, 7))
-    return _png(fig) + tbl + ('<p class="note">L<i>n</i> is hierarchy level <i>n</i> (level 1 = <code>*</code>). '
+    return figure_img(fig) + tbl + ('<p class="note">L<i>n</i> is hierarchy level <i>n</i> (level 1 = <code>*</code>). '
                               "Inconsistency and generalisation portion as in Li et al. 2008, Defs. 12-13.</p>")
 
 
@@ -859,7 +861,6 @@ def _sample(result, sample: pd.DataFrame | None, n: int = 20) -> str:
 
 def _utility(result, utility, public: bool) -> str:
     """The utility section (:mod:`hieranon.report_utility`)."""
-    from .report_utility import utility_section
 
     if public or utility is False or result.codes is None:
         return utility_section(None, public=public) if result.codes is not None or public else \
@@ -901,8 +902,6 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         table (sample uniques, input class sizes, before-figures, linkage
         risks of the input's columns).
     """
-    from . import __version__
-    from .risk import assess_result
 
     config = result.spec if config is None else config
     if counts is not None and not isinstance(counts, str):
@@ -952,7 +951,6 @@ def write_report(path, original_df: pd.DataFrame, result, config=None, *, overwr
                  **kwargs) -> Path:
     """Render the report (see :func:`render_report` for ``kwargs``) and write
     it to ``path`` atomically (an existing file replaced only with ``overwrite``)."""
-    from .io import write_text
 
     return write_text(render_report(original_df, result, config, **kwargs), path, overwrite=overwrite)
 
@@ -982,13 +980,6 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     (``"class"``, the library's convention) or left out as ARX publishes them
     (``"removed"``); the verdict and the metrics' achieved k follow it alike.
     """
-    from . import metrics as M
-    from .privacy import sensitive_columns
-    from .requirements import RequirementError
-    from .result import AnonymizationResult
-    from .spec import AnonymizationSpec, build_problem
-    from .table import encode_generalised, group
-    from .verify import verify
 
     if spec is None:
         spec = AnonymizationSpec.from_arguments(
@@ -1033,7 +1024,6 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                                  privacy_models=list(problem.privacy),
                                  sensitive=sensitive_columns(orig, spec.sensitive, enc.counts))
     if lower_bound and metrics is not None:
-        from .bounds import problem_lower_bound
 
         t = time.perf_counter()
         result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion, start=codes)

@@ -9,9 +9,13 @@ matplotlib is imported only inside the plotting functions.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 
 import numpy as np
+
+# matplotlib is imported inside the functions that draw: it is slow to load and only a report with plots needs it
 
 __all__ = ["utility_section"]
 
@@ -29,9 +33,16 @@ def _f(x, digits: int = 4) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def _png(fig) -> str:
-    from .report import _png as png
-    return png(fig)
+def figure_img(fig) -> str:
+    """A matplotlib figure as an HTML ``<img>`` holding a base64 PNG: how the
+    report's sections embed their plots."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img class="plot" alt="plot" src="data:image/png;base64,{data}">'
 
 
 def _table(header, rows, num_from: int = 1) -> str:
@@ -64,7 +75,7 @@ def _models_plot(u) -> str:
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=8)
     fig.tight_layout()
-    return _png(fig)
+    return figure_img(fig)
 
 
 def _models(u) -> str:
@@ -135,7 +146,7 @@ def _marginals_plot(u) -> str:
             ax.set_title(f"{_short(attrs[i].name, 22)}: {when}", fontsize=9)
             ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout(w_pad=1.2, h_pad=0.8)
-    return _png(fig)
+    return figure_img(fig)
 
 
 def _marginals(u) -> str:
@@ -173,7 +184,7 @@ def _pairs_plot(u) -> str:
                     ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                             color="white" if v > 0.55 else "#1f2430")
     fig.colorbar(im, ax=list(axes), shrink=0.7)
-    return _png(fig)
+    return figure_img(fig)
 
 
 def _pairs(u) -> str:

@@ -18,7 +18,10 @@ import numpy as np
 import pandas as pd
 
 from .hierarchy import Hierarchy
+from .privacy import assess_privacy
 from .requirements import Requirement
+from .risk import assess_result as assess_risk
+from .risk import default_threshold
 
 __all__ = ["AnonymizationError", "AnonymizationResult"]
 
@@ -120,20 +123,17 @@ class AnonymizationResult:
         (:meth:`hieranon.spec.AnonymizationSpec.threshold_for`)."""
         if self.spec is not None:
             return self.spec.threshold_for(self.requirements)
-        from .risk import default_threshold
         return default_threshold(max((r.k for r in self.requirements), default=None))
 
     def risk(self, threshold: float | None = None):
         """``(before, after, suppressed_records)`` risk figures
         (:func:`hieranon.risk.assess_result`), computed once per threshold."""
-        from .risk import assess_result
-        return assess_result(self, threshold=threshold)
+        return assess_risk(self, threshold=threshold)
 
     def privacy(self):
         """The privacy figures before and after
         (:class:`hieranon.privacy.PrivacyAssessment`), computed once."""
         if "privacy" not in self.risk_cache:
-            from .privacy import assess_privacy
             self.risk_cache["privacy"] = assess_privacy(
                 self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive))
         return self.risk_cache["privacy"]
@@ -147,7 +147,7 @@ class AnonymizationResult:
         key = ("utility", target, tuple(sorted((k, tuple(v) if isinstance(v, (list, set)) else v)
                                                for k, v in options.items())))
         if key not in self.risk_cache or original is not None:
-            from .utility import assess_result
+            from .utility import assess_result  # scipy.sparse (~0.1 s) loads only when utility is measured
             self.risk_cache[key] = assess_result(self, target, original=original, **options)
         self.risk_cache["utility:last"] = self.risk_cache[key]
         return self.risk_cache[key]

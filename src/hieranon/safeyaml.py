@@ -30,6 +30,8 @@ from typing import Any
 
 from .files import excerpt, shorten
 
+# PyYAML is imported where YAML is parsed: the safe loader class is built on first use (_loader_class)
+
 __all__ = ["YAMLInputError", "load_yaml", "MAX_DEPTH", "MAX_ALIASES", "MAX_ALIAS_NODES", "QUOTE_CHARS"]
 
 #: Deepest nesting of mappings and lists (a hierarchy tree of this height is far beyond any real one).

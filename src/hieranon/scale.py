@@ -28,12 +28,14 @@ import pandas as pd
 from . import metrics as M
 from .algorithms.registry import make_algorithm
 from .algorithms.suppression import with_budget
-from .io import dataset_schema
-from .privacy import check_feasible, sensitive_columns
+from .io import dataset_schema, table_format
+from .privacy import BoundModel, check_feasible, sensitive_columns
 from .pseudonyms import is_pseudonym, new_key, pseudonyms
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
+
+# pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
 
 log = logging.getLogger("hieranon.scale")
 
@@ -199,8 +201,6 @@ def _privacy_problems(privacy: Sequence, keys: list[np.ndarray], sens: list[pd.D
                       counts: list[np.ndarray]) -> list[str]:
     """Every class over all QIs (from the streamed node keys) against every
     privacy model, bound to the whole original's sensitive columns."""
-    from .privacy import BoundModel
-
     allk = np.concatenate(keys)
     w = np.concatenate(counts)
     _, inverse = np.unique(allk, axis=0 if allk.ndim == 2 else None, return_inverse=True)
@@ -399,8 +399,6 @@ def available_memory() -> int | None:
 
 def memory_needed(path, fmt: str | None = None) -> int:
     """Estimated peak bytes of anonymising the table file ``path`` in one process."""
-    from .io import table_format
-
     path = Path(path)
     kind = table_format(path, fmt)
     return MEMORY_BASE + MEMORY_PER_FILE_BYTE.get(kind, 40) * path.stat().st_size

@@ -36,9 +36,10 @@ from .algorithms.suppression import SuppressionBudget, parse_budget
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .hierarchy import Hierarchy
 from .io import NUMERIC_OUTPUTS
+from .privacy import PrivacyModel
 from .pseudonyms import as_key
 from .requirements import Requirement, RequirementError, normalise
-from .risk import check_threshold
+from .risk import check_threshold, default_threshold
 from .roles import ROLES, check_role_conflicts
 from .table import DataError, EncodedTable, check_columns, encode
 
@@ -131,8 +132,6 @@ def _requirement(r, i: int):
 def _privacy_models(models) -> tuple:
     """The privacy models as a tuple; each is a :class:`~hieranon.privacy.PrivacyModel`
     (its attribute is sensitive: :meth:`AnonymizationSpec.roles`)."""
-    from .privacy import PrivacyModel
-
     if isinstance(models, PrivacyModel):
         models = (models,)
     out = tuple(models or ())
@@ -430,7 +429,6 @@ class AnonymizationSpec:
     def threshold_for(self, requirements: Sequence[Requirement] = ()) -> float:
         """The risk threshold: ``risk_threshold`` when given, else ``1/k`` of
         the largest k among ``requirements`` (:func:`hieranon.risk.default_threshold`)."""
-        from .risk import default_threshold
         if self.risk_threshold is not None:
             return self.risk_threshold
         return default_threshold(max((r.k for r in requirements), default=self.k))

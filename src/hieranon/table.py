@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .builders import MISSING_LABEL
-from .cells import normalise_texts, released_text
+from .cells import missing_values, normalise_texts, released_text
 from .files import excerpt
 from .hierarchy import Hierarchy, HierarchyError
 
@@ -30,27 +30,6 @@ MAX_COUNT = 2**53
 class DataError(ValueError):
     """The data does not fit the configuration; the message names the column
     and the value."""
-
-
-def _is_missing(values: pd.Series) -> np.ndarray:
-    """Per cell: NaN/None or blank text (checked once per distinct value)."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    miss_u = np.fromiter((_is_missing_value(x) for x in uniques), dtype=bool, count=len(uniques))
-    return miss_u[codes]
-
-
-def _missing_values(uniques) -> np.ndarray:
-    """:func:`_is_missing_value` of every distinct value; a column of text in vector steps."""
-    arr = np.asarray(uniques, dtype=object)
-    if len(arr) > 1000 and pd.api.types.infer_dtype(arr, skipna=False) == "string":
-        text = pd.Series(arr, dtype=object)
-        return (text.str.len().eq(0) | text.str.isspace()).to_numpy(dtype=bool)
-    return np.fromiter((_is_missing_value(x) for x in arr), dtype=bool, count=len(arr))
-
-
-def _is_missing_value(x) -> bool:
-    return x is None or (isinstance(x, float) and x != x) or x is pd.NA or x is pd.NaT or \
-        (isinstance(x, str) and not x.strip())
 
 
 @dataclass
@@ -152,7 +131,7 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     """
     # the work is per distinct value: factorize, then look up each distinct label once
     uniq_idx, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-    missing_u = _missing_values(uniques)
+    missing_u = missing_values(uniques)
     if missing_u.any() and missing == "value" and MISSING_LABEL not in hierarchy.leaf_index:
         raise DataError(f"column {values.name!r} has missing values and its hierarchy no leaf {MISSING_LABEL!r}: "
                         f"build it from the data (a builder adds the leaf), or add a row "
@@ -383,9 +362,10 @@ class EquivalenceClasses:
         return np.split(order, bounds)
 
 
-def _dense_rank(col: np.ndarray) -> tuple[np.ndarray, int]:
+def dense_rank(col: np.ndarray) -> tuple[np.ndarray, int]:
     """(rank of each value among the column's distinct values, number of
-    distinct values): ``np.unique(col, return_inverse=True)`` without the sort
+    distinct values) -- the dense codes joint counts and contingency tables
+    of code columns are built on: ``np.unique(col, return_inverse=True)`` without the sort
     when ``col`` holds integers of a small range (node codes), by a lookup table."""
     n = len(col)
     if n and col.dtype.kind in "iu":
@@ -412,7 +392,7 @@ def row_keys(codes: np.ndarray) -> np.ndarray:
     key = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in range(m):
-        inv, n_uniq = _dense_rank(codes[:, j])
+        inv, n_uniq = dense_rank(codes[:, j])
         if radix * n_uniq >= 2**62:  # re-rank the partial key to keep it small
             _, key = np.unique(key, return_inverse=True)
             key = key.astype(np.int64)

@@ -59,8 +59,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .hierarchy import Hierarchy, _leaf_counts
-from .table import _dense_rank
+from .hierarchy import Hierarchy, leaf_counts
+from .table import dense_rank, encode, encode_generalised
+
+# scikit-learn is imported inside the functions that train models: it is slow to load and only the utility
+# measures with a target need it
 
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
            "assess_result", "cramers_v", "naive_bayes_accuracy"]
@@ -365,7 +368,7 @@ def _attribute(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
     kept = (gen == orig) & ~was_missing
     suppressed = (gen == 0) & ~was_missing
     share = (lambda mask: float(w[mask].sum() / total)) if total > 0 else (lambda mask: 0.0)
-    below = _leaf_counts(h.parent, h.ancestors, h.depth, h.is_leaf)  # leaves below every node
+    below = leaf_counts(h.parent, h.ancestors, h.depth, h.is_leaf)  # leaves below every node
     n_leaves = len(h.leaves)
     present = ~was_missing
     loss = 0.0
@@ -385,7 +388,7 @@ def _attribute(h: Hierarchy, orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
 def cramers_v(a: np.ndarray, b: np.ndarray, w: np.ndarray | None = None) -> float:
     """Cramér's V (Cramér 1946) of two code columns, rows weighted by ``w``;
     0 when either column has a single category."""
-    return _cramers_v_ranked(*_dense_rank(a), *_dense_rank(b), np.ones(len(a)) if w is None else w)
+    return _cramers_v_ranked(*dense_rank(a), *dense_rank(b), np.ones(len(a)) if w is None else w)
 
 
 def _cramers_v_ranked(ra: np.ndarray, na: int, rb: np.ndarray, nb: int, w: np.ndarray) -> float:
@@ -424,8 +427,8 @@ def _contingency_tvd(ha: Hierarchy, hb: Hierarchy, oa, ob, ga, gb, w, ma, mb) ->
 
 def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
            members: Sequence[sparse.csr_matrix]) -> list[PairAssociation]:
-    ranked_orig = [_dense_rank(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
-    ranked_gen = [_dense_rank(gen[:, j]) for j in range(len(hs))]
+    ranked_orig = [dense_rank(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
+    ranked_gen = [dense_rank(gen[:, j]) for j in range(len(hs))]
     out = []
     for i in range(len(hs)):
         for j in range(i + 1, len(hs)):
@@ -443,7 +446,7 @@ def _one_hot(X: np.ndarray) -> sparse.csr_matrix:
     offset = 0
     cols = np.empty_like(X, dtype=np.int64)
     for j in range(X.shape[1]):
-        codes, n = _dense_rank(X[:, j])
+        codes, n = dense_rank(X[:, j])
         cols[:, j] = codes + offset
         offset += n
     n_rows = X.shape[0]
@@ -456,7 +459,7 @@ def _category_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.empty(X.shape, dtype=np.int64)
     n = []
     for j in range(X.shape[1]):
-        out[:, j], nj = _dense_rank(X[:, j])
+        out[:, j], nj = dense_rank(X[:, j])
         n.append(max(nj, 1))
     return out, np.array(n)
 
@@ -713,8 +716,6 @@ def assess(original: pd.DataFrame, anonymised: pd.DataFrame, spec=None, *,
     its ancestors (else a ValueError names the column). ``target`` and
     ``options`` as in :func:`assess_codes`.
     """
-    from .table import encode, encode_generalised
-
     if spec is not None:
         hs = spec.build_hierarchies(original)
         qis = list(spec.quasi_identifiers)

@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .cells import normalise_text, released_text
+from .cells import cells_equal, is_missing, normalise_text, released_text
 from .hierarchy import Hierarchy, value_to_label
 from .privacy import BoundModel
 from .requirements import Requirement, normalise
-from .table import EncodedTable, _is_missing, encode, encode_generalised, group
+from .table import EncodedTable, encode, encode_generalised, group
 
 __all__ = ["VIOLATION_KINDS", "MAX_LISTED_PER_KIND", "Violation", "VerificationReport", "VerificationError",
            "verify", "verify_codes"]
@@ -485,45 +485,6 @@ def _loose_label(h: Hierarchy, leaf: int, cell) -> str:
 
 
 # ------------------------------------------------------------------- verify
-def _cells_equal(a: pd.Series, b: pd.Series) -> np.ndarray:
-    """Position-wise equality, dtype-insensitive (``5 == 5.0 == '5'``), missing
-    (NaN, None, empty text) equal to missing."""
-    if a.dtype == b.dtype and a.equals(b):  # the common case, fast
-        return np.ones(len(a), dtype=bool)
-    na_a, na_b = _is_missing(a), _is_missing(b)
-    eq = na_a & na_b
-    both = ~(na_a | na_b)
-    if not both.any():
-        return eq
-    av = a.to_numpy(dtype=object)[both]
-    bv = b.to_numpy(dtype=object)[both]
-    try:
-        same = np.asarray(av == bv, dtype=bool)
-        if same.shape != av.shape:
-            raise ValueError
-    except (TypeError, ValueError):
-        same = np.array([bool(x == y) if not isinstance(x == y, np.ndarray) else False
-                         for x, y in zip(av, bv)], dtype=bool)
-    if not same.all():  # e.g. 5 vs '5' after a CSV round trip: compare printed forms
-        diff = np.flatnonzero(~same)
-        same[diff] = [released_text(x) == released_text(y) or _same_number(x, y)
-                      for x, y in zip(av[diff], bv[diff])]
-    eq[both] = same
-    return eq
-
-
-def _same_number(x, y) -> bool:
-    """``'184.46946422249852'`` and the float a Parquet file stores for it (printed
-    ``184.4694642224985``) are the same number; two texts are compared as
-    written (`` 5`` is not ``5``)."""
-    if isinstance(x, str) and isinstance(y, str):
-        return False
-    try:
-        return float(x) == float(y)
-    except (TypeError, ValueError):
-        return False
-
-
 def _check_columns(original: pd.DataFrame, anonymised: pd.DataFrame, out: _Collector) -> None:
     want, got = list(original.columns), list(anonymised.columns)
     if want == got:
@@ -614,7 +575,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         if common and m:
             eq = np.ones(m, dtype=bool)
             for c in common:
-                eq &= _cells_equal(original[c].iloc[:m].reset_index(drop=True),
+                eq &= cells_equal(original[c].iloc[:m].reset_index(drop=True),
                                    anonymised[c].iloc[:m].reset_index(drop=True))
             diff = np.flatnonzero(~eq)
             where = f"; first difference at row {int(diff[0]) if len(diff) else m}"
@@ -638,7 +599,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     for c in original.columns:
         if c in qi or c not in present:
             continue
-        eq = _cells_equal(orig_reset[c], anon_reset[c])
+        eq = cells_equal(orig_reset[c], anon_reset[c])
         bad = np.flatnonzero(~eq)
         if len(bad):
             changed_any = True
@@ -662,7 +623,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         q, h = qi[j], enc.hierarchies[j]
         col = gen[:, j]
         if missing == "root":  # a missing original may stay missing
-            both_missing = _is_missing(orig_reset[q]) & _printed_empty(anon_reset[q])
+            both_missing = is_missing(orig_reset[q]) & _printed_empty(anon_reset[q])
             col[both_missing] = 0
         lab = _label_ids(h)
         bad = np.flatnonzero(col < 0)

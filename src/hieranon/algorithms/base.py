@@ -27,6 +27,7 @@ from ..privacy import check_feasible
 from ..requirements import Requirement
 from ..table import EncodedTable
 from .params import validate_parameters
+from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
 
 log = logging.getLogger("hieranon.algorithms")
 
@@ -124,29 +125,6 @@ class Solution:
     def info(self) -> Mapping[str, Any]:
         """The details in their plain-dict form (read-only; empty when there are none)."""
         return MappingProxyType(self.details.as_dict() if self.details is not None else {})
-
-
-def privacy_methods() -> list[str]:
-    """The registered methods that honour privacy models, the default first
-    (its name marked ``(default)``)."""
-    return methods_with("privacy_models")
-
-
-def methods_with(flag: str) -> list[str]:
-    """The registered methods whose class sets ``flag`` (``privacy_models``,
-    ``multi_requirement``), the default first (its name marked ``(default)``)."""
-    from .registry import DEFAULT_METHOD, METHODS, _method_class
-
-    out = []
-    for name in METHODS:
-        try:
-            ok = getattr(_method_class(name), flag)
-        except ValueError:
-            continue
-        if ok:
-            out.append(name)
-    out.sort(key=lambda m: m != DEFAULT_METHOD)
-    return [f"{m} (default)" if m == DEFAULT_METHOD else m for m in out]
 
 
 class Algorithm(ABC):

@@ -39,10 +39,13 @@ import numpy as np
 
 from ..hierarchy import Hierarchy
 from ..progress import stage
-from ..table import EncodedTable
-from .base import Algorithm, Problem, Solution, privacy_methods
+from ..table import EncodedTable, row_keys
+from .base import Algorithm, Problem, Solution
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
+from .registry import METHODS, make_algorithm, method_class, privacy_methods
+
+# dask is optional (the `dask` extra): imported inside the functions that use it, where its absence is handled
 
 log = logging.getLogger("hieranon.partition")
 
@@ -130,8 +133,6 @@ def _share(light: Problem) -> None:
 def _solve_block(problem: Problem | None, inner_name: str, inner_params: dict, task: _BlockTask):
     """Run the inner method on one block (executed in a worker); ``problem``
     None: the one shared with the worker (:func:`_share`)."""
-    from .registry import make_algorithm
-
     problem = problem if problem is not None else _SHARED["light"]
 
     sub = Problem(EncodedTable(task.codes, problem.table.hierarchies, problem.table.qi_names, task.counts),
@@ -185,7 +186,6 @@ class Partitioned(Algorithm):
         inner_method = inner_method if inner_method is not None else (method if method is not None else "kaca1")
         if inner_method == "partitioned":
             raise ValueError("partitioned: inner_method cannot be 'partitioned'")
-        from .registry import METHODS
         if inner_method not in METHODS:
             raise ValueError(f"partitioned: unknown inner_method {inner_method!r}; "
                              f"choose one of {', '.join(m for m in METHODS if m != 'partitioned')}")
@@ -201,8 +201,7 @@ class Partitioned(Algorithm):
         """Also refuse privacy models the inner method does not support."""
         super().check_problem(problem)
         if problem.privacy:
-            from .registry import _method_class
-            if not _method_class(self.inner_method).privacy_models:
+            if not method_class(self.inner_method).privacy_models:
                 usable = [m for m in privacy_methods() if not m.startswith(self.name)]
                 raise ValueError(f"inner method {self.inner_method!r} of 'partitioned' does not support "
                                  f"l-diversity / t-closeness; use inner_method {', '.join(usable)}")
@@ -493,8 +492,6 @@ def plan_run(table: EncodedTable, method: str, execution: str = "auto", *, block
     :data:`AUTO_BLOCK_SIZE`) in worker processes, or on Dask when a
     ``scheduler`` is given or configured. ``execution`` ``whole`` or
     ``partitioned`` forces either."""
-    from ..table import row_keys
-
     n, m = table.n_rows, len(table.qi_names)
     distinct = len(np.unique(row_keys(table.codes))) if n else 0
     est_whole = estimate_seconds(method, distinct, m)

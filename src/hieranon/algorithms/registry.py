@@ -12,9 +12,13 @@ import functools
 import importlib
 import inspect
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import Algorithm
+from ..safeyaml import load_yaml
 from .params import validate_parameters
+
+if TYPE_CHECKING:  # for annotations only: the base class imports the registry
+    from .base import Algorithm
 
 #: ``--method`` name -> "module:Class" (imported on first use)
 METHODS: dict[str, str] = {
@@ -35,6 +39,11 @@ METHODS: dict[str, str] = {
 }
 #: The method the project recommends for lowest distortion (what ``--method`` defaults to).
 DEFAULT_METHOD = "kaca+"
+#: Methods whose own suppression limit (a fraction of the records) takes the budget
+NATIVE = {"fulldomain": "suppression_limit", "allmin": "suppression_limit", "datafly": "suppression_limit"}
+#: Methods that refuse a budget, and why
+REFUSED = {"mingen": "it finds the least-distortion generalisation of every cell exactly, and a suppressed record "
+                     "(fully generalised) never lowers that optimum"}
 
 
 def available_methods() -> list[str]:
@@ -50,7 +59,9 @@ def available_methods() -> list[str]:
     return out
 
 
-def _method_class(method: str):
+def method_class(method: str) -> type[Algorithm]:
+    """The class registered under a ``--method`` name, imported on first use
+    (ValueError naming the method when it is unknown or not installed)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
     module, cls = METHODS[method].split(":")
@@ -60,10 +71,31 @@ def _method_class(method: str):
         raise ValueError(f"method {method!r} is not available in this version of hieranon") from None
 
 
+def privacy_methods() -> list[str]:
+    """The registered methods that honour privacy models, the default first
+    (its name marked ``(default)``)."""
+    return methods_with("privacy_models")
+
+
+def methods_with(flag: str) -> list[str]:
+    """The registered methods whose class sets ``flag`` (``privacy_models``,
+    ``multi_requirement``), the default first (its name marked ``(default)``)."""
+    out = []
+    for name in METHODS:
+        try:
+            ok = getattr(method_class(name), flag)
+        except ValueError:
+            continue
+        if ok:
+            out.append(name)
+    out.sort(key=lambda m: m != DEFAULT_METHOD)
+    return [f"{m} (default)" if m == DEFAULT_METHOD else m for m in out]
+
+
 def method_parameters(method: str) -> dict[str, inspect.Parameter]:
     """The parameters a method declares (:attr:`Algorithm.parameters`), by name, as
     its constructor's signature gives them (defaults, annotations)."""
-    klass = _method_class(method)
+    klass = method_class(method)
     sig = inspect.signature(klass.__init__)
     return {n: sig.parameters[n] for n in klass.parameters}
 
@@ -80,15 +112,13 @@ def make_algorithm(method: str, /, **params) -> Algorithm:
     values are validated against the declaration (ValueError naming the
     method, the parameter, the value and what is allowed).
     """
-    klass = _method_class(method)
+    klass = method_class(method)
     return klass(**validate_parameters(method, klass.parameters, params))
 
 
 # ------------------------------------------------------------------ guidance
 @functools.cache
 def _load_method_info() -> dict[str, dict[str, str]]:
-    from ..safeyaml import load_yaml  # only for guidance: a plain run does not load YAML
-
     path = Path(__file__).resolve().parent.parent / "data" / "methods.yaml"
     return load_yaml(path.read_text(encoding="utf-8"), source=f"shipped file {path}")
 
@@ -108,13 +138,12 @@ def method_info(method: str) -> dict:
     """A method's guidance: :data:`METHOD_INFO` and what its class supports
     (``multi_requirement``, ``suppression`` -- a suppression parameter --
     and ``privacy_models``; None when the class does not say)."""
-    klass = _method_class(method)
+    klass = method_class(method)
     info = {"method": method, "default": method == DEFAULT_METHOD,
             **_load_method_info().get(method, {"family": "", "paper": "", "needs": "", "notes": ""})}
     suppression = [p for p in klass.parameters if "suppress" in p]
     info["several_requirements"] = bool(getattr(klass, "multi_requirement", False))
     info["suppression"] = suppression[0] if suppression else None
-    from .suppression import REFUSED
     info["max_suppression"] = method not in REFUSED  # the record budget every suppressing method takes
     privacy = getattr(klass, "privacy_models", None)
     info["privacy_models"] = privacy if isinstance(privacy, bool) else None

@@ -52,16 +52,13 @@ import numpy as np
 
 from ..privacy import check_feasible
 from ..table import EncodedTable, group
+from ..verify import verify_codes
 from .base import Algorithm, Details, Problem, Solution, log
+from .registry import NATIVE, REFUSED, make_algorithm  # noqa: F401 - NATIVE, REFUSED re-exported
 
 __all__ = ["SuppressionBudget", "parse_budget", "BudgetedSuppression", "with_budget", "NATIVE", "REFUSED",
            "SuppressionDetails"]
 
-#: Methods whose own suppression limit (a fraction of the records) takes the budget
-NATIVE = {"fulldomain": "suppression_limit", "allmin": "suppression_limit", "datafly": "suppression_limit"}
-#: Methods that refuse a budget, and why
-REFUSED = {"mingen": "it finds the least-distortion generalisation of every cell exactly, and a suppressed record "
-                     "(fully generalised) never lowers that optimum"}
 #: Parameters that are suppression settings of their own (not combined with a budget)
 OWN_SETTINGS = ("suppression_limit", "suppression_threshold")
 
@@ -347,8 +344,6 @@ class BudgetedSuppression(Algorithm):
         return Solution(best.codes, best.suppressed, SuppressionDetails(best.details, facts))
 
     def _native(self, problem: Problem, base: Solution, d0: int, limit: int) -> tuple[Solution, str]:
-        from .registry import make_algorithm
-
         params = {**self.inner.get_params(), NATIVE[self.name]: limit / problem.table.n_records}
         sol = make_algorithm(self.name, **params).solve(problem)
         d = _total(problem.table, sol.codes, problem.cost)
@@ -400,8 +395,6 @@ class BudgetedSuppression(Algorithm):
 
     @staticmethod
     def _valid(problem: Problem, codes: np.ndarray, sup: np.ndarray) -> bool:
-        from ..verify import verify_codes
-
         return verify_codes(problem.table, codes, problem.requirements, sup, privacy=problem.privacy).ok
 
     def check_problem(self, problem: Problem) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..hierarchy import Hierarchy, from_arx_csv, from_file
+from ..safeyaml import load_yaml
 
 __all__ = [
     "ADULT_COLUMNS", "ADULT_QI_ORDER", "ADULT_URL", "ADULT_ENV", "AdultData", "AdultDataNotFoundError",
@@ -321,8 +322,6 @@ def _as_list(x) -> list[str]:
 
 def load_example() -> ExampleData:
     """The made-up ``patients.csv`` table, its hierarchies and ``patients.yaml``."""
-    from ..safeyaml import load_yaml
-
     cfg_path = example_path("patients.yaml")
     config = load_yaml(cfg_path.read_text(encoding="utf-8"), source=f"shipped file {cfg_path}")
     csv_path = cfg_path.parent / config.get("input", "patients.csv")

@@ -16,6 +16,8 @@ import pandas as pd
 from .. import api
 from .. import metrics as M
 from ..algorithms.base import Problem
+from ..benchmarking import machine_info as shared
+from ..datasets import AdultDataNotFoundError, load_adult
 from ..requirements import Requirement
 from ..verify import verify_codes
 
@@ -164,8 +166,6 @@ def summarise(raw: pd.DataFrame, keys: Sequence[str], values: Sequence[str]) -> 
 
 def machine_info() -> dict:
     """The machine the run was measured on (shared with the benchmark scripts)."""
-    from ..benchmarking import machine_info as shared
-
     return shared()
 
 
@@ -197,8 +197,6 @@ def beside_checkout() -> list[Path]:
 def load_adult_for_experiments(adult_dir=None):
     """Adult from ``adult_dir``, else ``$HIERANON_ADULT_DIR``, else
     ``../shared/datasets/adult`` beside the checkout (never downloaded)."""
-    from ..datasets import AdultDataNotFoundError, load_adult
-
     path = adult_dir or os.environ.get("HIERANON_ADULT_DIR") or next(iter(beside_checkout()), None)
     if not path:
         raise ExperimentError("the experiments need UCI Adult: set HIERANON_ADULT_DIR to the folder holding "

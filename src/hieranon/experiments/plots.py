@@ -9,6 +9,8 @@ import pandas as pd
 
 from .core import LABELS, RANDOMISED, Grid
 
+# matplotlib is imported inside the functions that draw (with the Agg backend set first): slow to load
+
 STYLE = {
     "kaca1": dict(marker="o", color="tab:blue"), "kaca2": dict(marker="s", color="tab:green"),
     "fulldomain": dict(marker="^", color="tab:red"), "mondrian": dict(marker="D", color="tab:purple"),

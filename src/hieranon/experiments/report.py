@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .worked import PAPER
+
 HOLDS, PARTLY, FAILS, NOT_RUN = "holds", "partly", "does not hold", "not run"
 BADGE = {HOLDS: "✅ holds", PARTLY: "🟡 partly", FAILS: "❌ does not hold", NOT_RUN: "— not run"}
 REL_TOL = 1e-9
@@ -737,7 +739,6 @@ def _exp_numbers(out: Path, e: int) -> str:
         if t is None:
             return ""
         parts = []
-        from .worked import PAPER
         for case, d in t.groupby("case", sort=False):
             parts.append(f"**{PAPER[case]['title']}**\n")
             rows = []

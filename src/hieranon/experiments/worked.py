@@ -24,6 +24,7 @@ from .. import metrics as M
 from ..algorithms.base import Problem
 from ..algorithms.mingen import MinGen, expand_records
 from ..datasets import paper_tables as PT
+from ..requirements import Requirement
 from ..table import decode, encode, group
 from ..utility import naive_bayes_accuracy
 from ..verify import verify_codes
@@ -154,7 +155,6 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
     # ---- Sec. 4.3
     step("exp 4: Sec. 4.3 (MinGen, AllMin, HeuristicMin)")
     df, hs = PT.seed003_figure4()
-    from ..requirements import Requirement
     p = _problem(df, hs, [Requirement(qis3, 4)], qis3)
     s = _solve("mingen", p)
     rows.append(_record("sec43", "mingen", p, s.codes, s.suppressed, df, info=s.info, paper_table=PT.T9,

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy, HierarchyError
+from ..hierarchy import Hierarchy, HierarchyError, value_to_label
 from ..jit import kernel
 from ._base import BoundModel, PrivacyError, PrivacyModel, positive_number, row_counts, sensitive_codes
 
@@ -328,7 +328,6 @@ class TCloseness(PrivacyModel):
         if self.order is None:
             raise PrivacyError(f"{self.describe()}: column {self.attribute!r} is not numeric; the ordered distance "
                                "needs the order of its values (order=[...]) or its hierarchy")
-        from ..hierarchy import value_to_label
 
         where = {value_to_label(v): i for i, v in enumerate(self.order)}
         absent = [value_to_label(v) for v in labels if value_to_label(v) not in where]
