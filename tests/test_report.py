@@ -19,6 +19,9 @@ from hieranon import report as R
 from hieranon.api import anonymize
 from hieranon.datasets import example_path
 from hieranon.io import InputError, read_table
+from hieranon.report.page import fmt, pct
+from hieranon.report.sections.classes import size_bins
+from hieranon.report.sections.measures import SKIP_METRICS
 from hieranon.risk import assess
 from hieranon.table import EncodedTable
 
@@ -74,10 +77,10 @@ def test_metrics_section_lists_every_metric(example):
     df, cfg, hs, result = example
     sec = sections(R.render_report(df, result, cfg))["metrics"]
     for key, value in result.metrics.as_dict().items():
-        if key in R._SKIP_METRICS or value is None:
+        if key in SKIP_METRICS or value is None:
             continue
         assert R.METRIC_TEXT[key][0] in sec, key
-    assert R._fmt(result.metrics.discernibility) in sec
+    assert fmt(result.metrics.discernibility) in sec
 
 
 def test_risk_before_and_after_match_risk_module(example):
@@ -91,9 +94,9 @@ def test_risk_before_and_after_match_risk_module(example):
     after = assess(EncodedTable(result.original_codes[keep], result.hierarchies, qis, counts[keep]),
                    result.requirements, codes=result.codes[keep])
     row = re.search(r"prosecutor risk, highest</td><td class=\"num\">([^<]+)</td><td class=\"num\">([^<]+)<", sec)
-    assert row.groups() == (R._fmt(before.risk_max), R._fmt(after.risk_max))
+    assert row.groups() == (fmt(before.risk_max), fmt(after.risk_max))
     row = re.search(r"sample uniques</td><td class=\"num\">([^<]+)</td><td class=\"num\">([^<]+)<", sec)
-    assert row.groups() == (R._pct(before.sample_uniques), R._pct(after.sample_uniques))
+    assert row.groups() == (pct(before.sample_uniques), pct(after.sample_uniques))
     assert "records at risk" in sec and "average" in sec
     assert after.achieved_k >= 3 > before.achieved_k
 
@@ -105,7 +108,7 @@ def test_generalisation_section_shares(example):
     from hieranon.metrics import level_fractions
     for j, h in enumerate(result.hierarchies):
         fr = level_fractions(result.codes[:, j], h)
-        shares = " / ".join(R._pct(fr[d]) for d in range(h.height - 1, -1, -1))
+        shares = " / ".join(pct(fr[d]) for d in range(h.height - 1, -1, -1))
         assert shares in sec, h.name
 
 
@@ -114,7 +117,7 @@ def test_class_size_histogram_and_bins(example):
     sec = sections(R.render_report(df, result, cfg))["class-sizes"]
     assert len(images(sec)) == 1 and "k = 3" not in sec  # the k marker is drawn in the plot
     for max_size, k in [(1, 1), (100, 5), (45222, 10), (7, 50), (3, 3)]:
-        bins = R._size_bins(max_size, k)
+        bins = size_bins(max_size, k)
         assert bins[0][0] == 1
         assert all(b[0] == a[1] + 1 for a, b in zip(bins, bins[1:]))  # contiguous
         assert bins[-1][1] >= max_size
