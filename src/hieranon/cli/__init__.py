@@ -64,13 +64,13 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .progress import stage as progress_stage
+from ..progress import stage as progress_stage
 
 # Each command imports what it uses inside itself (no import cycle is hidden that way: tests/test_imports.py counts
 # these imports too): a command loads the report (matplotlib), the utility measures (scipy.sparse, scikit-learn),
 # the experiments or Dask only when it uses them.
 if TYPE_CHECKING:
-    from .config import Config
+    from ..config import Config
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="k-anonymise tables by generalisation in attribute hierarchies.")
@@ -80,7 +80,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 def _show_version(value: bool) -> None:
     if value:
-        from . import __version__
+        from .. import __version__
         typer.echo(f"hieranon {__version__}")
         raise typer.Exit(EXIT_OK)
 
@@ -101,11 +101,11 @@ def _die(message: str, code: int = EXIT_BAD_INPUT):
 
 
 def _known_errors():
-    from .config import ConfigError
-    from .hierarchy import HierarchyError
-    from .io import InputError
-    from .requirements import RequirementError
-    from .table import DataError
+    from ..config import ConfigError
+    from ..hierarchy import HierarchyError
+    from ..io import InputError
+    from ..requirements import RequirementError
+    from ..table import DataError
     return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
@@ -117,7 +117,7 @@ QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=ma
 def _qi_builder(name: str, text: str, item: str):
     """A builder form of ``--qi`` (:func:`hieranon.config.builder_spec`) as the
     configuration's builder of that name; None when ``text`` names none."""
-    from .config import ConfigError, builder_spec
+    from ..config import ConfigError, builder_spec
 
     try:
         return builder_spec(name, text)
@@ -147,8 +147,8 @@ def _parse_qi_options(qi: list[str]) -> dict:
 def _parse_params(param: list[str]) -> dict:
     if not param:
         return {}
-    from .files import excerpt
-    from .safeyaml import YAMLInputError, load_yaml
+    from ..files import excerpt
+    from ..safeyaml import YAMLInputError, load_yaml
     out = {}
     for item in param:
         if "=" not in item:
@@ -240,7 +240,7 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
     if beta is not None and not 1 <= beta < math.inf:
         raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
     if risk_threshold is not None:
-        from .risk import check_threshold
+        from ..risk import check_threshold
         try:
             check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
         except ValueError as exc:
@@ -249,7 +249,7 @@ def _checked_options(k: Optional[int], seed: Optional[int], missing: Optional[st
 
 def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
     """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
-    from .hierarchy import from_file
+    from ..hierarchy import from_file
 
     out = {}
     for item in items:
@@ -265,7 +265,7 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
                      sensitive_hierarchy: Sequence[str]) -> list:
     """The privacy models of ``--l-diversity`` and ``--t-closeness`` (bad forms:
     a PrivacyError naming the option, the text and the expected form)."""
-    from .privacy import parse_l_diversity, parse_t_closeness
+    from ..privacy import parse_l_diversity, parse_t_closeness
 
     hierarchies = _parse_sensitive_hierarchies(sensitive_hierarchy)
     return ([parse_l_diversity(t) for t in l_diversity]
@@ -281,7 +281,7 @@ def _spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = Non
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
     change nothing). ``roles``: columns per role (``identifiers``,
     ``sensitive``, ``insensitive``), added to the config's."""
-    from .spec import AnonymizationSpec
+    from ..spec import AnonymizationSpec
 
     _checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
@@ -305,7 +305,7 @@ ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive
 
 def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> dict:
     """(role, column) -> the command-line option that gave it, for the spec's ``origins``."""
-    from .privacy import TCloseness
+    from ..privacy import TCloseness
 
     given = {"hierarchies": list(qis), **{role: list(columns) for role, columns in roles.items()},
              **{role: [options[role]] for role in ("class_column", "count_column") if options.get(role) is not None}}
@@ -317,13 +317,13 @@ def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> d
 
 def _config(path: Optional[Path]) -> Optional[Config]:
     """The configuration file, read once per command (None without one)."""
-    from .config import load
+    from ..config import load
     return load(path) if path is not None else None
 
 
 def _hierarchies(spec, data=None) -> dict:
     """The spec's hierarchies (builders read ``data``)."""
-    from .hierarchy import HierarchyError
+    from ..hierarchy import HierarchyError
     try:
         return spec.build_hierarchies(data)
     except HierarchyError as exc:
@@ -375,8 +375,8 @@ def _progress(quiet: bool):
         return
     from rich.console import Console
 
-    from .jit import COMPILE_STAGE
-    from .progress import reporting, rich_callback
+    from ..jit import COMPILE_STAGE
+    from ..progress import reporting, rich_callback
     console = Console(stderr=True)
     draw, stop = rich_callback(console)
     said = False
@@ -398,8 +398,8 @@ def _progress(quiet: bool):
 def _read_checked(path: Path, encoding: str, quiet: bool):
     """The input table, refused before reading when it would not fit in
     memory (:func:`hieranon.scale.check_fits`)."""
-    from .io import table_format
-    from .scale import check_fits
+    from ..io import table_format
+    from ..scale import check_fits
 
     if path.is_file():
         table_format(path)  # an unknown extension: the reader's message
@@ -465,7 +465,7 @@ def _metric_rows(m) -> list[tuple[str, str]]:
 
 
 def _read(path: Path, encoding: str, fmt: Optional[str]):
-    from .io import read_table
+    from ..io import read_table
     return read_table(path, encoding=encoding, fmt=fmt)
 
 
@@ -544,13 +544,13 @@ def anonymize(
         _die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
-        from .result import AnonymizationError
+        from ..result import AnonymizationError
         try:
             with _progress(quiet or as_json):
                 cli_params = _parse_params(param)
                 _check_numeric_output(numeric_output)
                 if scheduler is not None:  # a malformed, closed or foreign address: refused before any work
-                    from .algorithms.partition import probe_scheduler
+                    from ..algorithms.partition import probe_scheduler
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 cfg = _config(config)
@@ -568,7 +568,7 @@ def anonymize(
                                            pseudonym_key_file=pseudonym_key),
                                directory=("output",) if dataset else ())
                 if not dataset:
-                    from .io import table_format
+                    from ..io import table_format
                     table_format(output, fmt)  # an unknown extension is refused before any work
                 if pseudonym_key is not None and spec.identifier_action != "pseudonym":
                     raise UsageError("--pseudonym-key is the key of the pseudonyms; add --identifier-action pseudonym "
@@ -624,7 +624,7 @@ def _key_option(path: Optional[Path]) -> Optional[bytes]:
     """``--pseudonym-key FILE``: the key it holds (a bad file: one line naming it)."""
     if path is None:
         return None
-    from .pseudonyms import read_key
+    from ..pseudonyms import read_key
     try:
         return read_key(path, "--pseudonym-key")
     except ValueError as exc:
@@ -633,7 +633,7 @@ def _key_option(path: Optional[Path]) -> Optional[bytes]:
 
 def _check_numeric_output(option: Optional[str]) -> None:
     """``--numeric-output``, refused in one line naming the option when unknown."""
-    from .io import NUMERIC_OUTPUTS
+    from ..io import NUMERIC_OUTPUTS
     if option is not None and option not in NUMERIC_OUTPUTS:
         raise UsageError(f"--numeric-output {option!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
 
@@ -642,7 +642,7 @@ def _missing_rows(result) -> list[tuple[str, str]]:
     """Per QI with missing cells: how many, and how they were published
     (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
     the anonymisation generalised or suppressed."""
-    from .builders import missing_cells
+    from ..builders import missing_cells
 
     rows = []
     for name, (n, kept) in missing_cells(result).items():
@@ -654,7 +654,7 @@ def _budget_option(text: Optional[str]):
     """``--max-suppression`` as a budget (a bad form: one line naming the option)."""
     if text is None:
         return None
-    from .algorithms.suppression import parse_budget
+    from ..algorithms.suppression import parse_budget
     try:
         return parse_budget(text, f"--max-suppression {text}")
     except ValueError as exc:
@@ -681,7 +681,7 @@ def _run_with_warnings(data, spec, **kwargs):
     import os
     import warnings
 
-    from .api import run
+    from ..api import run
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = run(data, spec, **kwargs)
@@ -698,7 +698,7 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
                      public: bool = False, force: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
     quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
-    from .io import numeric_columns, numeric_output, write_table
+    from ..io import numeric_columns, numeric_output, write_table
 
     _require_rows(data, input)
     with progress_stage("building the hierarchies"):
@@ -707,7 +707,7 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
-        from .report import render_report
+        from ..report import render_report
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
@@ -729,7 +729,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     :func:`hieranon.scale.anonymize_parquet` into an output directory; the
     report is built from the integer codes (the sample shows the first rows
     of the output)."""
-    from .scale import anonymize_parquet, iter_parquet
+    from ..scale import anonymize_parquet, iter_parquet
 
     params = spec.params
     with _status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):
@@ -739,7 +739,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     result = res.result
     html = None
     if report is not None:
-        from .report import render_report
+        from ..report import render_report
         sample = next(iter_parquet(output, batch_rows=20), None)
         with _status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
@@ -755,7 +755,7 @@ def _write_report_or_undo(text: str, path: Path, written: list[Path], force: boo
     behind; else add ``path`` to them."""
     import shutil
 
-    from .io import write_text
+    from ..io import write_text
     try:
         write_text(text, path, overwrite=force)
     except BaseException:
@@ -780,7 +780,7 @@ def _quiet_dask(verbose: bool) -> None:
 
 def _one_line(exc: BaseException) -> str:
     """An error as one readable line (an OS error names its file and cause)."""
-    from .files import os_error_message, shorten
+    from ..files import os_error_message, shorten
     if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
         return os_error_message(exc)
     return shorten(exc, 1000) or type(exc).__name__
@@ -817,7 +817,7 @@ def _check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, dire
     (:func:`hieranon.files.check_distinct_paths`); each is a file name (a
     directory for those named in ``directory``) in an existing directory,
     and does not exist yet unless --force."""
-    from .files import check_distinct_paths
+    from ..files import check_distinct_paths
 
     check_distinct_paths(outputs, read)
     for what, output in outputs.items():
@@ -874,16 +874,16 @@ def check(
     quasi-identifier)."""
     _configure_logging(True, False)
     try:
-        from .privacy import assess_privacy
-        from .risk import assess
-        from .spec import build_problem
+        from ..privacy import assess_privacy
+        from ..risk import assess
+        from ..spec import build_problem
         data = _read_checked(input, encoding, True)
         _require_rows(data, input)
         spec = _spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                      weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
                      t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict,
                      roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
-        from .roles import assess_roles
+        from ..roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
@@ -914,7 +914,7 @@ def _without_suppressed(prepared):
     everywhere (the 'removed' convention: suppressed records not published)."""
     import numpy as np
 
-    from .table import EncodedTable
+    from ..table import EncodedTable
 
     t = prepared.table
     keep = np.flatnonzero(~(t.codes == 0).all(axis=1))
@@ -952,7 +952,7 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec, method
     (``method``: the name the results show); flag a verified pair that keeps
     the input's row order. ``utility``: ``{"target": COL or None}`` also
     computes the utility report (cached on the result, see :func:`_utility_of`)."""
-    from .report import evaluate_pair
+    from ..report import evaluate_pair
 
     orig = _read_checked(original, encoding, True)
     _require_rows(orig, original, "the original table")
@@ -960,7 +960,7 @@ def _evaluate_pair(original: Path, anonymised: Path, encoding: str, spec, method
     if order_map is not None:
         anon = _unshuffle(anon, order_map)
     built = _hierarchies(spec, orig)
-    from .io import read_numeric_output
+    from ..io import read_numeric_output
     anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
     result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
                            suppressed_records=suppressed)
@@ -1123,8 +1123,8 @@ def report_command(
     why); the exit status is then 1."""
     _configure_logging(True, False)
     try:
-        from .io import write_text
-        from .report import render_report
+        from ..io import write_text
+        from ..report import render_report
 
         _checked_options(k, None, missing, beta, risk_threshold)
         _check_suppressed(suppressed)
@@ -1217,7 +1217,7 @@ def hierarchy_build(
     builders make)."""
     _configure_logging(True, False)
     try:
-        from .config import ConfigError, HierarchySpec, builder_spec
+        from ..config import ConfigError, HierarchySpec, builder_spec
 
         chosen = [name for name, given in (("--intervals", intervals is not None), ("--mask", mask is not None),
                                            ("--dates", dates is not None), ("--groups", groups is not None),
@@ -1259,21 +1259,21 @@ def hierarchy_build(
         if column not in data.columns:
             raise UsageError(f"column {column!r} is not in {input} (its columns: {list(data.columns)[:20]})")
         h = spec.build(data, "value" if missing else "error")
-        from .cells import is_missing
+        from ..cells import is_missing
         n_empty = int(is_missing(data[column]).sum())
         if n_empty and not missing and not quiet:
             _warn(f"column {column!r} has {n_empty} empty cell(s), left out of the hierarchy: anonymise them with "
                   "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")
         clash = next((label for label in h.labels if sep in label), None)
         if clash is not None:
-            from .files import excerpt
+            from ..files import excerpt
             raise UsageError(f"--sep {sep!r} occurs in the label {excerpt(clash)}; choose a separator no value "
                              "contains (; , | or a tab)")
         text = h.to_arx_csv(sep)
         if output is None:
             typer.echo(text, nl=False)
         else:
-            from .io import write_text
+            from ..io import write_text
             write_text(text, output, overwrite=force)
     except _known_errors() as exc:
         _die(_one_line(exc))
@@ -1292,7 +1292,7 @@ def _missing_values(values, h) -> list[str]:
     """Distinct non-empty data values that are not leaves of ``h``."""
     import pandas as pd
 
-    from .hierarchy import value_to_label
+    from ..hierarchy import value_to_label
     labels = {value_to_label(v) for v in pd.unique(values.dropna())}
     labels.discard("")
     return sorted(labels - set(h.leaf_index))
@@ -1311,7 +1311,7 @@ def hierarchy_check(
     hierarchy (exit status 1 when there are any)."""
     _configure_logging(True, False)
     try:
-        from .table import check_columns
+        from ..table import check_columns
 
         data = _read(input, encoding, None)
         hierarchies = _hierarchies(_spec(config, qi), data)
@@ -1340,7 +1340,7 @@ def hierarchy_check(
 @app.command("config-template")
 def config_template():
     """Print an annotated example configuration."""
-    from .config import TEMPLATE
+    from ..config import TEMPLATE
     typer.echo(TEMPLATE, nl=False)
 
 
@@ -1348,7 +1348,7 @@ def config_template():
 def methods(as_json: JsonOption = False):
     """List the anonymisation methods: family, paper, what each needs and
     supports (several requirements, suppression, privacy models)."""
-    from .algorithms.registry import available_methods, method_info
+    from ..algorithms.registry import available_methods, method_info
 
     infos = [method_info(m) for m in available_methods()]
     if as_json:
@@ -1392,7 +1392,7 @@ def experiments(
     """Reproduce the papers' experiments on UCI Adult (Li et al. 2006, 2008; Sun et al. 2008;
     Arca & Hewett): CSVs, figures and REPORT.md with a verdict on every claim."""
     _configure_logging(True, False)
-    from .experiments import ExperimentError, run_experiments
+    from ..experiments import ExperimentError, run_experiments
     try:
         run_experiments(out, quick=quick, adult_dir=adult_dir, only=only, seeds=seeds, report_only=report_only)
     except (ExperimentError, OSError) as exc:
@@ -1518,7 +1518,7 @@ def main(args: Optional[list[str]] = None):  # console-script entry point
             _exit_interrupted()
         if os.environ.get("HIERANON_DEBUG"):
             raise
-        from .files import shorten
+        from ..files import shorten
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
