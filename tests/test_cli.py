@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from hieranon import cli
 from hieranon import hierarchy as H
 from hieranon.api import DEFAULT_METHOD
+from hieranon.cli.errors import known_errors
 from hieranon.datasets import example_path
 from hieranon.io import read_table
 from hieranon.report import SECTIONS
@@ -751,7 +752,7 @@ def test_api_rejects_count_or_class_column_among_the_qis():
                      ({"count_column": "diagnosis", "class_column": "diagnosis"}, "diagnosis")):
         with pytest.raises(DataError, match=f"'{name}'") as exc:
             api.anonymize(df, QIS, hs, 3, method="kaca1", **kw)
-        assert isinstance(exc.value, ValueError) and isinstance(exc.value, cli._known_errors())
+        assert isinstance(exc.value, ValueError) and isinstance(exc.value, known_errors())
     with pytest.raises(ValueError, match="missing.*'foo'"):
         api.anonymize(df, QIS, hs, 3, method="kaca1", missing="foo")
 
