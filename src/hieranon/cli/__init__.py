@@ -104,7 +104,7 @@ app.command()(methods)
 app.command()(experiments)
 
 
-def main(args: Optional[list[str]] = None):  # console-script entry point
+def main(args: Optional[list[str]] = None) -> None:  # console-script entry point
     """Run the CLI; a usage error is one line on stderr, exit status 2; an
     unexpected error is one line on stderr (set HIERANON_DEBUG=1 for the
     traceback), exit status 3."""

@@ -139,18 +139,19 @@ def anonymize(
                 budget = _budget_option(max_suppression)
                 cfg = read_config(config)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
-                             risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
-                             l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                             count_column=count_column, class_column=class_column, strict=strict, shuffle=shuffle,
-                             max_suppression=budget, identifier_action=identifier_action,
-                             numeric_output=numeric_output, pseudonym_key=_key_option(pseudonym_key),
-                             roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                                  risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                                  l_diversity=l_diversity, t_closeness=t_closeness,
+                                  sensitive_hierarchy=sensitive_hierarchy, count_column=count_column,
+                                  class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,
+                                  identifier_action=identifier_action, numeric_output=numeric_output,
+                                  pseudonym_key=_key_option(pseudonym_key),
+                                  roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
                 if dataset and spec.numeric_output != "label":
                     raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
                 check_outputs({"output": output, "report": report, "order map": keep_order_map}, force,
-                               files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
-                                           pseudonym_key_file=pseudonym_key),
-                               directory=("output",) if dataset else ())
+                              files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
+                                         pseudonym_key_file=pseudonym_key),
+                              directory=("output",) if dataset else ())
                 if not dataset:
                     from ..io import table_format
                     table_format(output, fmt)  # an unknown extension is refused before any work
@@ -193,9 +194,9 @@ def anonymize(
         if result.plan is not None and not blocks:
             blocks = ", whole table"
         print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                       metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
-                       + bound_rows(result)
-                       + risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
+                      metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
+                      + bound_rows(result)
+                      + risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
         if not quiet and result.roles is not None:
             for line in result.roles.linkage_lines():
                 warn(line)

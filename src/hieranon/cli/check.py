@@ -74,9 +74,10 @@ def check(
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
-                     weights=weights, count_column=count_column, class_column=class_column, l_diversity=l_diversity,
-                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy, strict=strict,
-                     roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                          weights=weights, count_column=count_column, class_column=class_column,
+                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                          strict=strict,
+                          roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
         from ..roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:

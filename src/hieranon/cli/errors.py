@@ -17,12 +17,12 @@ class UsageError(Exception):
     """Bad input: reported as one line on stderr, exit status 2."""
 
 
-def die(message: str, code: int = EXIT_BAD_INPUT):
+def die(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     typer.echo(f"hieranon: error: {message}", err=True)
     raise typer.Exit(code)
 
 
-def known_errors():
+def known_errors() -> tuple[type[Exception], ...]:
     from ..config import ConfigError
     from ..hierarchy import HierarchyError
     from ..io import InputError

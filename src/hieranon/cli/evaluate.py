@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-if TYPE_CHECKING:
-    from ..config import Config
-
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
 from .files import read_checked, read_input, require_rows
 from .options import (
@@ -42,6 +39,10 @@ from .options import (
 )
 from .output import bound_rows, configure_logging, json_default, metric_rows, print_metrics, verdict_line, warn
 
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..result import AnonymizationResult
+
 
 def _unshuffle(anon, order_map: Path):
     """ANONYMISED's rows put back in the input's order through an order map
@@ -65,7 +66,8 @@ def _unshuffle(anon, order_map: Path):
 
 
 def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: bool,
-                   suppressed: str = "class", order_map: Optional[Path] = None, utility: Optional[dict] = None):
+                   suppressed: str = "class", order_map: Optional[Path] = None,
+                   utility: Optional[dict] = None) -> AnonymizationResult:
     """Read an (original, anonymised) pair and evaluate it under ``spec``
     (``method``: the name the results show); flag a verified pair that keeps
     the input's row order. ``utility``: ``{"target": COL or None}`` also
@@ -124,7 +126,7 @@ def utility_json(result) -> dict:
 def order_warning(result, quiet: bool) -> None:
     if result.info.get("keeps_input_order") and not quiet:
         warn("the anonymised table keeps the original's row order: whoever knows that order links every row "
-              "back; release it with anonymize --shuffle")
+             "back; release it with anonymize --shuffle")
 
 
 def evaluate(
@@ -160,8 +162,8 @@ def evaluate(
         check_suppressed(suppressed)
         cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
-                     beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
-                     t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                          beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+                          t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics
@@ -176,7 +178,7 @@ def evaluate(
     elif not quiet:
         if metrics is not None:
             print_metrics(f"{anonymised.name} against {original.name}",
-                           metric_rows(metrics) + bound_rows(pair) + pair.privacy().rows(), False)
+                          metric_rows(metrics) + bound_rows(pair) + pair.privacy().rows(), False)
         if utility or target is not None:
             print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
             u = pair.risk_cache.get("utility:last")

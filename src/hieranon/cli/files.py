@@ -8,19 +8,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..progress import stage as progress_stage
-
-if TYPE_CHECKING:
-    from ..config import Config
-
 from .errors import UsageError
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def read_input(path: Path, encoding: str, fmt: Optional[str]):
+    from ..config import Config
+
+
+def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
     from ..io import read_table
     return read_table(path, encoding=encoding, fmt=fmt)
 
 
-def read_checked(path: Path, encoding: str, quiet: bool):
+def read_checked(path: Path, encoding: str, quiet: bool) -> pd.DataFrame:
     """The input table, refused before reading when it would not fit in
     memory (:func:`hieranon.scale.check_fits`)."""
     from ..io import table_format
@@ -40,7 +41,7 @@ def require_rows(data, path: Path, what: str = "the table") -> None:
 
 
 def files_read(spec=None, cfg: Optional[Config] = None, sensitive_hierarchy: Sequence[str] = (),
-                **named: Optional[Path]) -> dict:
+               **named: Optional[Path]) -> dict:
     """Every file a run reads, ``{what: path}``: those ``named`` (the input
     table, the configuration...; None left out), the spec's hierarchy and
     mapping files, the configuration's sensitive hierarchies and pseudonym

@@ -115,7 +115,7 @@ def hierarchy_build(
         n_empty = int(is_missing(data[column]).sum())
         if n_empty and not missing and not quiet:
             warn(f"column {column!r} has {n_empty} empty cell(s), left out of the hierarchy: anonymise them with "
-                  "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")
+                 "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")
         clash = next((label for label in h.labels if sep in label), None)
         if clash is not None:
             from ..files import excerpt

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from .errors import UsageError
+
 if TYPE_CHECKING:
     from ..config import Config
-
-from .errors import UsageError
+    from ..spec import AnonymizationSpec
 
 QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N, "
             "NAME=dates:month,quarter,year (or dates:dmy|mdy|ymd; a format after a second colon), NAME=groups:2,4 "
@@ -136,7 +137,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as J
 
 
 def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str], beta: Optional[float],
-                     risk_threshold: Optional[float]) -> None:
+                    risk_threshold: Optional[float]) -> None:
     """The options whose bad values get a message naming the option."""
     if k is not None and k < 1:
         raise UsageError(f"-k {k}: k must be >= 1")
@@ -180,9 +181,10 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
 
 
 def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
-          seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
-          risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
-          sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None, **options):
+               seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
+               risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
+               sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None,
+               **options) -> AnonymizationSpec:
     """The job: the configuration (a file, or one :func:`read_config` read) with
     the command-line options laid over it
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and

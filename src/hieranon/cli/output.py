@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import logging
 import sys
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
+if TYPE_CHECKING:
+    from ..progress import ProgressEvent
 
-def configure_logging(quiet: bool, verbose: bool):
+
+def configure_logging(quiet: bool, verbose: bool) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def status(quiet: bool, text: str):
+def status(quiet: bool, text: str) -> AbstractContextManager:
     from contextlib import nullcontext
     if quiet:
         return nullcontext()
@@ -24,7 +29,7 @@ def status(quiet: bool, text: str):
 
 
 @contextmanager
-def show_progress(quiet: bool):
+def show_progress(quiet: bool) -> Iterator[Optional[Callable[[ProgressEvent], None]]]:
     """Show the progress events of the stages run inside as rich bars on
     stderr (nothing when ``quiet``; when stderr is not a terminal, only one
     line when kernels compile); yields the callback for :func:`hieranon.api.run`."""
@@ -53,7 +58,7 @@ def show_progress(quiet: bool):
         stop()
 
 
-def print_metrics(title: str, rows: list[tuple[str, str]], quiet: bool):
+def print_metrics(title: str, rows: list[tuple[str, str]], quiet: bool) -> None:
     if quiet:
         return
     from rich.console import Console
@@ -129,7 +134,7 @@ def warn(line: str) -> None:
     typer.echo(f"hieranon: warning: {line}", err=True)
 
 
-def json_default(x):
+def json_default(x: object) -> object:
     import numpy as np
     if isinstance(x, (np.integer,)):
         return int(x)

@@ -86,11 +86,11 @@ def report_command(
         with status(quiet or as_json, doing + "..."):
             cfg = read_config(config)
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
-                         weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
-                         l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                              weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
+                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
-                                                                 anonymised_table=anonymised, configuration=config,
-                                                                 order_map=order_map))
+                                                                anonymised_table=anonymised, configuration=config,
+                                                                order_map=order_map))
             result = evaluate_files(original, anonymised, encoding, spec, method_named(method, cfg), bound,
                                     suppressed, order_map=order_map,
                                     utility={"target": target} if (utility or target is not None) and not public
