@@ -611,6 +611,27 @@ def test_ctrl_c_inside_a_compiled_kernel_is_an_interrupt(monkeypatch, capsys, tm
     assert list(tmp_path.iterdir()) == []
 
 
+def test_each_command_lives_in_its_own_small_module():
+    """The CLI is a package with one module per command (or group), none over 700 lines."""
+    import typer.main
+
+    group = typer.main.get_command(cli.app)
+    modules = {name: command.callback.__module__ for name, command in group.commands.items()
+               if command.callback is not None}
+    hierarchy = group.commands["hierarchy"]
+    modules.update({f"hierarchy {name}": command.callback.__module__
+                    for name, command in hierarchy.commands.items()})
+    assert modules == {
+        "anonymize": "hieranon.cli.anonymize", "check": "hieranon.cli.check", "evaluate": "hieranon.cli.evaluate",
+        "report": "hieranon.cli.report", "hierarchy build": "hieranon.cli.hierarchy",
+        "hierarchy check": "hieranon.cli.hierarchy", "config-template": "hieranon.cli.info",
+        "methods": "hieranon.cli.info", "experiments": "hieranon.cli.info"}
+    package = Path(cli.__file__).parent
+    sizes = {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")}
+    assert Path(cli.__file__).name == "__init__.py" and len(sizes) > 1
+    assert all(n <= 700 for n in sizes.values()), sizes
+
+
 def test_exit_codes_documented():
     doc = cli.__doc__
     for code in ("0 --", "1 --", "2 --", "3 --"):
