@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import hieranon
 from hieranon import cli
 from hieranon.algorithms.registry import METHOD_INFO, METHODS, available_methods, method_info
+from hieranon.cli.options import build_spec
 from hieranon.config import TEMPLATE, load
 from hieranon.datasets import example_path
 from hieranon.io import read_table
@@ -92,7 +93,7 @@ def test_the_shipped_configuration_and_the_readme_use_the_canonical_keys():
 def test_qi_option_builds_the_same_hierarchy_as_the_configuration(tmp_path, option, key):
     name = option.split("=")[0]
     data = read_table(EXAMPLE)
-    from_cli = cli._spec(None, [option]).build_hierarchies(data)[name]
+    from_cli = build_spec(None, [option]).build_hierarchies(data)[name]
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({"quasi_identifiers": {name: key}, "k": 2}))
     from_config = AnonymizationSpec.from_config(load(cfg)).build_hierarchies(data)[name]
@@ -109,7 +110,7 @@ def test_qi_builders_anonymize_and_an_existing_file_wins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "suppress").write_text(
         (EXAMPLE.parent / "patients_hierarchy_gender.csv").read_text())
-    spec = cli._spec(None, ["gender=suppress"])
+    spec = build_spec(None, ["gender=suppress"])
     assert spec.hierarchies["gender"].file == Path("suppress")
 
 

@@ -1,0 +1,359 @@
+"""``hieranon anonymize``: anonymise a table (or a Parquet dataset) and write the verified
+result."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..progress import stage as progress_stage
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
+from .files import check_outputs, files_read, read_checked, require_rows
+from .options import (
+    BetaOption,
+    ClassColumnOption,
+    ConfigOption,
+    CountColumnOption,
+    EncodingOption,
+    IdentifierActionOption,
+    IdentifierOption,
+    InsensitiveOption,
+    JsonOption,
+    KOption,
+    LDiversityOption,
+    MissingOption,
+    QiOption,
+    QuietOption,
+    RequireOption,
+    RiskThresholdOption,
+    SensitiveHierarchyOption,
+    SensitiveOption,
+    StrictOption,
+    TClosenessOption,
+    WeightsOption,
+    build_hierarchies,
+    build_spec,
+    parse_params,
+    read_config,
+)
+from .output import (
+    bound_rows,
+    configure_logging,
+    json_default,
+    metric_rows,
+    print_metrics,
+    risk_rows,
+    risk_summary,
+    show_progress,
+    status,
+    warn,
+)
+
+
+def anonymize(
+    input: Path = typer.Argument(..., help="Input table (CSV with header, Parquet or Excel)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output table; format from its extension."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="Algorithm (default: recommended)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Repeat a run exactly: the seed of the method's "
+                                       "random choices (default: a fixed one) and of --shuffle (default: fresh "
+                                       "randomness); never written to any output."),
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    param: list[str] = typer.Option([], "--param", "-p", help="Method parameter KEY=VALUE; repeatable."),
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    missing: MissingOption = None,
+    report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
+    risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+    encoding: EncodingOption = "utf-8",
+    fmt: Optional[str] = typer.Option(None, "--format", help="Output format: csv | parquet | excel."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Log progress details."),
+    distributed: bool = typer.Option(False, "--distributed", help="Partition into blocks and anonymise them in "
+                                     "parallel on Dask (a Parquet dataset directory in -> one out)."),
+    whole_table: bool = typer.Option(False, "--whole-table", help="Anonymise the whole table in one process "
+                                     "(default: chosen from the table's size, in blocks when that is faster)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address (default: a "
+                                            "local cluster)."),
+    block_size: Optional[int] = typer.Option(None, "--block-size", help="Records per block (default 20000 with "
+                                             "--distributed, else chosen with the plan)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a partitioned run."),
+    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
+                               "and print how far the output is from it (minutes on large tables)."),
+    strict: StrictOption = None,
+    identifier: IdentifierOption = [],
+    identifier_action: IdentifierActionOption = None,
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
+    shuffle: Optional[bool] = typer.Option(None, "--shuffle/--no-shuffle", show_default=False,
+                                           help="Release the rows in a random order, fresh on every run unless "
+                                           "--seed is given (default: the config's shuffle)."),
+    keep_order_map: Optional[Path] = typer.Option(None, "--keep-order-map", help="With --shuffle: also write the "
+                                                  "permutation as a CSV input_row,output_row (keep it private)."),
+    pseudonym_key: Optional[Path] = typer.Option(
+        None, "--pseudonym-key", help="With --identifier-action pseudonym: a secret key file (at least 32 random "
+        "bytes) so that the same identifier gets the same pseudonym across releases (default: a fresh key per "
+        "run). Make one with: python -c \"import secrets; print(secrets.token_hex(32))\" > FILE"),
+    public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
+                                "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    numeric_output: Optional[str] = typer.Option(
+        None, "--numeric-output", help="Generalised numbers in OUTPUT: label ([25, 50)) | range | midpoint | bounds "
+        "(two numeric columns NAME_lower, NAME_upper); default: the config's numeric_output, else label."),
+    max_suppression: Optional[str] = typer.Option(None, "--max-suppression", help="Suppress at most this share "
+                                                  "('5%') or number (120) of records, each only where that lowers "
+                                                  "the distortion (none or at least k are suppressed)."),
+):
+    """Anonymise INPUT and write the verified result to OUTPUT."""
+    configure_logging(quiet or as_json, verbose)
+    if bound and distributed:
+        die("--bound needs the whole table in one process; leave out --distributed")
+    if whole_table and distributed:
+        die("--whole-table and --distributed contradict each other; give one of them")
+    if block_size is not None and block_size < 2:
+        die(f"--block-size {block_size}: expected a whole number >= 2")
+    if workers is not None and workers < 1:
+        die(f"--workers {workers}: expected a whole number >= 1")
+    dataset = distributed and input.is_dir()
+    try:
+        from ..result import AnonymizationError
+        try:
+            with show_progress(quiet or as_json):
+                cli_params = parse_params(param)
+                _check_numeric_output(numeric_output)
+                if scheduler is not None:  # a malformed, closed or foreign address: refused before any work
+                    from ..algorithms.partition import probe_scheduler
+                    probe_scheduler(scheduler)
+                budget = _budget_option(max_suppression)
+                cfg = read_config(config)
+                spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
+                                  risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                                  l_diversity=l_diversity, t_closeness=t_closeness,
+                                  sensitive_hierarchy=sensitive_hierarchy, count_column=count_column,
+                                  class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,
+                                  identifier_action=identifier_action, numeric_output=numeric_output,
+                                  pseudonym_key=_key_option(pseudonym_key),
+                                  roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                if dataset and spec.numeric_output != "label":
+                    raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
+                check_outputs({"output": output, "report": report, "order map": keep_order_map}, force,
+                              files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
+                                         pseudonym_key_file=pseudonym_key),
+                              directory=("output",) if dataset else ())
+                if not dataset:
+                    from ..io import table_format
+                    table_format(output, fmt)  # an unknown extension is refused before any work
+                if pseudonym_key is not None and spec.identifier_action != "pseudonym":
+                    raise UsageError("--pseudonym-key is the key of the pseudonyms; add --identifier-action pseudonym "
+                                     "(or leave the key out)")
+                if keep_order_map is not None and not spec.shuffle:
+                    raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
+                if distributed and spec.shuffle:
+                    raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                data = None if dataset else read_checked(input, encoding, quiet or as_json)
+                if distributed:
+                    _quiet_dask(verbose)
+                    spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
+                                            n_workers=workers)
+                else:
+                    if scheduler is not None:
+                        _quiet_dask(verbose)
+                    partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
+                    spec = spec.with_overrides(execution="whole" if whole_table else None,
+                                               partition={**spec.partition, **{n: v for n, v in partition.items()
+                                                                                if v is not None}} or None)
+                if dataset:
+                    result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
+                else:
+                    result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
+                                                    quiet or as_json, keep_order_map, public, force)
+        except AnonymizationError as exc:
+            die(str(exc).splitlines()[0], EXIT_FAILED)
+    except known_errors() + (FileExistsError,) as exc:
+        die(one_line(exc))
+    risk_before, risk_after, _ = result.risk()
+    threshold = result.risk_threshold
+    if as_json:
+        typer.echo(json.dumps({**result.summary(), "risk": risk_summary(risk_before, risk_after, threshold)},
+                              default=json_default, indent=2))
+    else:
+        blocks = (f", {result.info['blocks']} blocks on {result.info['executor']}" if "executor" in result.info
+                  else "")
+        if result.plan is not None and not blocks:
+            blocks = ", whole table"
+        print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
+                      metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
+                      + bound_rows(result)
+                      + risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
+        if not quiet and result.roles is not None:
+            for line in result.roles.linkage_lines():
+                warn(line)
+        if html is not None and not quiet:
+            typer.echo(f"report written to {report}", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _key_option(path: Optional[Path]) -> Optional[bytes]:
+    """``--pseudonym-key FILE``: the key it holds (a bad file: one line naming it)."""
+    if path is None:
+        return None
+    from ..pseudonyms import read_key
+    try:
+        return read_key(path, "--pseudonym-key")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_numeric_output(option: Optional[str]) -> None:
+    """``--numeric-output``, refused in one line naming the option when unknown."""
+    from ..io import NUMERIC_OUTPUTS
+    if option is not None and option not in NUMERIC_OUTPUTS:
+        raise UsageError(f"--numeric-output {option!r}: expected one of {', '.join(NUMERIC_OUTPUTS)}")
+
+
+def _missing_rows(result) -> list[tuple[str, str]]:
+    """Per QI with missing cells: how many, and how they were published
+    (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
+    the anonymisation generalised or suppressed."""
+    from ..builders import missing_cells
+
+    rows = []
+    for name, (n, kept) in missing_cells(result).items():
+        rows.append((f"missing cells of {name} (not generalisation): published missing / as *", f"{kept} / {n - kept}"))
+    return rows
+
+
+def _budget_option(text: Optional[str]):
+    """``--max-suppression`` as a budget (a bad form: one line naming the option)."""
+    if text is None:
+        return None
+    from ..algorithms.suppression import parse_budget
+    try:
+        return parse_budget(text, f"--max-suppression {text}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _suppression_rows(result) -> list[tuple[str, str]]:
+    """What a suppression budget did: records suppressed out of the budget, and why."""
+    s = result.info.get("suppression")
+    if not s:
+        return []
+    return [("suppression budget", f"{s['budget']} ({s['budget_records']} records): {s['suppressed_records']} "
+                                   f"suppressed -- {s['reason']}"),
+            ("distortion ratio without suppression", f"{s['distortion_ratio_without']:.4f}")]
+
+
+def _run_with_warnings(data, spec, **kwargs):
+    """:func:`hieranon.api.run`, its warnings (columns without a role...)
+    printed as one line each on stderr."""
+    import os
+    import warnings
+
+    from ..api import run
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(data, spec, **kwargs)
+    for w in caught:  # hieranon's own warnings; a library's (dask's sockets, ports) only with -v
+        if f"hieranon{os.sep}" in str(w.filename) and issubclass(w.category, UserWarning):
+            warn(" ".join(str(w.message).split()))
+        elif logging.getLogger("hieranon").isEnabledFor(logging.DEBUG):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
+def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
+                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
+                     public: bool = False, force: bool = False):
+    """One table in memory: anonymise, render the report, write both (numeric
+    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
+    from ..io import numeric_columns, numeric_output, write_table
+
+    require_rows(data, input)
+    with progress_stage("building the hierarchies"):
+        hierarchies = build_hierarchies(spec, data)
+    numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work
+    result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
+    html = None
+    if report is not None:  # rendered before anything is written: a failure leaves no output behind
+        from ..report import render_report
+        with status(quiet, "writing the report..."):
+            html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
+    # a CSV output of a CSV input keeps its separator and encoding
+    written = numeric_output(result.data, result.hierarchies, spec.numeric_output)
+    with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
+        write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
+                    source=input, source_encoding=encoding, overwrite=force)
+    written = [output]
+    if html is not None:
+        _write_report_or_undo(html, report, written, force)
+    if order_map is not None:
+        _write_report_or_undo(result.order_map().to_csv(index=False), order_map, written, force)
+    return result, html
+
+
+def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
+                       public: bool = False):
+    """--distributed on a Parquet dataset directory: stream it through
+    :func:`hieranon.scale.anonymize_parquet` into an output directory; the
+    report is built from the integer codes (the sample shows the first rows
+    of the output)."""
+    from ..scale import anonymize_parquet, iter_parquet
+
+    params = spec.params
+    with status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):
+        res = anonymize_parquet(input, output, spec, block_size=params.get("block_size", 20_000),
+                                executor=params.get("executor", "dask"), scheduler=params.get("scheduler"),
+                                n_workers=params.get("n_workers"), force=force)
+    result = res.result
+    html = None
+    if report is not None:
+        from ..report import render_report
+        sample = next(iter_parquet(output, batch_rows=20), None)
+        with status(quiet, "writing the report..."):
+            html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
+                                 public=public)
+        _write_report_or_undo(html, report, [output], force)
+    return result, html
+
+
+def _write_report_or_undo(text: str, path: Path, written: list[Path], force: bool) -> None:
+    """Write a text beside the output (the report, the order map), replacing
+    an existing file only with ``force``; when that fails, remove the files
+    this run has ``written`` (the output first), so that it leaves nothing
+    behind; else add ``path`` to them."""
+    import shutil
+
+    from ..io import write_text
+    try:
+        write_text(text, path, overwrite=force)
+    except BaseException:
+        for done in written:
+            if done.is_dir():
+                shutil.rmtree(done, ignore_errors=True)
+            else:
+                done.unlink(missing_ok=True)
+        raise
+    written.append(path)
+
+
+def _quiet_dask(verbose: bool) -> None:
+    """Dask's own INFO lines and shutdown tracebacks stay silent unless -v."""
+    if verbose:
+        return
+    import os
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+    for name in ("distributed", "dask", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)

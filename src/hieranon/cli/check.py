@@ -1,0 +1,120 @@
+"""``hieranon check``: the k, risk and privacy a table achieves as it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
+from .files import read_checked, require_rows
+from .options import (
+    BetaOption,
+    ClassColumnOption,
+    ConfigOption,
+    CountColumnOption,
+    EncodingOption,
+    IdentifierOption,
+    InsensitiveOption,
+    JsonOption,
+    KOption,
+    LDiversityOption,
+    MissingOption,
+    QiOption,
+    QuietOption,
+    RequireOption,
+    RiskThresholdOption,
+    SensitiveHierarchyOption,
+    SensitiveOption,
+    StrictOption,
+    SuppressedOption,
+    TClosenessOption,
+    WeightsOption,
+    build_hierarchies,
+    build_spec,
+    check_suppressed,
+)
+from .output import configure_logging, json_default, print_metrics, warn
+
+
+def check(
+    input: Path = typer.Argument(..., help="Table to check as it is."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    missing: MissingOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    encoding: EncodingOption = "utf-8",
+    strict: StrictOption = None,
+    identifier: IdentifierOption = [],
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
+    suppressed: SuppressedOption = "class",
+):
+    """Report the k a table achieves as it is, its risk, its class-size
+    distribution, the classes below each requirement, and the columns without
+    a role or at risk of linkage (near-unique, or nearly a copy of a
+    quasi-identifier)."""
+    configure_logging(True, False)
+    try:
+        from ..privacy import assess_privacy
+        from ..risk import assess
+        from ..spec import build_problem
+        data = read_checked(input, encoding, True)
+        require_rows(data, input)
+        spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
+                          weights=weights, count_column=count_column, class_column=class_column,
+                          l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                          strict=strict,
+                          roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+        from ..roles import assess_roles
+        roles = assess_roles(data, spec)
+        if spec.strict and roles.unclassified:
+            raise UsageError(f"strict: {roles.warning()}")
+        # a published (already generalised) table can be checked too
+        check_suppressed(suppressed)
+        prepared = build_problem(data, spec, generalised=True, hierarchies=build_hierarchies(spec, data))
+        reqs = prepared.problem.requirements
+        table, models = _without_suppressed(prepared) if suppressed == "removed" else \
+            (prepared.table, prepared.problem.privacy)
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs))
+        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
+        k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
+    except known_errors() as exc:
+        die(one_line(exc))
+    ok = result.ok and privacy.ok
+    if as_json:
+        typer.echo(json.dumps({**result.as_dict(), "ok": ok, "class_size_distribution": result.size_distribution(k_max),
+                               "privacy": privacy.as_dict(), **roles.as_dict()}, default=json_default, indent=2))
+    elif not quiet:
+        print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
+        for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
+            warn(line)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _without_suppressed(prepared):
+    """The checked table and its privacy models without the rows printing '*'
+    everywhere (the 'removed' convention: suppressed records not published)."""
+    import numpy as np
+
+    from ..table import EncodedTable
+
+    t = prepared.table
+    keep = np.flatnonzero(~(t.codes == 0).all(axis=1))
+    if len(keep) == 0:
+        raise UsageError("--suppressed removed: every row is suppressed ('*' in every quasi-identifier); nothing "
+                         "is left to check")
+    return (EncodedTable(t.codes[keep], t.hierarchies, t.qi_names, t.counts[keep]),
+            [b.subset(keep) for b in prepared.problem.privacy])

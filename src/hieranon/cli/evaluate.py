@@ -1,0 +1,189 @@
+"""``hieranon evaluate``: every metric of an anonymised table against its original, and its
+verification; the reading of such a pair, which ``hieranon report`` shares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
+from .files import read_checked, read_input, require_rows
+from .options import (
+    BetaOption,
+    ClassColumnOption,
+    ConfigOption,
+    CountColumnOption,
+    EncodingOption,
+    JsonOption,
+    KOption,
+    LDiversityOption,
+    MissingOption,
+    OrderMapOption,
+    QiOption,
+    QuietOption,
+    RequireOption,
+    RiskThresholdOption,
+    SensitiveHierarchyOption,
+    SuppressedOption,
+    TargetOption,
+    TClosenessOption,
+    UtilityOption,
+    WeightsOption,
+    build_hierarchies,
+    build_spec,
+    check_suppressed,
+    read_config,
+)
+from .output import bound_rows, configure_logging, json_default, metric_rows, print_metrics, verdict_line, warn
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..result import AnonymizationResult
+
+
+def _unshuffle(anon, order_map: Path):
+    """ANONYMISED's rows put back in the input's order through an order map
+    (input_row,output_row)."""
+    import numpy as np
+
+    table = read_input(order_map, "utf-8", None)
+    if list(table.columns) != ["input_row", "output_row"]:
+        raise UsageError(f"--order-map {order_map}: expected the two columns input_row,output_row "
+                         f"(got {list(table.columns)})")
+    try:
+        table = table.astype(np.int64)
+    except (ValueError, TypeError):
+        raise UsageError(f"--order-map {order_map}: expected whole row numbers in input_row,output_row") from None
+    out_rows = table.sort_values("input_row")["output_row"].to_numpy()
+    if len(out_rows) != len(anon) or not np.array_equal(np.sort(out_rows), np.arange(len(anon))) \
+            or not np.array_equal(np.sort(table["input_row"].to_numpy()), np.arange(len(anon))):
+        raise UsageError(f"--order-map {order_map}: not a permutation of the {len(anon)} rows of the anonymised "
+                         "table")
+    return anon.iloc[out_rows].reset_index(drop=True)
+
+
+def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: bool,
+                   suppressed: str = "class", order_map: Optional[Path] = None,
+                   utility: Optional[dict] = None) -> AnonymizationResult:
+    """Read an (original, anonymised) pair and evaluate it under ``spec``
+    (``method``: the name the results show); flag a verified pair that keeps
+    the input's row order. ``utility``: ``{"target": COL or None}`` also
+    computes the utility report (cached on the result, see :func:`_utility_of`)."""
+    from ..report import evaluate_pair
+
+    orig = read_checked(original, encoding, True)
+    require_rows(orig, original, "the original table")
+    anon = read_checked(anonymised, encoding, True)
+    if order_map is not None:
+        anon = _unshuffle(anon, order_map)
+    built = build_hierarchies(spec, orig)
+    from ..io import read_numeric_output
+    anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
+    result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
+                           suppressed_records=suppressed)
+    result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
+    if utility is not None:
+        _utility_of(result, orig, utility.get("target"))
+    return result
+
+
+def method_named(option: Optional[str], cfg: Optional[Config]) -> str:
+    """The method an existing table is shown under: ``--method``, else the
+    configuration's, else unknown."""
+    return option or (cfg.method if cfg is not None else None) or "unknown (existing table)"
+
+
+# ------------------------------------------------------------------ utility (evaluate/report --utility)
+def _utility_of(result, orig, target: Optional[str]):
+    """The utility report of an evaluated pair (None when ANONYMISED cannot be
+    read against the hierarchies); the target's values come from ORIGINAL."""
+    if target is not None and target not in orig.columns:
+        raise UsageError(f"--target {target!r}: no such column in the original table (its columns: "
+                         f"{', '.join(map(str, list(orig.columns)[:20]))})")
+    if result.codes is None:
+        return None
+    try:
+        return result.utility(target, original=orig)
+    except ValueError as exc:
+        raise UsageError(f"--utility: {exc}") from None
+
+
+def _utility_rows(result) -> list[tuple[str, str]]:
+    u = result.risk_cache.get("utility:last")
+    if u is None:
+        return [("utility", "not available: ANONYMISED does not generalise ORIGINAL (see the verification)")]
+    return u.rows()
+
+
+def utility_json(result) -> dict:
+    u = result.risk_cache.get("utility:last")
+    return {"utility": u.as_dict() if u is not None else None}
+
+
+def order_warning(result, quiet: bool) -> None:
+    if result.info.get("keeps_input_order") and not quiet:
+        warn("the anonymised table keeps the original's row order: whoever knows that order links every row "
+             "back; release it with anonymize --shuffle")
+
+
+def evaluate(
+    original: Path = typer.Argument(..., help="The original table."),
+    anonymised: Path = typer.Argument(..., help="The anonymised table."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    missing: MissingOption = None,
+    risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    encoding: EncodingOption = "utf-8",
+    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
+                               "and print how far ANONYMISED is from it (minutes on large tables)."),
+    suppressed: SuppressedOption = "class",
+    order_map: OrderMapOption = None,
+    utility: UtilityOption = False,
+    target: TargetOption = None,
+):
+    """Print every metric of ANONYMISED against ORIGINAL and verify it (ANONYMISED may come from any tool,
+    e.g. ARX); with --utility, also what the release keeps for analysis."""
+    configure_logging(True, False)
+    try:
+        check_suppressed(suppressed)
+        cfg = read_config(config)
+        spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
+                          beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+                          t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+        pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
+                              order_map, utility={"target": target} if utility or target is not None else None)
+        report, metrics = pair.verification, pair.metrics
+    except known_errors() as exc:
+        die(one_line(exc))
+    if as_json:
+        typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
+                               "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
+                               "privacy": pair.privacy().as_dict(),
+                               **(utility_json(pair) if utility or target is not None else {})},
+                              default=json_default, indent=2))
+    elif not quiet:
+        if metrics is not None:
+            print_metrics(f"{anonymised.name} against {original.name}",
+                          metric_rows(metrics) + bound_rows(pair) + pair.privacy().rows(), False)
+        if utility or target is not None:
+            print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
+            u = pair.risk_cache.get("utility:last")
+            if u is not None and u.target is not None:
+                typer.echo(f"utility: {u.compared}; relative = anonymised / original")
+        typer.echo(verdict_line(report))
+        order_warning(pair, quiet)
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -1,0 +1,86 @@
+"""The files of a run: reading the input tables, and the one check of the outputs against
+every file the run reads, before any work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from ..progress import stage as progress_stage
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..config import Config
+
+
+def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
+    from ..io import read_table
+    return read_table(path, encoding=encoding, fmt=fmt)
+
+
+def read_checked(path: Path, encoding: str, quiet: bool) -> pd.DataFrame:
+    """The input table, refused before reading when it would not fit in
+    memory (:func:`hieranon.scale.check_fits`)."""
+    from ..io import table_format
+    from ..scale import check_fits
+
+    if path.is_file():
+        table_format(path)  # an unknown extension: the reader's message
+        check_fits(path)
+    size = path.stat().st_size / 2**20 if path.is_file() else 0
+    with progress_stage(f"reading {path.name}", detail=f"{size:.0f} MiB"):
+        return read_input(path, encoding, None)
+
+
+def require_rows(data, path: Path, what: str = "the table") -> None:
+    if len(data) == 0:
+        raise UsageError(f"{what} {path} has no rows (only a header)")
+
+
+def files_read(spec=None, cfg: Optional[Config] = None, sensitive_hierarchy: Sequence[str] = (),
+               **named: Optional[Path]) -> dict:
+    """Every file a run reads, ``{what: path}``: those ``named`` (the input
+    table, the configuration...; None left out), the spec's hierarchy and
+    mapping files, the configuration's sensitive hierarchies and pseudonym
+    key, and the ``--sensitive-hierarchy`` files."""
+    read = {what.replace("_", " "): path for what, path in named.items() if path is not None}
+    for name, h in (spec.hierarchies.items() if spec is not None else ()):
+        if getattr(h, "file", None) is not None:
+            read[f"hierarchy file of {name!r}"] = h.file
+        elif getattr(h, "builder", None) == "mapping" and isinstance(h.argument, (str, Path)):
+            read[f"mapping file of {name!r}"] = h.argument
+    if cfg is not None:
+        for attr, path in cfg.sensitive_hierarchies.items():
+            read[f"hierarchy file of the sensitive {attr!r}"] = path
+        if cfg.pseudonym_key is not None:
+            read["configuration's pseudonym key file"] = cfg.pseudonym_key
+    for item in sensitive_hierarchy:
+        attr, _, path = (x.strip() for x in item.partition("="))
+        if path:
+            read[f"hierarchy file of the sensitive {attr!r}"] = Path(path)
+    return read
+
+
+def check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, directory: Sequence[str] = ()) -> None:
+    """The one check of a run's outputs (``{what: path}``, None left out),
+    before any work: no output is a file the run reads (``read``, see
+    :func:`files_read`) or another output, even with --force
+    (:func:`hieranon.files.check_distinct_paths`); each is a file name (a
+    directory for those named in ``directory``) in an existing directory,
+    and does not exist yet unless --force."""
+    from ..files import check_distinct_paths
+
+    check_distinct_paths(outputs, read)
+    for what, output in outputs.items():
+        if output is None:
+            continue
+        output = Path(output)
+        if output.is_dir() and what not in directory:
+            raise UsageError(f"{what} {output} is a directory; give a file name")
+        if (output.exists() or output.is_symlink()) and not force:
+            raise UsageError(f"{what} {output} already exists; pass --force to overwrite it")
+        if not output.parent.exists():
+            raise UsageError(f"{what} directory {output.parent} does not exist")

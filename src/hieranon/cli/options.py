@@ -1,0 +1,250 @@
+"""The options anonymize, check, evaluate and report share (declared once, as typer option
+types), their parsing (``--qi``, ``--param``, the roles, the privacy models) and the one assembly of the job,
+:func:`build_spec`: the configuration with the options given laid over it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..spec import AnonymizationSpec
+
+QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N, "
+            "NAME=dates:month,quarter,year (or dates:dmy|mdy|ymd; a format after a second colon), NAME=groups:2,4 "
+            "or NAME=mapping:FILE")
+
+
+def _qi_builder(name: str, text: str, item: str):
+    """A builder form of ``--qi`` (:func:`hieranon.config.builder_spec`) as the
+    configuration's builder of that name; None when ``text`` names none."""
+    from ..config import ConfigError, builder_spec
+
+    try:
+        return builder_spec(name, text)
+    except ConfigError as exc:
+        raise UsageError(f"--qi {item!r}: {excerpt_option(exc, name)}") from None
+
+
+def _parse_qi_options(qi: list[str]) -> dict:
+    """``--qi`` options -> column -> hierarchy file (a Path) or builder
+    (a HierarchySpec); an existing file of the builder's name stays a file."""
+    out = {}
+    for item in qi:
+        if "=" not in item:
+            raise UsageError(f"--qi {item!r}: expected {QI_FORMS}")
+        name, path = (x.strip() for x in item.split("=", 1))
+        if not name:
+            raise UsageError(f"--qi {item!r}: the column name is empty; expected {QI_FORMS}")
+        if not path:
+            raise UsageError(f"--qi {item!r}: the hierarchy is empty; expected {QI_FORMS}")
+        if name in out:
+            raise UsageError(f"--qi {name}=... is given more than once (column {name!r}); give each column once")
+        builder = None if Path(path).exists() else _qi_builder(name, path, item)
+        out[name] = builder if builder is not None else Path(path)
+    return out
+
+
+def parse_params(param: list[str]) -> dict:
+    if not param:
+        return {}
+    from ..files import excerpt
+    from ..safeyaml import YAMLInputError, load_yaml
+    out = {}
+    for item in param:
+        if "=" not in item:
+            raise UsageError(f"--param {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise UsageError(f"--param {item!r}: the parameter name is empty; expected KEY=VALUE")
+        try:
+            out[key] = load_yaml(value, source="value")
+        except YAMLInputError as exc:
+            raise UsageError(f"--param {excerpt(item)}: the value of parameter {key} cannot be read ({exc}); "
+                             "quote it or give a number, true/false or a [list]") from None
+    return out
+
+
+MISSING_MODES = ("error", "root", "value")
+
+# ------------------------------------------------------------------ shared options
+# Declared once: anonymize, check, evaluate and report take them alike.
+RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
+                      "the config's risk_threshold, else 1/k of the largest k required)."
+ConfigOption = Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML configuration.")]
+QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (ARX CSV format) or a hierarchy "
+                                             "built from the data: NAME=suppress, NAME=intervals:5,10,20, "
+                                             "NAME=mask:N, NAME=dates:month,quarter,year[:FORMAT] (levels of day "
+                                             "week month quarter year decade; or dates:dmy|mdy|ymd), "
+                                             "NAME=groups:2,4, NAME=mapping:FILE; repeatable.")]
+KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
+RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
+CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
+ClassColumnOption = Annotated[Optional[str], typer.Option("--class-column", help="Class label column (CM).")]
+MissingOption = Annotated[Optional[str], typer.Option(
+    "--missing", help="Empty QI cells: error | root (already suppressed: they stay empty, counted as missing) | "
+    "value (a value of their own, a leaf 'missing' under the root).")]
+WeightsOption = Annotated[Optional[str], typer.Option("--weights", help="uniform | height | mage.")]
+BetaOption = Annotated[Optional[float], typer.Option("--beta", help="Height-weight exponent (>= 1).")]
+EncodingOption = Annotated[str, typer.Option("--encoding", help="Text encoding of CSV input.")]
+RiskThresholdOption = Annotated[Optional[float], typer.Option("--risk-threshold", help=RISK_THRESHOLD_HELP)]
+LDiversityOption = Annotated[list[str], typer.Option(
+    "--l-diversity", help="Sensitive attribute's l-diversity: ATTR=L (distinct), ATTR=entropy:L or "
+    "ATTR=recursive:C,L; repeatable.")]
+TClosenessOption = Annotated[list[str], typer.Option(
+    "--t-closeness", help="Sensitive attribute's EMD t-closeness: ATTR=T or ATTR=T:equal|ordered|hierarchical "
+    "(default: hierarchical with --sensitive-hierarchy, ordered if numeric, else equal); repeatable.")]
+SensitiveHierarchyOption = Annotated[list[str], typer.Option(
+    "--sensitive-hierarchy", help="ATTR=FILE: a sensitive attribute's own hierarchy (hierarchical EMD of "
+    "--t-closeness); repeatable.")]
+OrderMapOption = Annotated[Optional[Path], typer.Option(
+    "--order-map", help="The CSV input_row,output_row of anonymize --keep-order-map: ANONYMISED was shuffled; "
+    "its rows are compared with ORIGINAL's through it.")]
+StrictOption = Annotated[Optional[bool], typer.Option(
+    "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
+    "is an error, not a warning (default: the config's strict).", show_default=False)]
+IdentifierOption = Annotated[list[str], typer.Option(
+    "--identifier", help="A column that identifies a person (name, id): dropped from the output, or see "
+    "--identifier-action; repeatable, added to the config's identifiers.")]
+IdentifierActionOption = Annotated[Optional[str], typer.Option(
+    "--identifier-action", help="What becomes of identifier columns: drop (default) | mask ('*') | pseudonym "
+    "(a keyed code per distinct value, HMAC-SHA256; see --pseudonym-key).")]
+SensitiveOption = Annotated[list[str], typer.Option(
+    "--sensitive", help="A sensitive column, published unchanged and analysed in the report (protect it with "
+    "--l-diversity or --t-closeness); repeatable.")]
+InsensitiveOption = Annotated[list[str], typer.Option(
+    "--insensitive", help="A column published unchanged that needs no protection; repeatable.")]
+SuppressedOption = Annotated[str, typer.Option(
+    "--suppressed", help="Rows of '*' (suppressed records): 'class' -- a class of their own that must hold k "
+    "records too (default) -- or 'removed' -- left out, as ARX publishes them.")]
+UtilityOption = Annotated[bool, typer.Option(
+    "--utility", help="Also measure the release's utility: cells kept/generalised/suppressed, granularity and "
+    "non-uniform entropy loss, marginals and QI-pair associations before/after, and with --target the accuracy "
+    "(R^2 for a numeric target) of models trained on ANONYMISED against ORIGINAL.")]
+TargetOption = Annotated[Optional[str], typer.Option(
+    "--target", help="Column of ORIGINAL the utility's models predict (logistic regression, random forest, "
+    "naive Bayes; ridge and random forest for a numeric target), by 5-fold cross-validation; implies --utility.")]
+QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
+
+
+def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str], beta: Optional[float],
+                    risk_threshold: Optional[float]) -> None:
+    """The options whose bad values get a message naming the option."""
+    if k is not None and k < 1:
+        raise UsageError(f"-k {k}: k must be >= 1")
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed {seed}: expected a whole number >= 0")
+    if missing is not None and missing not in MISSING_MODES:
+        raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
+    if beta is not None and not 1 <= beta < math.inf:
+        raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
+    if risk_threshold is not None:
+        from ..risk import check_threshold
+        try:
+            check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
+    """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
+    from ..hierarchy import from_file
+
+    out = {}
+    for item in items:
+        attr, eq, path = (x.strip() for x in item.partition("="))
+        if not eq or not attr or not path:
+            raise UsageError(f"--sensitive-hierarchy {item!r}: expected ATTR=FILE (a hierarchy file of the "
+                             "sensitive attribute ATTR)")
+        out[attr] = from_file(Path(path), attr)
+    return out
+
+
+def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
+                     sensitive_hierarchy: Sequence[str]) -> list:
+    """The privacy models of ``--l-diversity`` and ``--t-closeness`` (bad forms:
+    a PrivacyError naming the option, the text and the expected form)."""
+    from ..privacy import parse_l_diversity, parse_t_closeness
+
+    hierarchies = _parse_sensitive_hierarchies(sensitive_hierarchy)
+    return ([parse_l_diversity(t) for t in l_diversity]
+            + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
+
+
+def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
+               seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
+               risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
+               sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None,
+               **options) -> AnonymizationSpec:
+    """The job: the configuration (a file, or one :func:`read_config` read) with
+    the command-line options laid over it
+    (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
+    change nothing). ``roles``: columns per role (``identifiers``,
+    ``sensitive``, ``insensitive``), added to the config's."""
+    from ..spec import AnonymizationSpec
+
+    checked_options(k, seed, missing, beta, risk_threshold)
+    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
+    cfg = read_config(config) if isinstance(config, Path) else config
+    spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
+    options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
+                    for role, columns in (roles or {}).items() if columns})
+    qis = _parse_qi_options(qi)
+    spec = spec.with_overrides(qi=qis, require=list(require), k=k, seed=seed, missing=missing,
+                               beta=beta, risk_threshold=risk_threshold, privacy=privacy,
+                               origins=_role_origins(qis, roles or {}, options, privacy), **options)
+    if not spec.hierarchies:
+        raise UsageError("no quasi-identifiers: give --config FILE.yaml or --qi NAME=HIERARCHY_FILE")
+    return spec
+
+
+#: The option that gives each role (:data:`hieranon.roles.ROLES`), named when two roles contradict each other.
+ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
+                "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
+
+
+def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> dict:
+    """(role, column) -> the command-line option that gave it, for the spec's ``origins``."""
+    from ..privacy import TCloseness
+
+    given = {"hierarchies": list(qis), **{role: list(columns) for role, columns in roles.items()},
+             **{role: [options[role]] for role in ("class_column", "count_column") if options.get(role) is not None}}
+    origins = {(role, column): ROLE_OPTIONS[role] for role, columns in given.items() for column in columns}
+    for m in privacy:
+        origins[("sensitive", m.attribute)] = "--t-closeness" if isinstance(m, TCloseness) else "--l-diversity"
+    return origins
+
+
+def read_config(path: Optional[Path]) -> Optional[Config]:
+    """The configuration file, read once per command (None without one)."""
+    from ..config import load
+    return load(path) if path is not None else None
+
+
+def build_hierarchies(spec, data=None) -> dict:
+    """The spec's hierarchies (builders read ``data``)."""
+    from ..hierarchy import HierarchyError
+    try:
+        return spec.build_hierarchies(data)
+    except HierarchyError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_suppressed(option: str) -> None:
+    """``--suppressed``, refused in one line when neither convention."""
+    if option not in ("class", "removed"):
+        raise UsageError(f"--suppressed {option!r}: expected class or removed")
+
+
+def excerpt_option(exc: Exception, column: str) -> str:
+    """A configuration error about a builder, without its configuration key."""
+    return str(exc).removeprefix(f"quasi_identifiers.{column}").lstrip(".: ")

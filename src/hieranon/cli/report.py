@@ -1,0 +1,120 @@
+"""``hieranon report``: the HTML report of an existing (original, anonymised) pair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import EXIT_FAILED, EXIT_OK, die, known_errors, one_line
+from .evaluate import evaluate_files, method_named, order_warning, utility_json
+from .files import check_outputs, files_read
+from .options import (
+    BetaOption,
+    ClassColumnOption,
+    ConfigOption,
+    CountColumnOption,
+    EncodingOption,
+    JsonOption,
+    KOption,
+    LDiversityOption,
+    MissingOption,
+    OrderMapOption,
+    QiOption,
+    QuietOption,
+    RequireOption,
+    RiskThresholdOption,
+    SensitiveHierarchyOption,
+    SuppressedOption,
+    TargetOption,
+    TClosenessOption,
+    UtilityOption,
+    WeightsOption,
+    build_spec,
+    check_suppressed,
+    checked_options,
+    read_config,
+)
+from .output import bound_rows, configure_logging, json_default, risk_rows, risk_summary, status, verdict_line
+
+
+def report_command(
+    original: Path = typer.Argument(..., help="The original table."),
+    anonymised: Path = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The HTML report to write."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
+    k: KOption = None,
+    require: RequireOption = [],
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="Method that made ANONYMISED (shown)."),
+    count_column: CountColumnOption = None,
+    class_column: ClassColumnOption = None,
+    weights: WeightsOption = None,
+    beta: BetaOption = None,
+    missing: MissingOption = None,
+    risk_threshold: RiskThresholdOption = None,
+    l_diversity: LDiversityOption = [],
+    t_closeness: TClosenessOption = [],
+    sensitive_hierarchy: SensitiveHierarchyOption = [],
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing report."),
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+    encoding: EncodingOption = "utf-8",
+    bound: bool = typer.Option(False, "--bound", help="Also show a lower bound of every local recoding's "
+                               "distortion and how far ANONYMISED is from it (minutes on large tables)."),
+    order_map: OrderMapOption = None,
+    public: bool = typer.Option(False, "--public", help="Leave out everything computed on ORIGINAL (sample "
+                                "uniques, input class sizes, before-figures), for sharing outside."),
+    utility: UtilityOption = False,
+    target: TargetOption = None,
+    suppressed: SuppressedOption = "class",
+):
+    """Write the HTML report of an existing (ORIGINAL, ANONYMISED) pair.
+
+    The report is written even when ANONYMISED fails verification (it shows
+    why); the exit status is then 1."""
+    configure_logging(True, False)
+    try:
+        from ..io import write_text
+        from ..report import render_report
+
+        checked_options(k, None, missing, beta, risk_threshold)
+        check_suppressed(suppressed)
+        doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
+        with status(quiet or as_json, doing + "..."):
+            cfg = read_config(config)
+            spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
+                              weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
+                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+            check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
+                                                                anonymised_table=anonymised, configuration=config,
+                                                                order_map=order_map))
+            result = evaluate_files(original, anonymised, encoding, spec, method_named(method, cfg), bound,
+                                    suppressed, order_map=order_map,
+                                    utility={"target": target} if (utility or target is not None) and not public
+                                    else None)
+            html = render_report(None, result, input_name=original.name, output_name=anonymised.name,
+                                 public=public)
+            risk_before, risk_after, _ = result.risk()
+        write_text(html, output, overwrite=force)
+    except known_errors() as exc:
+        die(one_line(exc))
+    ok = bool(result.verification.ok)
+    threshold = result.risk_threshold
+    if as_json:
+        typer.echo(json.dumps({"verified": ok, "verification": result.verification.summary(),
+                               "metrics": result.metrics.as_dict() if result.metrics else None,
+                               "risk": risk_summary(risk_before, risk_after, threshold),
+                               **result.bound_summary(), "privacy": result.privacy().as_dict(),
+                               "report": str(output),
+                               **(utility_json(result) if (utility or target is not None) and not public else {})},
+                              default=json_default, indent=2))
+    elif not quiet:
+        typer.echo(verdict_line(result.verification), err=not ok)
+        order_warning(result, quiet)
+        for name, value in bound_rows(result) + risk_rows(risk_before, risk_after, threshold):
+            typer.echo(f"{name}: {value}")
+        typer.echo(f"report written to {output}", err=True)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
