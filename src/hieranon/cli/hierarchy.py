@@ -25,20 +25,6 @@ hierarchy_app = typer.Typer(no_args_is_help=True, help="Build hierarchies from d
 HIERARCHY_SEPARATORS = (";", ",", "|", "\t")
 
 
-def _split_numbers(text: str, option: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20") from None
-    if not values:
-        raise UsageError(f"{option} {text!r}: expected comma-separated numbers like 5,10,20")
-    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
-    if bad:
-        raise UsageError(f"{option} {text!r}: {bad[0]:g} is not a positive finite width; expected comma-separated "
-                         "numbers like 5,10,20")
-    return [int(v) if v.is_integer() else v for v in values]
-
-
 @hierarchy_app.command("build")
 def hierarchy_build(
     column: str = typer.Option(..., "--column", help="The column to build the hierarchy of."),
