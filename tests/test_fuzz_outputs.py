@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +39,7 @@ def _job(d: Path) -> dict[str, Path]:
     hier.write_text(OK_HIER)
     config.write_text("quasi_identifiers: {sex: h.csv}\nk: 2\nidentifiers: [id]\ninsensitive: [pad]\n"
                       "method: mondrian\n")
-    key.write_text("0f" * 32 + "\n")
+    key.write_text("0123456789abcdef" * 4 + "\n")
     return {"table": table, "hierarchy": hier, "config": config, "key": key}
 
 
@@ -92,7 +93,7 @@ def test_the_seed_is_written_nowhere(tmp_path):
 
 def test_a_pseudonym_key_file_relinks_releases(tmp_path):
     key = tmp_path / "pseudonym.key"
-    key.write_text("0f" * 32 + "\n")
+    key.write_text("0123456789abcdef" * 4 + "\n")
     ids = []
     for i in range(2):
         out = tmp_path / f"o{i}.csv"
@@ -106,7 +107,7 @@ def test_a_pseudonym_key_file_relinks_releases(tmp_path):
 @pytest.mark.parametrize("content, extra, fragments", [
     (None, ["--identifier-action", "pseudonym"], ["--pseudonym-key", "does not exist", "token_hex"]),
     ("abc\n", ["--identifier-action", "pseudonym"], ["--pseudonym-key", "3 bytes", "at least 32"]),
-    ("0f" * 32, [], ["--pseudonym-key", "--identifier-action pseudonym"]),
+    ("0123456789abcdef" * 4, [], ["--pseudonym-key", "--identifier-action pseudonym"]),
 ])
 def test_a_bad_pseudonym_key_is_one_line_and_nothing_written(tmp_path, content, extra, fragments):
     key = tmp_path / "k.key"
@@ -250,3 +251,29 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, where):
     lines = error_lines(proc.stderr)
     assert len(lines) == 1 and "terminated" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.csv", "job.yaml", "p.key", "t.csv"]
+
+
+@pytest.mark.parametrize("option", ["-o", "--report", "--keep-order-map"])
+def test_an_output_that_is_a_device_or_fifo_is_refused_even_with_force(tmp_path, option):
+    """``-o /dev/null --force`` as root replaced the system's /dev/null with the release."""
+    special = tmp_path / "fifo"
+    os.mkfifo(special)
+    paths = {"-o": tmp_path / "o.csv", "--report": tmp_path / "r.html", "--keep-order-map": tmp_path / "m.csv",
+             option: special}
+    before = _snapshot(tmp_path)
+    code, _, err = run_cli("anonymize", EXAMPLE, "--config", EXAMPLE_CFG, "--shuffle", "--force", "-q",
+                           *[x for pair in paths.items() for x in pair])
+    _one_error(code, err, str(special), "not a regular file")
+    assert _snapshot(tmp_path) == before and stat.S_ISFIFO(special.stat().st_mode)
+
+
+def test_an_order_map_past_64_bit_row_numbers_is_bad_input(tmp_path):
+    out, order = tmp_path / "o.csv", tmp_path / "m.csv"
+    code, _, err = run_cli("anonymize", EXAMPLE, "--config", EXAMPLE_CFG, "-o", out, "--shuffle",
+                           "--keep-order-map", order, "-q")
+    assert code == 0, err
+    rows = order.read_text().splitlines()
+    rows[1] = "9223372036854775808," + rows[1].split(",")[1]
+    order.write_text("\n".join(rows) + "\n")
+    code, _, err = run_cli("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--order-map", order)
+    _one_error(code, err, str(order), "whole row numbers")

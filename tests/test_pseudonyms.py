@@ -40,7 +40,7 @@ def test_pseudonyms_do_not_follow_the_sort_order_of_the_values():
     i-th identifier in sorted order. Keyed pseudonyms sort independently of
     their values."""
     ids = _ids()
-    ranks = [pd.Series(pseudonyms(ids, as_key(bytes([b]) * 32))).rank().tolist() for b in range(3)]
+    ranks = [pd.Series(pseudonyms(ids, as_key(bytes(range(b, b + 32))))).rank().tolist() for b in range(3)]
     assert all(r != list(map(float, range(1, len(ids) + 1))) for r in ranks)
     assert ranks[0] != ranks[1]
 
@@ -73,9 +73,9 @@ def test_a_bad_key_file_is_named_with_how_to_make_one(tmp_path, content, fragmen
 
 def test_a_key_file_gives_the_same_pseudonyms_as_its_bytes(tmp_path):
     path = tmp_path / "pseudonym.key"
-    path.write_text("ab" * 32 + "\n")  # the documented token_hex(32) form, with its line end
-    assert read_key(path) == ("ab" * 32).encode()
-    assert pseudonyms(_ids(), as_key(str(path))).equals(pseudonyms(_ids(), ("ab" * 32).encode()))
+    path.write_text("0123456789abcdef" * 4 + "\n")  # the documented token_hex(32) form, with its line end
+    assert read_key(path) == ("0123456789abcdef" * 4).encode()
+    assert pseudonyms(_ids(), as_key(str(path))).equals(pseudonyms(_ids(), ("0123456789abcdef" * 4).encode()))
     with pytest.raises(PseudonymKeyError, match="at least 32"):
         as_key(b"too short")
 
@@ -89,7 +89,18 @@ def test_protective_randomness_is_fresh_without_a_seed():
 
 
 def test_a_key_given_as_text_that_is_no_file_is_not_repeated_in_the_message():
-    secret = "ab" * 32  # the secret itself passed where a key file's path is expected
+    secret = "0123456789abcdef" * 4  # the secret itself passed where a key file's path is expected
     with pytest.raises(PseudonymKeyError) as exc:
         as_key(secret)
     assert secret not in str(exc.value) and "bytes" in str(exc.value)
+
+
+@pytest.mark.parametrize("content", ["0" * 64, "a" * 40, "abab" * 10, " " * 40])
+def test_a_key_without_randomness_is_refused(tmp_path, content):
+    """Long enough but no secret: anyone could try ``000...`` and reverse the pseudonyms."""
+    path = tmp_path / "pseudonym.key"
+    path.write_text(content + "\n")
+    with pytest.raises(PseudonymKeyError, match="distinct characters"):
+        read_key(path)
+    with pytest.raises(PseudonymKeyError, match="distinct characters"):
+        as_key(content.encode())

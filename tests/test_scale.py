@@ -366,7 +366,7 @@ def test_a_dataset_gets_pseudonyms_not_masks(tmp_path):
     df = pd.DataFrame({"id": ids, "sex": ["M", "F", "W"] * 100})
     df.to_parquet(src / "part-0.parquet", index=False)
     spec = AnonymizationSpec(hierarchies={"sex": H.suppression("sex", df["sex"])}, k=2, identifiers=("id",),
-                             identifier_action="pseudonym", pseudonym_key=b"s" * 32, method="mondrian")
+                             identifier_action="pseudonym", pseudonym_key=bytes(range(100, 132)), method="mondrian")
     res = anonymize_parquet(src, tmp_path / "out", spec, block_size=100, batch_rows=100, executor="serial")
     assert res.verification.ok
     out = read_dataset(tmp_path / "out")

@@ -68,10 +68,24 @@ def read_key(path, what: str = "pseudonym key file") -> bytes:
             key = fh.read(MAX_KEY_BYTES + 1).rstrip(b"\r\n")
     except OSError as exc:
         raise PseudonymKeyError(f"cannot read {what} {path}: {os_error_message(exc)}") from None
+    return check_key(key, f"{what} {path}")
+
+
+#: Fewest distinct byte values a key holds: a key of random bytes, or their hexadecimal digits, holds far more;
+#: a run of one character (``000...``) or a word repeated is no secret.
+MIN_DISTINCT_KEY_BYTES = 8
+
+
+def check_key(key: bytes, what: str) -> bytes:
+    """``key`` if it is long enough and does not look like a placeholder;
+    else :class:`PseudonymKeyError` naming ``what`` and how to make a key."""
     if len(key) < MIN_KEY_BYTES:
-        raise PseudonymKeyError(f"{what} {path} holds {len(key)} bytes; a key needs at least {MIN_KEY_BYTES} "
-                                f"random bytes (make one with: {MAKE_KEY})")
-    return key
+        raise PseudonymKeyError(f"{what} holds {len(key)} bytes; a key needs at least {MIN_KEY_BYTES} random "
+                                f"bytes (make one with: {MAKE_KEY})")
+    if len(set(key)) < MIN_DISTINCT_KEY_BYTES:
+        raise PseudonymKeyError(f"{what} holds only {len(set(key))} distinct characters: it is no random key, and "
+                                f"anyone could try it (make one with: {MAKE_KEY})")
+    return bytes(key)
 
 
 def as_key(key) -> bytes | None:
@@ -80,10 +94,7 @@ def as_key(key) -> bytes | None:
     if key is None:
         return None
     if isinstance(key, (bytes, bytearray)):
-        if len(key) < MIN_KEY_BYTES:
-            raise PseudonymKeyError(f"pseudonym_key: {len(key)} bytes; a key needs at least {MIN_KEY_BYTES} random "
-                                    f"bytes (secrets.token_bytes({MIN_KEY_BYTES}))")
-        return bytes(key)
+        return check_key(key, "pseudonym_key")
     if isinstance(key, (str, os.PathLike)):
         if not os.path.lexists(key):  # not quoted: a str may be the secret itself, passed by mistake
             raise PseudonymKeyError("pseudonym_key: no file at the path given (the value is not repeated here, "

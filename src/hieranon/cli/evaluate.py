@@ -55,7 +55,7 @@ def _unshuffle(anon, order_map: Path):
                          f"(got {list(table.columns)})")
     try:
         table = table.astype(np.int64)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # a number past 2**63 overflows
         raise UsageError(f"--order-map {order_map}: expected whole row numbers in input_row,output_row") from None
     out_rows = table.sort_values("input_row")["output_row"].to_numpy()
     if len(out_rows) != len(anon) or not np.array_equal(np.sort(out_rows), np.arange(len(anon))) \

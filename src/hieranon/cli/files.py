@@ -80,6 +80,8 @@ def check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, direc
         output = Path(output)
         if output.is_dir() and what not in directory:
             raise UsageError(f"{what} {output} is a directory; give a file name")
+        if output.exists() and not output.is_dir() and not output.is_file():  # --force must not replace /dev/null
+            raise UsageError(f"{what} {output} is not a regular file (a device, FIFO or socket); give a file name")
         if (output.exists() or output.is_symlink()) and not force:
             raise UsageError(f"{what} {output} already exists; pass --force to overwrite it")
         if not output.parent.exists():
