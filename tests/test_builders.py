@@ -394,3 +394,12 @@ def test_wage_cli_builders_anonymize_and_api_agree(wage, tmp_path):
         assert a[c].dtype == wage[c].dtype or (pd.api.types.is_string_dtype(a[c].dtype)
                                                and pd.api.types.is_string_dtype(wage[c].dtype))
         assert np.array_equal(a[c].to_numpy(), wage[c].to_numpy())
+
+
+@pytest.mark.parametrize("value", [2**63 - 1, 10**18 + 1, -(2**53) - 2])
+def test_intervals_refuse_numbers_floats_cannot_place_exactly(value):
+    """Beyond 2**53 neighbouring integers share a float: 9223372036854775807
+    was published as [9223372036854776320, 9223372036854776325) and verified."""
+    with pytest.raises(H.HierarchyError, match=r"beyond 2\*\*53"):
+        B.intervals("n", [str(value), str(value - 1), "5"], [5, 10])
+    assert int(B.intervals("n", [str(2**53), "5"], [5, 10]).is_leaf.sum()) == 2  # exact up to 2**53

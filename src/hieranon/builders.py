@@ -204,6 +204,10 @@ def _bin_index(text: np.ndarray, nums: np.ndarray, origin: Decimal, width: Decim
     return idx
 
 
+#: The largest magnitude up to which every integer is a distinct 64-bit float (2**53).
+EXACT_FLOAT_LIMIT = 2.0**53
+
+
 def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: float | str = 0,
               missing_leaf: bool = False) -> Hierarchy:
     """Numeric intervals: value -> ``[lo, lo + widths[0])`` -> ... -> ``*``.
@@ -227,6 +231,10 @@ def intervals(name: str, values: Iterable, widths: Sequence[float], *, origin: f
     bad = np.flatnonzero(~np.isfinite(nums))
     if len(bad):
         raise HierarchyError(f"attribute {name!r}: intervals need finite numbers, found {excerpt(texts[bad[0]])}")
+    inexact = np.flatnonzero(np.abs(nums) > EXACT_FLOAT_LIMIT)
+    if len(inexact):  # above it, neighbouring integers share a float: a label would misstate the value
+        raise HierarchyError(f"attribute {name!r}: {excerpt(texts[inexact[0]])} is beyond 2**53, where intervals "
+                             "cannot place numbers exactly; such values are codes: use mask or groups")
     order = np.lexsort((texts.astype(str), nums))
     texts, nums = texts[order], nums[order]
     upper = []
