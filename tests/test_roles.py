@@ -345,3 +345,12 @@ def test_config_refuses_contradictory_roles(tmp_path, text, fragments):
         C.load(f)
     for fragment in fragments:
         assert fragment in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("role", ["identifiers", "sensitive", "insensitive"])
+def test_a_role_given_as_text_is_one_column(role):
+    """A text names one column, as ``quasi_identifiers`` does: ``sensitive="diag"``
+    named the columns d, i, a, g, and ``insensitive="ab"`` split into a and b."""
+    df = pd.DataFrame({"q": list("xxxyyy"), "diag": list("abcabc")})
+    result = hieranon.anonymize(df, hierarchies={"q": "suppress"}, k=3, strict_roles=True, **{role: "diag"})
+    assert getattr(result.spec, role) == ("diag",)

@@ -169,7 +169,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
         identifiers=identifiers, identifier_action=identifier_action, pseudonym_key=pseudonym_key,
         params={**(params or {}), **method_params},
-        privacy=tuple(privacy or ()), sensitive=tuple(sensitive or ()), insensitive=tuple(insensitive or ()),
+        privacy=tuple(privacy or ()), sensitive=sensitive or (), insensitive=insensitive or (),
         strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression,
         execution=execution)
     return run(df, spec, lower_bound=lower_bound, progress=progress)

@@ -11,7 +11,8 @@ privacy models and the verifier alike:
 * leading and trailing whitespace is removed, whitespace as Unicode
   defines it (:meth:`str.isspace`): spaces, tabs, line breaks, the no-break
   space U+00A0, the narrow no-break space U+202F, the ideographic space
-  U+3000 and the other Unicode spaces. Spaces inside the text are kept.
+  U+3000 and the other Unicode spaces, and the separators U+001C-U+001F,
+  which :meth:`str.isspace` counts too. Spaces inside the text are kept.
 
 Released (anonymised) cells are *not* normalised when they are checked: a
 published cell must print its value exactly as the anonymiser writes it

@@ -254,6 +254,9 @@ class AnonymizationSpec:
         def set_(name, value):  # a frozen dataclass normalises its own fields here
             object.__setattr__(self, name, value)
 
+        for role in ("identifiers", "sensitive", "insensitive"):  # a text is one column, as for quasi_identifiers
+            columns = getattr(self, role)
+            set_(role, (columns,) if isinstance(columns, str) else tuple(columns))
         hs = self.hierarchies
         if not isinstance(hs, Mapping):
             raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
