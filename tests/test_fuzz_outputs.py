@@ -277,3 +277,27 @@ def test_an_order_map_past_64_bit_row_numbers_is_bad_input(tmp_path):
     order.write_text("\n".join(rows) + "\n")
     code, _, err = run_cli("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--order-map", order)
     _one_error(code, err, str(order), "whole row numbers")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_whose_exception_was_swallowed_still_stops_the_run_and_removes_its_outputs(tmp_path, monkeypatch,
+                                                                                          signum):
+    """A signal's exception raised inside a weakref callback is printed and
+    swallowed by Python; the run went on, wrote everything and said
+    "nothing was written" (SIGTERM) or exited 0 (Ctrl-C)."""
+    from hieranon.cli import errors
+
+    def swallowed(*args, **kwargs):  # the handler ran, its exception was lost
+        try:
+            errors._raise_interrupt(signum, None)
+        except KeyboardInterrupt:
+            pass
+        return real(*args, **kwargs)
+
+    real = hio.write_text
+    monkeypatch.setattr(hio, "write_text", swallowed)
+    before = _snapshot(tmp_path)
+    code, _, err = run_cli("anonymize", EXAMPLE, "--config", EXAMPLE_CFG, "-o", tmp_path / "o.csv",
+                           "--report", tmp_path / "r.html", "--shuffle", "--keep-order-map", tmp_path / "m.csv", "-q")
+    assert code == (143 if signum == signal.SIGTERM else 130), err
+    assert "nothing was written" in err and _snapshot(tmp_path) == before

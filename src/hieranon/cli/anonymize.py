@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..progress import stage as progress_stage
-from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, run_outputs
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (
     BetaOption,
@@ -296,7 +296,8 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
     with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
         write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
                     source=input, source_encoding=encoding, overwrite=force)
-    written = [output]
+    written = run_outputs()
+    written.append(output)
     if html is not None:
         _write_report_or_undo(html, report, written, force)
     if order_map is not None:
@@ -318,6 +319,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
                                 executor=params.get("executor", "dask"), scheduler=params.get("scheduler"),
                                 n_workers=params.get("n_workers"), force=force)
     result = res.result
+    run_outputs().append(output)
     html = None
     if report is not None:
         from ..report import render_report
@@ -325,7 +327,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
         with status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
                                  public=public)
-        _write_report_or_undo(html, report, [output], force)
+        _write_report_or_undo(html, report, run_outputs(), force)
     return result, html
 
 

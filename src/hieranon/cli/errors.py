@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import NoReturn, Optional
 
 import typer
@@ -65,13 +66,25 @@ class Terminated(KeyboardInterrupt):
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
-#: set when SIGTERM arrived (a run that swallowed the exception still exits 143)
-_terminated: list[bool] = []
+#: The signals that arrived during the run: a run whose code swallowed the exception they raised (in a
+#: weakref callback, a __del__) still stops, exit 130 or 143, and removes what it wrote.
+_signals: list[int] = []
+#: The files and directories this run has put in place, removed when a signal stops it after all.
+_written: list[Path] = []
 
 
-def _raise_terminated(signum, frame):
-    _terminated.append(True)
-    raise Terminated()
+def run_outputs() -> list[Path]:
+    """The list a command appends each output to once it is in place, so that
+    a run stopped by a signal late (even one its code swallowed) removes them
+    and can say that nothing was written."""
+    return _written
+
+
+def _raise_interrupt(signum, frame):
+    import signal
+
+    _signals.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 @contextmanager
@@ -84,18 +97,26 @@ def _sigterm_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _terminated.clear()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    _signals.clear()
+    _written.clear()
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _exit_interrupted() -> None:
     """One line and the conventional status of a run stopped by Ctrl-C (130)
     or SIGTERM (143)."""
-    terminated = bool(_terminated)
+    import shutil
+    import signal
+
+    for path in _written:  # complete outputs of a run that was stopped after all: removed, as promised
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    _written.clear()
+    terminated = signal.SIGTERM in _signals
     typer.echo(f"hieranon: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing was written",
                err=True)
     sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
@@ -163,7 +184,7 @@ def run(app: typer.Typer, args: Optional[list[str]] = None) -> NoReturn:
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)
-    if code == EXIT_INTERRUPTED or _terminated:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent status 130
+    if code == EXIT_INTERRUPTED or _signals:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent status 130
         _exit_interrupted()
     # a command's typer.Exit(code), --help (0) or a normal return (None: 0)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
