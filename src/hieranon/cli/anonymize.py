@@ -162,6 +162,9 @@ def anonymize(
                     raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
                 if distributed and spec.shuffle:
                     raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                if spec.shuffle and spec.seed is not None:
+                    warn("with --seed the row order can be undone by anyone who tries seeds until the rows line up "
+                         "(e.g. by a date column); leave --seed out of a release")
                 data = None if dataset else read_checked(input, encoding, quiet or as_json)
                 if distributed:
                     _quiet_dask(verbose)
