@@ -565,3 +565,18 @@ def test_excel_header_cells_that_are_numbers_name_columns_by_their_text(tmp_path
                                      "-k", "2", "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
     assert pd.read_csv(out, dtype=str).columns.tolist() == ["2019", "sex"]
+
+
+def test_a_csv_column_typed_for_parquet_never_becomes_another_number(tmp_path):
+    """``9007199254740993`` beside ``1.10`` was stored as the double
+    9007199254740992.0, a 20-digit code as 1.2345678901234567e+19: a column
+    is typed only when every float stands for the number its text writes."""
+    src, out = tmp_path / "acct.csv", tmp_path / "acct.parquet"
+    src.write_text("sex,acct,price\nM,9007199254740993,1.10\nM,12345678901234567890,2.5\nM,1.10,3\n"
+                   "F,5,4\nF,6,5\nF,7,6.25\n")
+    r = run("anonymize", src, "-o", out, "--qi", "sex=suppress", "-k", "3", "--insensitive", "acct",
+            "--insensitive", "price", "-q")
+    assert r.exit_code == 0, r.stderr
+    got = pd.read_parquet(out)
+    assert got["acct"].tolist() == ["9007199254740993", "12345678901234567890", "1.10", "5", "6", "7"]
+    assert got["price"].dtype == "float64" and got["price"].tolist() == [1.1, 2.5, 3.0, 4.0, 5.0, 6.25]

@@ -15,6 +15,7 @@ import errno
 import os
 from collections import Counter
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -348,8 +349,17 @@ def _as_number(col: pd.Series) -> pd.Series | None:
         ints = pd.to_numeric(col, errors="coerce")
         return ints.astype("int64") if len(present) == len(col) else ints.astype("Int64")
     if text.str.fullmatch(_FLOAT_TEXT).all():
-        return pd.Series(as_floats(col), index=col.index)
+        floats = as_floats(col)
+        if _floats_keep_values(text.unique(), as_floats(text.unique())):
+            return pd.Series(floats, index=col.index)
     return None
+
+
+def _floats_keep_values(texts: np.ndarray, floats: np.ndarray) -> bool:
+    """Does every float stand for the number its text writes (``1.10`` is
+    1.1; ``9007199254740993`` is no float, nor is a 20-digit code)? Else the
+    column stays text: a published column is never another number."""
+    return all(Decimal(t) == Decimal(repr(f)) for t, f in zip(texts, floats.tolist()))
 
 
 def parquet_ready(df: pd.DataFrame, *, from_text: bool = False) -> pd.DataFrame:
