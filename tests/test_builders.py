@@ -403,3 +403,10 @@ def test_intervals_refuse_numbers_floats_cannot_place_exactly(value):
     with pytest.raises(H.HierarchyError, match=r"beyond 2\*\*53"):
         B.intervals("n", [str(value), str(value - 1), "5"], [5, 10])
     assert int(B.intervals("n", [str(2**53), "5"], [5, 10]).is_leaf.sum()) == 2  # exact up to 2**53
+
+
+@pytest.mark.parametrize("order", [["M", "F", "M"], ["M", "F\u00a0", "F"]])
+def test_an_order_listing_a_value_twice_is_refused(order):
+    """``order: [M, F, M]`` gave the label F..M, contradicting the order given."""
+    with pytest.raises(H.HierarchyError, match="twice"):
+        B.ordered("sex", ["M", "F"], [2], order=order)

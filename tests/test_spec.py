@@ -174,3 +174,8 @@ def test_config_values_may_be_numpy_numbers(tmp_path):
     for key, bad in (("k", True), ("seed", np.bool_(True)), ("beta", "2")):
         with pytest.raises(C.ConfigError, match=key):
             C.parse({**raw, key: bad}, base=tmp_path)
+
+
+def test_a_ranking_listing_an_attribute_twice_is_refused():
+    with pytest.raises(ValueError, match="'age' twice"):
+        AnonymizationSpec(hierarchies={"age": "suppress", "zip": "suppress"}, k=2, priorities=["age", "age", "zip"])

@@ -334,7 +334,11 @@ def ordered(name: str, values: Iterable, sizes: Sequence[int], *, order: Sequenc
                              "multiple of the previous one")
     texts, has_missing = _texts(values)
     if order is not None:
-        rank = {value_to_label(v): i for i, v in enumerate(order)}
+        labels = [value_to_label(v) for v in order]
+        twice = [v for v in dict.fromkeys(labels) if labels.count(v) > 1]
+        if twice:  # the later rank would silently win, and a group's label contradict the order given
+            raise HierarchyError(f"attribute {name!r}: the order lists {twice[0]!r} twice; list each value once")
+        rank = {label: i for i, label in enumerate(labels)}
         absent = [t for t in texts if t not in rank]
         if absent:
             raise HierarchyError(f"attribute {name!r}: value(s) {', '.join(excerpt(x) for x in absent[:10])} are "

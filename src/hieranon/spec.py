@@ -346,6 +346,9 @@ class AnonymizationSpec:
         bad = [a for a in ranking if not isinstance(a, Hashable) or isinstance(a, (tuple, bool))]
         if bad:
             raise ValueError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
+        twice = [a for a in dict.fromkeys(ranking) if ranking.count(a) > 1]
+        if twice:
+            raise ValueError(f"priorities: the ranking lists {twice[0]!r} twice; give each attribute one rank")
         return ranking
 
     # ------------------------------------------------------------ builders
