@@ -410,3 +410,10 @@ def test_an_order_listing_a_value_twice_is_refused(order):
     """``order: [M, F, M]`` gave the label F..M, contradicting the order given."""
     with pytest.raises(H.HierarchyError, match="twice"):
         B.ordered("sex", ["M", "F"], [2], order=order)
+
+
+def test_a_mapping_giving_one_value_twice_is_refused():
+    """``{"M": x, "M\\u00a0": y}`` read as one value mapped twice; a mapping file
+    was refused but the inline mapping and the API let the later win."""
+    with pytest.raises(H.HierarchyError, match="mapped twice"):
+        B.grouping("sex", ["M", "F"], {"M": "x", "M\u00a0": "y", "F": "x"})

@@ -306,8 +306,12 @@ def grouping(name: str, values: Iterable, mapping: Mapping | str | Path, *, miss
     must be mapped; a group given two supergroups is refused."""
     if isinstance(mapping, (str, Path)):
         mapping = read_mapping(mapping)
-    table = {value_to_label(k): ([v] if isinstance(v, str) or not isinstance(v, Sequence) else list(v))
-             for k, v in mapping.items()}
+    table = {}
+    for k, v in mapping.items():
+        label = value_to_label(k)
+        if label in table:  # two keys that read as one value (M and M + no-break space): the later would win
+            raise HierarchyError(f"attribute {name!r}: value {excerpt(label)} is mapped twice; map it once")
+        table[label] = [v] if isinstance(v, str) or not isinstance(v, Sequence) else list(v)
     depths = {len(v) for v in table.values()}
     if len(depths) > 1 or 0 in depths:
         raise HierarchyError(f"attribute {name!r}: every value of the mapping needs the same number of groups "
