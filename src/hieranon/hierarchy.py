@@ -1,21 +1,8 @@
-"""Value generalisation hierarchies (VGHs) as integer trees.
+"""Value generalisation hierarchies (VGHs): reading them from files.
 
-A hierarchy is a rooted tree per attribute: leaves are the original values,
-the root is ``*`` (any). Levels are numbered as in the papers (Li et al. 2006,
-Def. 5): **level 1 is the root, level h the leaves** of a leaf-balanced tree.
-
-The tree itself (:class:`Hierarchy`) is defined in :mod:`hieranon.tree` and
-importable from here. Nodes are integer ids ``0..n_nodes-1`` with the root at id 0. Everything an
-algorithm needs is precomputed as numpy arrays:
-
-* ``parent[v]`` (``-1`` for the root) and ``depth[v]`` (0 at the root),
-  so ``level[v] = depth[v] + 1``;
-* ``ancestors[v, d]`` -- the ancestor of ``v`` at depth ``d`` (``v`` itself
-  for ``d >= depth[v]``), so the lowest common ancestor of two nodes takes at
-  most ``height`` look-ups (:meth:`Hierarchy.lca`);
-* a dense ``node x node`` LCA table (:attr:`Hierarchy.lca_table`) for small
-  hierarchies only, making the closest common generalisation (Li et al. 2006,
-  Def. 8) of two codes one array look-up.
+The tree itself (:class:`Hierarchy`: node ids, parents, ancestors, LCA
+tables) is defined and documented in :mod:`hieranon.tree` and importable
+from here; this module reads it from files.
 
 Loaders: ARX's CSV format (:func:`from_arx_csv`), nested mappings
 (:func:`from_mapping`, YAML/JSON via :func:`from_file`). Hierarchies built

@@ -349,9 +349,9 @@ def _as_number(col: pd.Series) -> pd.Series | None:
         ints = pd.to_numeric(col, errors="coerce")
         return ints.astype("int64") if len(present) == len(col) else ints.astype("Int64")
     if text.str.fullmatch(_FLOAT_TEXT).all():
-        floats = as_floats(col)
-        if _floats_keep_values(text.unique(), as_floats(text.unique())):
-            return pd.Series(floats, index=col.index)
+        distinct = text.unique()
+        if _floats_keep_values(distinct, as_floats(distinct)):
+            return pd.Series(as_floats(col), index=col.index)
     return None
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..progress import stage as progress_stage
-from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, run_outputs
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, remove_outputs, run_outputs
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (
     BetaOption,
@@ -339,17 +339,11 @@ def _write_report_or_undo(text: str, path: Path, written: list[Path], force: boo
     an existing file only with ``force``; when that fails, remove the files
     this run has ``written`` (the output first), so that it leaves nothing
     behind; else add ``path`` to them."""
-    import shutil
-
     from ..io import write_text
     try:
         write_text(text, path, overwrite=force)
     except BaseException:
-        for done in written:
-            if done.is_dir():
-                shutil.rmtree(done, ignore_errors=True)
-            else:
-                done.unlink(missing_ok=True)
+        remove_outputs(written)
         raise
     written.append(path)
 

@@ -80,6 +80,18 @@ def run_outputs() -> list[Path]:
     return _written
 
 
+def remove_outputs(paths: list[Path]) -> None:
+    """Remove the files and directories a run put in place (a run that fails
+    or is stopped late leaves nothing behind)."""
+    import shutil
+
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def _raise_interrupt(signum, frame):
     import signal
 
@@ -110,11 +122,9 @@ def _sigterm_as_interrupt():
 def _exit_interrupted() -> None:
     """One line and the conventional status of a run stopped by Ctrl-C (130)
     or SIGTERM (143)."""
-    import shutil
     import signal
 
-    for path in _written:  # complete outputs of a run that was stopped after all: removed, as promised
-        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    remove_outputs(_written)  # complete outputs of a run that was stopped after all: removed, as promised
     _written.clear()
     terminated = signal.SIGTERM in _signals
     typer.echo(f"hieranon: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing was written",
