@@ -21,26 +21,46 @@ keeps it from failing:
   opens the progress stage :data:`COMPILE_STAGE` (see
   :mod:`hieranon.progress`: logged by default, shown by the command line),
   whose ``done`` counts the functions compiled so far.
+* **Kernels compiled when the package is built.** Building the wheel
+  (``pip install .``) runs representative jobs and ships their compiled
+  code in ``hieranon/_prebuilt_kernels`` (:data:`PREBUILT_DIR`), like a C
+  extension compiled at installation: the first run of a fresh
+  installation, or of a container started for one job, loads them instead
+  of compiling (Adult, k = 10, default method: about as fast as a warm run,
+  ``benchmarks/results/first_run.json``). numba's own cache is keyed by each
+  source file's path and modification time, which an installation does not
+  keep, so these are found by :class:`_PrebuiltLocator`, keyed by a digest
+  of the package's sources and the versions of Python, numba and numpy
+  (:func:`source_stamp`); when anything differs (another numba, an edited
+  source) they are ignored and kernels compile as below
+  (``HIERANON_PREBUILT_KERNELS=0`` ignores them too). The same mechanism
+  serves ``hieranon prepare-kernels``.
 * **No compiling for a small table.** :class:`~hieranon.algorithms.base.Algorithm`
   runs the kernels as Python (:func:`interpreted`) when the table is small
-  (:func:`small_table`): the README's quick start then takes seconds on a
-  fresh installation instead of a minute, with the same output.
+  (:func:`small_table`) and nothing is compiled yet: the README's quick
+  start from a development checkout then takes seconds instead of a minute,
+  with the same output.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import hashlib
+import json
 import logging
 import math
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numba
 import numpy as np
-from numba.core import config, event
+from numba.core import caching, config, event
 from numba.core.registry import CPUDispatcher
 
 from .progress import stage
@@ -51,10 +71,20 @@ log = logging.getLogger(__name__)
 COMPILE_STAGE = "preparing fast kernels (first run only)"
 
 __all__ = ["COMPILE_STAGE", "kernel", "cache_location", "CACHE_DIR", "CACHING", "interpreted", "small_table",
-           "compiled_before",
-           "SMALL_TABLE_ROWS", "SMALL_TABLE_WORK"]
+           "compiled_before", "PREBUILT_DIR", "PREBUILT", "source_stamp", "prebuilt_matches", "write_prebuilt_stamp",
+           "uncompiled_kernels", "SMALL_TABLE_ROWS", "SMALL_TABLE_WORK"]
 
 _PACKAGE = Path(__file__).resolve().parent
+#: Where a built package keeps the kernels compiled when it was built.
+PREBUILT_DIR = _PACKAGE / "_prebuilt_kernels"
+#: The file in :data:`PREBUILT_DIR` naming what its kernels were compiled from.
+_STAMP_FILE = "STAMP.json"
+#: Set to a directory, kernels are compiled into it as prebuilt ones
+#: (``hieranon prepare-kernels`` and the package build set it).
+PREBUILD_ENV = "HIERANON_PREBUILD_INTO"
+#: ``HIERANON_PREBUILT_KERNELS=0`` ignores the prebuilt kernels (and builds a
+#: wheel without them): kernels compile on first use, as in a checkout.
+SWITCH_ENV = "HIERANON_PREBUILT_KERNELS"
 #: Directories holding kernel modules (numba caches beside each).
 _KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
 
@@ -92,22 +122,144 @@ def cache_location() -> tuple[str | None, str]:
     return None, "none"
 
 
-def _configure_cache() -> tuple[str | None, bool]:
+@functools.lru_cache(maxsize=1)
+def _source_stamp() -> tuple[tuple[str, str], ...]:
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return (("sources", digest.hexdigest()), ("python", sys.version), ("numba", numba.__version__),
+            ("numpy", np.__version__))
+
+
+def source_stamp() -> dict[str, str]:
+    """What prebuilt kernels must have been compiled from to be loaded: a
+    SHA-256 digest of every Python source of the package (a kernel's
+    machine code also holds the kernels and constants it uses from other
+    modules) and the versions of Python, numba and numpy. Read once per
+    process."""
+    return dict(_source_stamp())
+
+
+def prebuilt_matches(directory: Path = PREBUILT_DIR) -> bool:
+    """Were the kernels in ``directory`` compiled from these sources with
+    these versions (its stamp file equals :func:`source_stamp`)?"""
+    try:
+        stamp = json.loads((directory / _STAMP_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return stamp == source_stamp()
+
+
+def write_prebuilt_stamp(directory: Path) -> None:
+    """Mark the kernels compiled into ``directory`` as made from these
+    sources (after ``hieranon prepare-kernels`` has filled it)."""
+    (directory / _STAMP_FILE).write_text(json.dumps(source_stamp(), indent=1) + "\n")
+
+
+def _seeded_copy(prebuilt: Path) -> Path | None:
+    """A writable copy of the read-only prebuilt kernels (numba writes the
+    code of argument types they lack beside them), made once per stamp in
+    the user's cache directory, else the temporary directory."""
+    tag = source_stamp()["sources"][:16]
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    for base in (_user_cache_dir().parent / "kernels", Path(tempfile.gettempdir()) / f"hieranon-{uid}" / "kernels"):
+        target = base / tag
+        if (target / _STAMP_FILE).exists():
+            return target
+        if not _writable(base):
+            continue
+        staging = Path(tempfile.mkdtemp(dir=base, prefix=f".{tag}-"))
+        try:
+            shutil.copytree(prebuilt, staging, dirs_exist_ok=True)
+            os.replace(staging, target)  # atomic: a concurrent run sees all of it or none
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not (target / _STAMP_FILE).exists():
+                continue
+        return target
+    return None
+
+
+def _prebuilt_root() -> tuple[Path | None, str]:
+    """Where the kernels are loaded from and cached when prebuilt ones
+    apply: ``(directory, why)``; directory None when they do not."""
+    if os.environ.get(PREBUILD_ENV):
+        return Path(os.environ[PREBUILD_ENV]), "compiling prebuilt kernels"
+    if os.environ.get(SWITCH_ENV, "").strip().lower() in ("0", "no", "false", "off"):
+        return None, f"{SWITCH_ENV} is off"
+    if not PREBUILT_DIR.is_dir():
+        return None, "no prebuilt kernels"
+    if not prebuilt_matches():
+        log.info("the prebuilt kernels in %s were made from other sources or versions of Python, numba or numpy: "
+                 "kernels are compiled on first use", PREBUILT_DIR)
+        return None, "prebuilt kernels do not match"
+    if _writable(PREBUILT_DIR):
+        return PREBUILT_DIR, "prebuilt kernels"
+    copy = _seeded_copy(PREBUILT_DIR)
+    return (copy, "copy of the prebuilt kernels") if copy is not None else (None, "no writable copy")
+
+
+class _PrebuiltLocator(caching._CacheLocator):
+    """numba cache locator for hieranon's kernels under a prebuilt root:
+    files named as numba names them, in the package's sub-directory of the
+    kernel's module, and stamped with :func:`source_stamp` instead of the
+    source file's modification time (which an installation does not keep)."""
+
+    root: Path | None = None
+    stamp: dict | None = None
+
+    def __init__(self, py_func, py_file: str) -> None:
+        self._lineno = py_func.__code__.co_firstlineno
+        relative = Path(py_file).resolve().parent.relative_to(_PACKAGE)
+        self._cache_path = str(self.root / relative)
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return json.dumps(self.stamp, sort_keys=True)
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if cls.root is None or not Path(py_file).resolve().is_relative_to(_PACKAGE):
+            return None
+        locator = cls(py_func, py_file)
+        try:
+            locator.ensure_cache_path()
+        except OSError:
+            return None
+        return locator
+
+
+def _configure_cache() -> tuple[str | None, bool, bool]:
+    root, why = _prebuilt_root()
+    if root is not None:
+        _PrebuiltLocator.root, _PrebuiltLocator.stamp = root, source_stamp()
+        caching.CacheImpl._locator_classes.insert(0, _PrebuiltLocator)
+        log.debug("kernels: %s (%s)", root, why)
+        return str(root), True, True
     directory, reason = cache_location()
     if reason == "none":
         log.warning("no writable directory for the compiled kernels' cache (the installation, the home "
                      "directory and %s are read-only): kernels are compiled again in every run; set "
                      "NUMBA_CACHE_DIR to a writable directory to keep them", tempfile.gettempdir())
-        return None, False
+        return None, False, False
     if directory is not None and not os.environ.get("NUMBA_CACHE_DIR"):
         log.info("the installation is read-only: compiled kernels are cached in %s (%s)", directory, reason)
         os.environ["NUMBA_CACHE_DIR"] = directory  # numba reads its configuration again from the environment
         config.CACHE_DIR = directory
-    return directory, True
+    return directory, True, False
 
 
-#: Directory of the compiled kernels' cache (None: numba's default, beside the sources).
-CACHE_DIR, CACHING = _configure_cache()
+#: Directory of the compiled kernels' cache (None: numba's default, beside
+#: the sources); whether they are cached at all; whether the prebuilt
+#: kernels (or a directory being filled with them) are in use.
+CACHE_DIR, CACHING, PREBUILT = _configure_cache()
 
 
 def kernel(fn: Callable | None = None, *, parallel: bool = False, nogil: bool = False,
@@ -170,6 +322,14 @@ def small_table(n_rows: int, heights: Sequence[int]) -> bool:
     (the work grows faster than the rows); Adult's 60 rows x 6,480 nodes
     over a minute (the sweep visits depth vectors of the lattice)."""
     return n_rows <= SMALL_TABLE_ROWS and n_rows * math.prod(heights) <= SMALL_TABLE_WORK
+
+
+def uncompiled_kernels() -> list[str]:
+    """Qualified names of the declared kernels with no compiled code in the
+    cache (what ``hieranon prepare-kernels`` did not reach); kernels always
+    inlined into their callers have no code of their own and are left out."""
+    return [f"{k.py_func.__module__}.{k.py_func.__qualname__}" for k in _KERNELS
+            if k.targetoptions.get("inline", "never") != "always" and not _has_cache_index(k)]
 
 
 def _has_cache_index(dispatcher) -> bool:

@@ -22,7 +22,7 @@ with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
                        | --suppress) [-o FILE.csv]
     hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
-    hieranon config-template | methods
+    hieranon config-template | methods | prepare-kernels
 
 Exit codes:
 
@@ -69,6 +69,7 @@ from .errors import EXIT_OK, run
 from .evaluate import evaluate
 from .hierarchy import hierarchy_app
 from .info import config_template, experiments, methods
+from .kernels import prepare_kernels_command
 from .report import report_command
 
 # Each command imports what it uses inside itself (no import cycle is hidden that way: tests/test_imports.py counts
@@ -102,6 +103,7 @@ app.add_typer(hierarchy_app, name="hierarchy")
 app.command("config-template")(config_template)
 app.command()(methods)
 app.command()(experiments)
+app.command("prepare-kernels")(prepare_kernels_command)
 
 
 def main(args: Optional[list[str]] = None) -> None:  # console-script entry point
