@@ -181,14 +181,14 @@ def test_info_is_a_read_only_dict_view_of_the_details():
 # ------------------------------------------------------------ privacy models
 def test_privacy_capability_is_declared_and_refusal_names_the_methods_that_have_it():
     from hieranon.algorithms.base import privacy_methods
-    from hieranon.algorithms.registry import method_class
+    from hieranon.algorithms.registry import method_tags
 
     supporting = privacy_methods()
     assert supporting[0] == "kaca+ (default)"
     names = [m.replace(" (default)", "") for m in supporting]
     assert names == sorted(names, key=lambda m: m != "kaca+")
     for m in available_methods():
-        assert (m in names) == method_class(m).privacy_models
+        assert (m in names) == method_tags(m).privacy_models
 
 
 def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
