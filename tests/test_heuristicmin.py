@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import contract
 from hieranon import hierarchy as H
+from hieranon.algorithms import contract
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.heuristicmin import HeuristicMin, SearchLimitError, SearchLimitWarning, _Space
 from hieranon.algorithms.tags import get_tags

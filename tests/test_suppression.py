@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hieranon
-from contract import check_solution
 from hieranon import metrics as M
 from hieranon.algorithms.base import Algorithm, Problem, Solution
+from hieranon.algorithms.contract import check_solution
 from hieranon.algorithms.registry import available_methods, make_algorithm, method_tags
 from hieranon.algorithms.suppression import (
     BudgetedSuppression,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contract import check_result, check_solution
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
+from hieranon.algorithms.contract import check_result, check_solution
 from hieranon.algorithms.tags import get_tags
 from hieranon.algorithms.tds import TDS, entropy, info_gain
 from hieranon.metrics import CostModel
