@@ -181,14 +181,14 @@ def test_info_is_a_read_only_dict_view_of_the_details():
 # ------------------------------------------------------------ privacy models
 def test_privacy_capability_is_declared_and_refusal_names_the_methods_that_have_it():
     from hieranon.algorithms.base import privacy_methods
-    from hieranon.algorithms.registry import method_class
+    from hieranon.algorithms.registry import method_tags
 
     supporting = privacy_methods()
     assert supporting[0] == "kaca+ (default)"
     names = [m.replace(" (default)", "") for m in supporting]
     assert names == sorted(names, key=lambda m: m != "kaca+")
     for m in available_methods():
-        assert (m in names) == method_class(m).privacy_models
+        assert (m in names) == method_tags(m).privacy_models
 
 
 def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
@@ -214,3 +214,62 @@ def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
     text = str(err.value)
     assert "\n" not in text and text.startswith("method 'noprivacy' does not support l-diversity / t-closeness")
     assert "kaca+ (default)" in text and "mondrian" in text
+
+
+# ------------------------------------------------------------ get_params / set_params / clone
+def test_a_budgeted_run_rebuilds_from_its_own_parameters():
+    from hieranon.algorithms.base import clone
+    from hieranon.algorithms.suppression import BudgetedSuppression, SuppressionBudget, parse_budget, with_budget
+
+    algo = with_budget(make_algorithm("kaca+", restarts=3), parse_budget("5%"))
+    params = algo.get_params()
+    assert set(params) == {"inner", "max_suppression"} and params["max_suppression"] == SuppressionBudget(0.05)
+    again = type(algo)(**params)
+    assert isinstance(again, BudgetedSuppression) and again.name == "kaca+" and again.inner.restarts == 3
+    twin = clone(algo)
+    assert twin.inner is not algo.inner and twin.inner.get_params() == algo.inner.get_params()
+    # what a result records stays flat: the method's own parameters and the budget as written
+    assert algo.run_params() == {**make_algorithm("kaca+", restarts=3).get_params(), "max_suppression": "5%"}
+
+
+def test_nested_parameters_read_and_set_with_double_underscores():
+    from hieranon.algorithms.suppression import parse_budget, with_budget
+
+    algo = with_budget(make_algorithm("kaca1"), parse_budget(12))
+    deep = algo.get_params(deep=True)
+    assert deep["inner__fast"] is True and deep["inner__suppression_threshold"] is None
+    inner = algo.inner
+    assert algo.set_params(inner__fast=np.bool_(False), max_suppression="10%") is algo
+    assert algo.inner.fast is False and str(algo.budget) == "10%" and inner.fast is True  # the old inner untouched
+    with pytest.raises(ValueError, match="invalid parameter inner__fast|fast='no'"):
+        algo.set_params(inner__fast="no")
+    with pytest.raises(ValueError, match=r"invalid parameter\(s\) outer"):
+        algo.set_params(outer__fast=True)
+    with pytest.raises(ValueError, match="max_suppression"):
+        algo.set_params(max_suppression="lots")
+    assert algo.inner.fast is False and str(algo.budget) == "10%"  # refused values change nothing
+
+
+def test_set_params_validates_through_the_declaration_and_changes_nothing_when_refused():
+    algo = make_algorithm("kaca+", restarts=2)
+    assert algo.set_params(restarts=np.int64(4), refine=np.bool_(False)) is algo
+    assert algo.restarts == 4 and type(algo.restarts) is int and algo.refine is False
+    with pytest.raises(ValueError, match=r"restarts=0: expected a whole number >= 1 or None"):
+        algo.set_params(refine=True, restarts=0)
+    assert algo.restarts == 4 and algo.refine is False
+    with pytest.raises(ValueError, match="cannot be 'partitioned'"):
+        make_algorithm("partitioned").set_params(inner_method="partitioned")
+
+
+def test_clone_is_unused_and_equal():
+    from hieranon.algorithms.base import clone
+
+    algo = _Echo(times=3)
+    algo.solve(_problem(("a", "b")))
+    twin = clone(algo)
+    assert twin is not algo and twin.get_params() == {"times": 3} and twin.calls == 0
+    part = make_algorithm("partitioned", method_params={"fast": False})
+    copy = clone(part)
+    assert copy.method_params == {"fast": False} and copy.method_params is not part.method_params
+    with pytest.raises(TypeError, match="not a hieranon algorithm"):
+        clone(object())

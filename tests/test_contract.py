@@ -1,15 +1,15 @@
-"""The contract every registered method keeps (in the manner of scikit-learn's
-estimator checks): run over ``registry.available_methods()`` through the
-public API only, on small random tables and hierarchies.
+"""The contract every registered method and wrapper keeps (in the manner of
+scikit-learn's estimator checks): :mod:`hieranon.algorithms.checks` over
+every method of ``registry.available_methods()``, the budgeted and
+partitioned wrappers, and more parameter settings; then the same contract
+through the public API on random frames, and k, l and t cross-checked by pycanon.
 
-The output is checked by :mod:`contract` (plain Python, no library code);
-parameters are taken from ``registry.method_parameters``. A method that
-breaks the contract today is marked ``xfail(strict=True)`` with the reason.
+The output is checked by :mod:`hieranon.algorithms.contract` (plain Python,
+no library code); which runs need a class column or small tables is read
+from the methods' tags.
 """
 
 from __future__ import annotations
-
-import inspect
 
 import numpy as np
 import pandas as pd
@@ -18,16 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hieranon
-from contract import check_codes, check_frame
 from hieranon.algorithms import registry
+from hieranon.algorithms.checks import parametrize_with_checks
+from hieranon.algorithms.contract import check_codes, check_frame
+from hieranon.algorithms.suppression import parse_budget, with_budget
 from oracles import pycanon_entropy_l, pycanon_k, pycanon_l, pycanon_t
 from random_tables import balanced, random_frames
 
 METHODS = registry.available_methods()
-#: methods that need a class column
-NEEDS_CLASS = {"tds", "bug", "dbca-cm"}
-#: methods that are exponential in the table (kept to a dozen rows)
-SMALL_ONLY = {"mingen"}
 #: parameters that make the run exercise more of the contract (suppression,
 #: several blocks) or keep it in-process
 EXTRA_RUNS = [
@@ -39,6 +37,29 @@ EXTRA_RUNS = [
 #: every method runs in-process
 BASE_PARAMS = {"partitioned": {"executor": "serial"}}
 RUNS = [(m, BASE_PARAMS.get(m, {})) for m in METHODS] + [(m, p) for m, p in EXTRA_RUNS if m in METHODS]
+#: methods run with a record budget: classes trimmed (kaca+, mondrian, partitioned), a native limit (fulldomain)
+BUDGETED = [m for m in ("kaca+", "mondrian", "partitioned", "fulldomain") if m in METHODS]
+
+
+def contract_methods() -> list:
+    """Every run of RUNS as an unfitted method, and the budgeted wrappers."""
+    out = [registry.make_algorithm(m, **p) for m, p in RUNS]
+    return out + [with_budget(registry.make_algorithm(m, **BASE_PARAMS.get(m, {})), parse_budget("25%"))
+                  for m in BUDGETED]
+
+
+@parametrize_with_checks(contract_methods())
+def test_method_keeps_the_contract(method, check):
+    check(method)
+
+
+def needs_class(method: str) -> bool:
+    return registry.method_tags(method).needs_class_column
+
+
+def max_rows(method: str, rows: int) -> int:
+    """``rows``, or a dozen for a method whose work is exponential in the table."""
+    return 12 if registry.method_tags(method).exact else rows
 
 
 def run_id(run) -> str:
@@ -49,7 +70,7 @@ def run_id(run) -> str:
 def anonymize(df, hs, k, seed, count_column, method, params, requirements=None):
     return hieranon.anonymize(df, list(hs), hs, k=None if requirements else k, requirements=requirements,
                               method=method, seed=seed, count_column=count_column,
-                              class_column="cls" if method in NEEDS_CLASS else None,
+                              class_column="cls" if needs_class(method) else None,
                               identifiers=["id"], params=params)
 
 
@@ -57,7 +78,7 @@ def requirements_for(method, hs, k, draw_split: bool):
     """One k over every QI, or (for a method taking several requirements) one
     per half of the QIs."""
     qis = list(hs)
-    if draw_split and len(qis) > 1 and registry.make_algorithm(method).multi_requirement:
+    if draw_split and len(qis) > 1 and registry.method_tags(method).several_requirements:
         return [(qis[: len(qis) // 2], k), (qis[len(qis) // 2:], max(2, k - 1))]
     return None
 
@@ -69,7 +90,7 @@ def test_output_contract(run):
 
     @settings(max_examples=20, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(case=random_frames(max_rows=12 if method in SMALL_ONLY else 30), split=st.booleans())
+    @given(case=random_frames(max_rows=max_rows(method, 30)), split=st.booleans())
     def check(case, split):
         df, hs, k, seed, count_column = case
         reqs = requirements_for(method, hs, k, split)
@@ -108,7 +129,7 @@ def test_full_domain_suppression_keeps_the_contract(method):
 def test_k_agrees_with_pycanon(method):
     rng = np.random.default_rng(11)
     hs = {"a0": balanced("a0", [2, 3]), "a1": balanced("a1", [3]), "a2": balanced("a2", [2, 2])}
-    n = 10 if method in SMALL_ONLY else 24
+    n = max_rows(method, 24)
     df = pd.DataFrame({"id": range(n), **{q: [h.labels[v] for v in rng.choice(h.leaves, n)] for q, h in hs.items()},
                        "note": range(n), "cls": rng.choice(["yes", "no"], n)})
     res = anonymize(df, hs, 3, 0, None, method, BASE_PARAMS.get(method, {}))
@@ -117,78 +138,15 @@ def test_k_agrees_with_pycanon(method):
 
 
 # ------------------------------------------------------------ parameters
-class Junk:
-    """A value of no type any parameter takes (with a stable repr for test ids)."""
-
-    def __repr__(self) -> str:
-        return "<junk>"
-
-
-def annotation_text(p: inspect.Parameter) -> str:
-    a = p.annotation
-    if a is inspect.Parameter.empty:
-        return ""
-    return a if isinstance(a, str) else getattr(a, "__name__", str(a))
-
-
-def bad_values(method: str, name: str, p: inspect.Parameter) -> list:
-    """Values the parameter must refuse: a wrong type, and for a number a negative one."""
-    annotation, default = annotation_text(p), p.default
-    first = annotation.split("|")[0].strip()
-    if isinstance(default, bool) or first == "bool":
-        return ["maybe"]
-    if (isinstance(default, (int, float)) and not isinstance(default, bool)) or first in ("int", "float"):
-        return ["abc", -1]
-    if first in ("dict", "list[str]") or name == "scheduler":  # scheduler: a free-form address
-        return [5]
-    if "str" in annotation:
-        return ["no-such-option"]
-    return [Junk()]
-
-
-#: (method, parameter, value) refused today without naming the parameter, or accepted
-KNOWN_BAD: dict = {}  # (method, parameter, value) -> why it is not refused yet (xfail, strict)
-
-
-def bad_parameter_cases():
-    for method in METHODS:
-        for name, p in registry.method_parameters(method).items():
-            for value in bad_values(method, name, p):
-                marks = ()
-                if (method, name, value) in KNOWN_BAD:
-                    marks = pytest.mark.xfail(strict=True, reason=KNOWN_BAD[method, name, value])
-                yield pytest.param(method, name, value, marks=marks, id=f"{method}-{name}={value!r}")
-
-
-@pytest.mark.parametrize("method, name, value", list(bad_parameter_cases()))
-def test_invalid_parameter_is_refused_naming_it(method, name, value):
-    with pytest.raises(ValueError, match=name):
-        registry.make_algorithm(method, **{name: value})
-
-
 @pytest.mark.parametrize("method", METHODS)
 def test_unknown_parameter_is_refused_naming_it(method):
     with pytest.raises(ValueError, match="no_such_parameter"):
         registry.make_algorithm(method, no_such_parameter=1)
 
 
-@pytest.mark.parametrize("run", RUNS, ids=run_id)
-def test_get_params_round_trips_and_repr_shows_them(run):
-    method, params = run
-    algo = registry.make_algorithm(method, **params)
-    got = algo.get_params()
-    for name, value in params.items():
-        assert got[name] == value
-    assert registry.make_algorithm(method, **got).get_params() == got
-    text = repr(algo)
-    assert text.startswith(type(algo).__name__ + "(")
-    for name, value in got.items():
-        assert f"{name}={value!r}" in text
-
-
 # ------------------------------------------------------------ the checker itself
 def test_the_checker_catches_each_kind_of_breach():
-    """tests/contract.py rejects every breach it is meant to catch (else the
+    """hieranon.algorithms.contract rejects every breach it is meant to catch (else the
     suite above could not fail)."""
     hs = {"a0": balanced("a0", [2, 2])}  # * -> a00, a01 -> a00.0, a00.1, a01.0, a01.1
     df = pd.DataFrame({"id": range(4), "a0": ["a00.0", "a00.1", "a01.0", "a01.1"], "note": range(4)})
@@ -232,8 +190,10 @@ def test_the_code_checker_catches_each_kind_of_breach():
 
 
 # ------------------------------------------------------------ privacy models
-#: runs of the privacy contract: every method, and the lattice methods with suppression
-PRIVACY_RUNS = RUNS + [(m, {"suppression_limit": 0.3}) for m in ("fulldomain", "allmin", "datafly") if m in METHODS]
+#: runs of the privacy contract: every method whose tags honour privacy models (the others' refusal is
+#: check_privacy_models), and the lattice methods with their own suppression limit
+PRIVACY_RUNS = [(m, p) for m, p in RUNS if registry.method_tags(m).privacy_models] + \
+    [(m, {"suppression_limit": 0.3}) for m in ("fulldomain", "allmin", "datafly") if m in METHODS]
 
 
 def check_with_pycanon(problem, codes, sens, models):
@@ -260,8 +220,7 @@ def check_with_pycanon(problem, codes, sens, models):
 @pytest.mark.parametrize("run", PRIVACY_RUNS, ids=run_id)
 def test_privacy_contract(run):
     """A method that honours privacy models returns classes (the suppressed
-    records one more) that satisfy them, by the verifier and by pycanon; one
-    that does not refuses them in one line naming the methods that do."""
+    records one more) that satisfy them, by the verifier and by pycanon."""
     from hieranon.privacy import PrivacyError
     from hieranon.verify import verify_codes
     from random_tables import private_problems
@@ -271,19 +230,13 @@ def test_privacy_contract(run):
 
     @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(case=private_problems(max_rows=12 if method in SMALL_ONLY else 30, feasible=False), data=st.data())
+    @given(case=private_problems(max_rows=max_rows(method, 30), feasible=False), data=st.data())
     def check(case, data):
         problem, sens, models = case
         enc = problem.table
         problem.class_labels = np.asarray(data.draw(st.lists(st.sampled_from(["yes", "no"]), min_size=enc.n_rows,
                                                              max_size=enc.n_rows)))
         feasible = all(b.ok_hist(b.table_hist())[0] for b in problem.privacy)
-        if not type(algo).privacy_models:
-            with pytest.raises(ValueError) as err:
-                algo.solve(problem)
-            text = str(err.value)
-            assert "\n" not in text and f"method {method!r} does not support" in text and "kaca+ (default)" in text
-            return
         if not feasible:
             with pytest.raises(PrivacyError):
                 algo.solve(problem)
@@ -300,49 +253,20 @@ def test_privacy_contract(run):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_impossible_privacy_model_is_refused_before_any_work(method, monkeypatch):
-    """Every method refuses a model the whole table violates (or models it
-    does not support) without starting its work."""
-    from hieranon.privacy import DistinctLDiversity
-    from hieranon.table import EncodedTable
-    from random_tables import make_problem
-
-    h = balanced("a0", [2, 2])
-    enc = EncodedTable(np.array([[v] for v in h.leaves] * 2, dtype=np.int32), [h], ["a0"],
-                       np.ones(8, dtype=np.int64))
-    problem = make_problem(enc, 2, 0)
-    problem.class_labels = np.array(["yes", "no"] * 4)
-    sens = pd.DataFrame({"s": ["x", "y"] * 4})
-    problem.privacy = [DistinctLDiversity("s", 3).bind(sens)]
-    algo = registry.make_algorithm(method, **BASE_PARAMS.get(method, {}))
-
-    def no_work(*a, **kw):
-        raise AssertionError("work started")
-
-    monkeypatch.setattr(type(algo), "_solve", no_work)
-    with pytest.raises(ValueError) as err:
-        algo.solve(problem)
-    text = str(err.value)
-    assert "\n" not in text
-    assert ("distinct 3-diversity of 's' cannot be met" in text) == type(algo).privacy_models
-
-
-@pytest.mark.parametrize("method", METHODS)
 def test_privacy_through_the_public_api(method):
     """hieranon.anonymize with a privacy model: verified output from a method
     that honours it, a one-line refusal from one that does not."""
-    from hieranon.algorithms.registry import method_class
     from hieranon.privacy import DistinctLDiversity
 
     rng = np.random.default_rng(7)
     hs = {"a0": balanced("a0", [2, 3]), "a1": balanced("a1", [3])}
-    n = 10 if method in SMALL_ONLY else 24
+    n = max_rows(method, 24)
     df = pd.DataFrame({"id": range(n), **{q: [h.labels[v] for v in rng.choice(h.leaves, n)] for q, h in hs.items()},
                        "note": range(n), "cls": rng.choice(["yes", "no"], n), "s": rng.choice(["x", "y", "z"], n)})
     run = lambda: hieranon.anonymize(df, list(hs), hs, k=3, method=method, seed=0,  # noqa: E731
-                                     class_column="cls" if method in NEEDS_CLASS else None, identifiers=["id"],
+                                     class_column="cls" if needs_class(method) else None, identifiers=["id"],
                                      params=BASE_PARAMS.get(method, {}), privacy=[DistinctLDiversity("s", 2)])
-    if method_class(method).privacy_models:
+    if registry.method_tags(method).privacy_models:
         res = run()
         assert res.verification.ok
         assert pycanon_l(res.data.astype(str), list(hs), ["s"]) >= 2

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract import check_result
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms import dbca as D
 from hieranon.algorithms.base import Problem
+from hieranon.algorithms.contract import check_result
 from hieranon.api import anonymize, prepare
 from hieranon.requirements import Requirement
 from hieranon.table import encode, encode_generalised, group, row_keys

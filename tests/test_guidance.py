@@ -59,8 +59,12 @@ def test_methods_command_table_and_json():
     r = run("methods")
     assert r.exit_code == 0
     for text in ("kaca+", "(default)", "Sun, Wang & Li 2008", "several requirements", "privacy models",
-                 "Fung, Wang & Yu 2005", "suppression_threshold"):
+                 "Fung, Wang & Yu 2005", "suppression_threshold", "class column", "randomised", "no (exact)"):
         assert text in r.stdout
+    # one column per capability, read from the tags: tds's row says it needs a class column, kaca+'s that it is seeded
+    rows = {line.split("│")[1].strip(): line for line in r.stdout.splitlines() if line.count("│") > 5}
+    assert "needed" in rows["tds"] and "needed" not in rows["kaca+"] and "randomised" in rows["kaca+"]
+    assert all(set(m) >= {"class_column", "randomised", "exact"} for m in got)
 
 
 def test_version():

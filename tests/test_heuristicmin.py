@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import contract
 from hieranon import hierarchy as H
+from hieranon.algorithms import contract
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.heuristicmin import HeuristicMin, SearchLimitError, SearchLimitWarning, _Space
+from hieranon.algorithms.tags import get_tags
 
 # the paper tables are typed once in hieranon.datasets.paper_tables (also used by
 # `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
@@ -266,7 +267,7 @@ def test_registered_in_api():
     from hieranon.api import make_algorithm
 
     algo = make_algorithm("heuristicmin", max_tables=10)
-    assert isinstance(algo, HeuristicMin) and algo.multi_requirement
+    assert isinstance(algo, HeuristicMin) and get_tags(algo).several_requirements
 
 
 # --------------------------------------------- optimality on random tables

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contract import check_output, check_solution
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
+from hieranon.algorithms.contract import check_output, check_solution
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge, candidate_tuples, expand_records
 from hieranon.metrics import CostModel, precision
 from hieranon.requirements import Requirement

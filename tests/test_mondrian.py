@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract import check_result, check_solution
 from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
+from hieranon.algorithms.contract import check_result, check_solution
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.requirements import Requirement
 from hieranon.table import encode

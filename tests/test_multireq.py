@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from contract import check_codes, check_frame, satisfies
 from hieranon import api, metrics
 from hieranon import hierarchy as H
 from hieranon.algorithms import registry
 from hieranon.algorithms.base import Problem
+from hieranon.algorithms.contract import check_codes, check_frame, satisfies
 from hieranon.algorithms.multireq import essential_requirements, merge_groups, single_problem
 from hieranon.io import read_table
 from hieranon.requirements import Requirement

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contract import check_result, check_solution
 from hieranon import metrics as M
+from hieranon.algorithms.contract import check_result, check_solution
 from hieranon.algorithms.partition import Partitioned, dfs_rank, split_blocks
 from hieranon.api import anonymize, prepare
 from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies

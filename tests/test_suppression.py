@@ -16,13 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hieranon
-from contract import check_solution
 from hieranon import metrics as M
 from hieranon.algorithms.base import Algorithm, Problem, Solution
-from hieranon.algorithms.registry import available_methods, make_algorithm
+from hieranon.algorithms.contract import check_solution
+from hieranon.algorithms.registry import available_methods, make_algorithm, method_tags
 from hieranon.algorithms.suppression import (
-    NATIVE,
-    REFUSED,
     BudgetedSuppression,
     SuppressionBudget,
     parse_budget,
@@ -34,9 +32,10 @@ from hieranon.verify import verify, verify_codes
 from main_runner import run_main
 from random_tables import balanced, make_problem, random_tables
 
-#: methods that need a class column, and the methods run by the property test
-NEEDS_CLASS = {"tds", "bug", "dbca-cm"}
-SUPPRESSING = [m for m in available_methods() if m not in REFUSED]
+#: the methods run by the property test: those whose tags take a budget
+SUPPRESSING = [m for m in available_methods() if method_tags(m).suppression.takes_budget]
+#: methods whose own suppression limit takes the budget
+NATIVE = [m for m in available_methods() if method_tags(m).suppression.native]
 #: every method runs in-process
 PARAMS = {"partitioned": {"executor": "serial", "block_size": 10}}
 
@@ -131,6 +130,7 @@ def test_native_full_domain_budget_lowers_the_distortion():
     lv = h.leaves
     codes = np.array([[lv[0]]] * 6 + [[lv[1]]] * 3 + [[lv[2]]], dtype=np.int32)
     p = make_problem(EncodedTable(codes, [h], ["a0"], np.ones(10, dtype=np.int64)), 3, 0)
+    assert NATIVE == ["fulldomain", "allmin", "datafly"]
     for method in NATIVE:
         plain = make_algorithm(method).solve(p)
         assert not plain.suppressed.any()
@@ -146,12 +146,12 @@ def test_native_full_domain_budget_lowers_the_distortion():
 def test_budget_never_exceeded_and_outputs_verify(method):
     @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(case=random_tables(max_rows=12 if method == "mingen" else 40, counts=True),
+    @given(case=random_tables(max_rows=12 if method_tags(method).exact else 40, counts=True),
            budget=st.one_of(st.integers(0, 20), st.sampled_from(["10%", "25%", "50%", 0.3])))
     def check(case, budget):
         enc, k, seed = case
         p = make_problem(enc, k, seed)
-        if method in NEEDS_CLASS:
+        if method_tags(method).needs_class_column:
             p.class_labels = np.random.default_rng(seed).choice(["yes", "no"], enc.n_rows)
         params = PARAMS.get(method, {})
         plain = make_algorithm(method, **params).solve(p)

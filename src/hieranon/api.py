@@ -219,7 +219,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
                         detail=plan.describe() if plan is not None else ""):
         solution: Solution = algo.solve(problem)
     timings["solve"] = time.perf_counter() - t
-    result = finish(df, problem, solution, algo.name, algo.get_params(), timings, spec.identifiers,
+    result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
     warn_if_useless(problem, solution, algo.name)
     result.roles = roles

@@ -361,7 +361,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     metrics = M.compute(table.codes, sol.codes, table.hierarchies, problem.k, table.counts, problem.cost,
                         table.qi_names, labels, suppressed=sol.suppressed, requirements=problem.requirements)
     timings["metrics"] = time.perf_counter() - t
-    result = AnonymizationResult(None, metrics, report, spec.method, algo.get_params(), problem.requirements,
+    result = AnonymizationResult(None, metrics, report, spec.method, algo.run_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,
                                  spec=spec, counts=table.counts, output=output_dir,
                                  privacy_models=list(problem.privacy),

@@ -9,6 +9,7 @@ row per input row, in order, and which rows were suppressed). The API layer
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -28,6 +29,7 @@ from ..requirements import Requirement
 from ..table import EncodedTable
 from .params import validate_parameters
 from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
+from .tags import Tags, get_tags
 
 log = logging.getLogger("hieranon.algorithms")
 
@@ -128,26 +130,29 @@ class Solution:
 
 
 class Algorithm(ABC):
-    """Base class: declared parameters (validated at construction), work in :meth:`_solve`.
+    """Base class: declared parameters (validated at construction), declared
+    capabilities (:attr:`tags`), work in :meth:`_solve`.
 
     A subclass declares its constructor's parameters in :attr:`parameters`
     (name -> constraint, see :mod:`hieranon.algorithms.params`). The
     constructor's arguments are checked against the declaration, normalised
     (numpy scalars to Python numbers) and stored as attributes of the same
     names before the subclass's ``__init__`` body runs; the body only
-    documents the signature or derives further state. :meth:`solve` checks the problem
-    (:meth:`check_problem`) once, then calls :meth:`_solve`.
+    documents the signature or derives further state. What the method can do
+    (several requirements, privacy models, a class column, suppression...) is
+    its :attr:`tags` (:mod:`hieranon.algorithms.tags`). :meth:`solve` checks
+    the problem against them (:meth:`check_problem`) once, then calls
+    :meth:`_solve`. As with scikit-learn estimators (Pedregosa et al. 2011;
+    Buitinck et al. 2013), :meth:`get_params`, :meth:`set_params` and
+    :func:`clone` rebuild an equal method from its parameters.
     """
 
     #: CLI/API name (``--method``)
     name: str = ""
-    #: True when the algorithm handles several requirements over different attribute sets
-    multi_requirement: bool = False
     #: The constructor's parameters: name -> constraint (or a shorthand such as ``bool``)
     parameters: ClassVar[dict[str, Any]] = {}
-    #: True when every class of the output (the suppressed records one more) satisfies
-    #: the privacy models of ``problem.privacy``; False: such a problem is refused
-    privacy_models: ClassVar[bool] = False
+    #: What the method can do, read through :func:`~hieranon.algorithms.tags.get_tags`
+    tags: ClassVar[Tags] = Tags()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -170,6 +175,11 @@ class Algorithm(ABC):
 
         validated_init._validates_parameters = True
         cls.__init__ = validated_init
+
+    def __hieranon_tags__(self) -> Tags:
+        """This instance's capabilities: the class's :attr:`tags` unless they
+        depend on the parameters (read them with :func:`~hieranon.algorithms.tags.get_tags`)."""
+        return type(self).tags
 
     def solve(self, problem: Problem) -> Solution:
         """Anonymise ``problem``; the output satisfies every requirement (and
@@ -195,23 +205,85 @@ class Algorithm(ABC):
         """The method itself, on a problem :meth:`check_problem` accepted."""
 
     def check_problem(self, problem: Problem) -> None:
-        """Refuse a problem this method cannot solve (ValueError saying why)."""
-        if not self.multi_requirement and not problem.single_full_requirement:
+        """Refuse a problem this method's tags say it cannot solve (ValueError
+        saying why, in one line): several requirements, privacy models, a
+        missing class column."""
+        tags = get_tags(self)
+        if not tags.several_requirements and not problem.single_full_requirement:
             raise ValueError(
                 f"method {self.name!r} supports one k over all quasi-identifiers; "
-                f"use {', '.join(methods_with('multi_requirement'))} for several requirements over "
+                f"use {', '.join(methods_with('several_requirements'))} for several requirements over "
                 "different attribute sets"
             )
-        if problem.privacy and not self.privacy_models:
+        if problem.privacy and not tags.privacy_models:
             raise ValueError(
                 f"method {self.name!r} does not support l-diversity / t-closeness; "
                 f"use {', '.join(privacy_methods())}"
             )
+        if tags.needs_class_column:
+            if problem.class_labels is None:
+                raise ValueError(
+                    f"method {self.name!r} needs a class column (class_column=... in the API, --class-column on "
+                    "the command line): it reads the class of every record"
+                )
+            if len(problem.class_labels) != problem.table.n_rows:
+                raise ValueError(f"method {self.name!r}: {len(problem.class_labels)} class labels for "
+                                 f"{problem.table.n_rows} rows")
 
-    def get_params(self) -> dict[str, Any]:
-        """The declared parameters and their values."""
-        return {name: getattr(self, name) for name in self.parameters}
+    # ------------------------------------------------------------ parameters
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        """The declared parameters and their values: ``type(self)(**get_params())``
+        builds an equal method. With ``deep``, the parameters of a nested method
+        follow too, as ``<parameter>__<its parameter>`` (scikit-learn's convention)."""
+        out = {name: getattr(self, name) for name in self.parameters}
+        if deep:
+            for name, value in list(out.items()):
+                if isinstance(value, Algorithm):
+                    out.update({f"{name}__{k}": v for k, v in value.get_params(deep=True).items()})
+        return out
+
+    def set_params(self, **params: Any) -> Algorithm:
+        """Change parameters (``<parameter>__<its parameter>`` for a nested
+        method) and return this method. They are checked as at construction,
+        all before any is changed: a value refused leaves the method as it was."""
+        own: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                own[key] = value
+        label = type(self).name or type(self).__name__
+        unknown = {n: None for n in nested if n not in self.parameters}
+        own = validate_parameters(label, self.parameters, {**unknown, **own})  # refuses the unknown names
+        merged = {**self.get_params(), **own}
+        for name, sub in nested.items():
+            inner = merged[name]
+            if not isinstance(inner, Algorithm):
+                raise ValueError(f"method {self.name!r}: parameter {name} holds no method, so {name}__"
+                                 f"{next(iter(sub))} cannot be set")
+            merged[name] = clone(inner).set_params(**sub)
+        fresh = type(self)(**merged)
+        vars(self).update(vars(fresh))
+        return self
+
+    def run_params(self) -> dict[str, Any]:
+        """The parameters as a result records them (plain values; a wrapper adds
+        its own to those of the method it wraps)."""
+        return self.get_params()
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
+
+
+def clone(method: Algorithm) -> Algorithm:
+    """A new, unused method of the same class with equal parameters (nested
+    methods cloned too, other values deep-copied), as scikit-learn's
+    ``clone`` (Buitinck et al. 2013): nothing a run left on ``method`` is carried over."""
+    if not isinstance(method, Algorithm):
+        raise TypeError(f"clone: {method!r} is not a hieranon algorithm")
+    params = {name: clone(value) if isinstance(value, Algorithm) else copy.deepcopy(value)
+              for name, value in method.get_params().items()}
+    return type(method)(**params)

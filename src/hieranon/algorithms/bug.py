@@ -42,6 +42,7 @@ import numpy as np
 from .base import Algorithm, Problem, Solution, log
 from .details import BUGDetails
 from .params import Interval
+from .tags import Tags
 from .tds import EPS, ClassTable, info_gain
 
 
@@ -54,7 +55,7 @@ class BUG(Algorithm):
     """
 
     name = "bug"
-    multi_requirement = True
+    tags = Tags(several_requirements=True, needs_class_column=True)
 
     parameters = {"max_steps": Interval(Integral, 0, None) | None}
 

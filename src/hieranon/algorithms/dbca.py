@@ -85,6 +85,7 @@ its centre and leftover rules, which the papers fix.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -98,6 +99,7 @@ from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails
 from .params import Interval
 from .privacy_merge import repair_solution
+from .tags import Tags
 
 __all__ = ["DBCA", "DBCACM", "DENSE_MAX_VALUES", "GROUP_MAX_COMBOS", "cluster_lca"]
 
@@ -513,7 +515,7 @@ class DBCA(Algorithm):
     """
 
     name = "dbca"
-    privacy_models = True
+    tags = Tags(privacy_models=True, randomised=True)
 
     def _solve(self, problem: Problem) -> Solution:
         return repair_solution(problem, self._cluster(problem, None))
@@ -647,23 +649,12 @@ class DBCACM(DBCA):
     """
 
     name = "dbca-cm"
+    tags = replace(DBCA.tags, needs_class_column=True)
 
     parameters = {"penalty": Interval(Real, 0, None)}
 
     def __init__(self, penalty: float = 1.0):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
-
-    def check_problem(self, problem: Problem) -> None:
-        super().check_problem(problem)
-        if problem.class_labels is None:
-            raise ValueError(
-                "method 'dbca-cm' needs a class column (class_column=... in the API, --class-column on the "
-                "command line): it keeps records of the same class label together"
-            )
-        if len(problem.class_labels) != problem.table.n_rows:
-            raise ValueError(
-                f"method 'dbca-cm': {len(problem.class_labels)} class labels for {problem.table.n_rows} rows"
-            )
 
     def _solve(self, problem: Problem) -> Solution:
         return repair_solution(problem, self._cluster(problem, self.penalty))

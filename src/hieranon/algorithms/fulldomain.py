@@ -49,6 +49,7 @@ from .base import Algorithm, Problem, Solution, log
 from .details import AllMinDetails, DataflyDetails, FullDomainDetails
 from .lattice import FEASIBLE, UNKNOWN, Classifier, Lattice
 from .params import Interval, NoneValue, Options
+from .tags import SuppressionTags, Tags
 
 OBJECTIVES = ("distortion", "prec", "dm")
 #: A fraction of the records that may be suppressed (Samarati 2001, MaxSup)
@@ -166,8 +167,8 @@ class FullDomain(Algorithm):
     """
 
     name = "fulldomain"
-    privacy_models = True
-    multi_requirement = True
+    tags = Tags(several_requirements=True, privacy_models=True,
+                suppression=SuppressionTags(setting="suppression_limit", native=True))
 
     parameters = {"objective": Options(*OBJECTIVES), "suppression_limit": SUPPRESSION_LIMIT,
                   "all_minimal": bool | NoneValue(), "exhaustive": bool, "time_limit": TIME_LIMIT,
@@ -298,8 +299,7 @@ class _LatticeHeuristic(Algorithm):
     """What AllMin and Datafly share: several requirements, privacy models
     checked per lattice node, and Samarati's suppression limit."""
 
-    privacy_models = True
-    multi_requirement = True
+    tags = FullDomain.tags
 
     parameters = {"suppression_limit": SUPPRESSION_LIMIT}
 

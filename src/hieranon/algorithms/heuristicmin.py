@@ -80,6 +80,7 @@ from ..table import group
 from .base import Algorithm, Problem, Solution, log
 from .details import HeuristicMinDetails
 from .params import Interval, Options
+from .tags import Tags
 
 VIOLATION_MODES = ("relevant", "any")
 SIBLING_MODES = ("paper", "subtree", "occurring")
@@ -280,7 +281,7 @@ class HeuristicMin(Algorithm):
     """
 
     name = "heuristicmin"
-    multi_requirement = True
+    tags = Tags(several_requirements=True)
 
     parameters = {"max_tables": Interval(Integral, 1, None), "violations": Options(*VIOLATION_MODES),
                   "siblings": Options(*SIBLING_MODES), "ties": Options(*TIE_MODES), "keep_trace": bool}

@@ -125,6 +125,7 @@ from .kaca_core import (
 from .multireq import single_problem, solve_requirements
 from .params import Interval
 from .privacy_merge import repair_and_improve, repair_solution
+from .tags import SuppressionTags, Tags
 
 __all__ = ["KACA1", "KACA2", "kaca1_codes", "kaca2_global_levels", "kaca2_final_levels"]
 
@@ -458,8 +459,8 @@ class KACA1(Algorithm):
     """
 
     name = "kaca1"
-    multi_requirement = True
-    privacy_models = True
+    tags = Tags(several_requirements=True, privacy_models=True, randomised=True,
+                suppression=SuppressionTags(setting="suppression_threshold"))
     parameters = {"fast": bool, "suppression_threshold": Interval(Real, 0, None) | None}
 
     def __init__(self, fast: bool = True, suppression_threshold: float | None = None):

@@ -62,6 +62,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -72,6 +73,7 @@ from ..table import EncodedTable, group
 from .base import Algorithm, Problem, Solution, log
 from .details import MinGenDetails
 from .params import Interval, Options
+from .tags import SuppressionTags, Tags
 
 MODES = ("rows", "records")
 OBJECTIVES = ("steps", "distortion")
@@ -183,7 +185,9 @@ class MinGen(Algorithm):
     """
 
     name = "mingen"
-    multi_requirement = True
+    tags = Tags(several_requirements=True, exact=True, suppression=SuppressionTags(refused=(
+        "it finds the least-distortion generalisation of every cell exactly, and a suppressed record (fully "
+        "generalised) never lowers that optimum")))
 
     parameters = {"mode": Options(*MODES), "objective": Options(*OBJECTIVES),
                   "max_records": Interval(Integral, 1, None), "max_variables": Interval(Integral, 1, None),
@@ -192,6 +196,10 @@ class MinGen(Algorithm):
     def __init__(self, mode: str = "rows", objective: str = "steps", max_records: int = 400,
                  max_variables: int = 60_000, time_limit: float | None = DEFAULT_TIME_LIMIT):
         """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
+
+    def __hieranon_tags__(self) -> Tags:
+        """The class's tags with the size this instance refuses (``max_records``)."""
+        return replace(type(self).tags, max_records=self.max_records)
 
     def check_problem(self, problem: Problem) -> None:
         super().check_problem(problem)

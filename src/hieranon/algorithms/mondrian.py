@@ -67,6 +67,7 @@ from ..jit import kernel
 from .base import Algorithm, Problem, Solution, log
 from .details import MondrianDetails
 from .params import NoneValue, Options
+from .tags import Tags
 
 CATEGORICAL_SPLITS = ("median", "hierarchy")
 
@@ -444,8 +445,7 @@ class Mondrian(Algorithm):
     """
 
     name = "mondrian"
-    privacy_models = True
-    multi_requirement = False
+    tags = Tags(privacy_models=True)
 
     parameters = {"strict": bool, "categorical": Options(*CATEGORICAL_SPLITS), "numeric": list | NoneValue(),
                   "numeric_ranges": bool}

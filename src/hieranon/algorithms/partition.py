@@ -31,7 +31,7 @@ import socket
 import struct
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 from urllib.parse import urlsplit
 
@@ -43,7 +43,8 @@ from ..table import EncodedTable, row_keys
 from .base import Algorithm, Problem, Solution
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
-from .registry import METHODS, make_algorithm, method_class, privacy_methods
+from .registry import METHODS, make_algorithm, method_tags, privacy_methods
+from .tags import Tags
 
 # dask is optional (the `dask` extra): imported inside the functions that use it, where its absence is handled
 
@@ -170,7 +171,8 @@ class Partitioned(Algorithm):
     """
 
     name = "partitioned"
-    privacy_models = True
+    #: with the default inner method (an instance takes those of its own: ``__hieranon_tags__``)
+    tags = Tags(privacy_models=True, randomised=True)
 
     parameters = {"inner_method": str | NoneValue(), "block_size": Interval(Integral, 2, None),
                   "executor": Options(*EXECUTORS), "scheduler": str | NoneValue(),
@@ -197,14 +199,21 @@ class Partitioned(Algorithm):
         """The inner method (former name of :attr:`inner_method`)."""
         return self.inner_method
 
+    def __hieranon_tags__(self) -> Tags:
+        """One k over all QIs (the blocks are cut for it); privacy models, a
+        class column and a seed as the inner method's tags say."""
+        inner = method_tags(self.inner_method)
+        return replace(type(self).tags, privacy_models=inner.privacy_models,
+                       needs_class_column=inner.needs_class_column, randomised=inner.randomised)
+
     def check_problem(self, problem: Problem) -> None:
-        """Also refuse privacy models the inner method does not support."""
-        super().check_problem(problem)
+        """Refuse privacy models the inner method does not support, naming it."""
         if problem.privacy:
-            if not method_class(self.inner_method).privacy_models:
+            if not method_tags(self.inner_method).privacy_models:
                 usable = [m for m in privacy_methods() if not m.startswith(self.name)]
                 raise ValueError(f"inner method {self.inner_method!r} of 'partitioned' does not support "
                                  f"l-diversity / t-closeness; use inner_method {', '.join(usable)}")
+        super().check_problem(problem)
 
     def _solve(self, problem: Problem) -> Solution:
         k = problem.k

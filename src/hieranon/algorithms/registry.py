@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..safeyaml import load_yaml
 from .params import validate_parameters
+from .tags import Tags, get_tags
 
 if TYPE_CHECKING:  # for annotations only: the base class imports the registry
     from .base import Algorithm
@@ -39,12 +40,6 @@ METHODS: dict[str, str] = {
 }
 #: The method the project recommends for lowest distortion (what ``--method`` defaults to).
 DEFAULT_METHOD = "kaca+"
-#: Methods whose own suppression limit (a fraction of the records) takes the budget
-NATIVE = {"fulldomain": "suppression_limit", "allmin": "suppression_limit", "datafly": "suppression_limit"}
-#: Methods that refuse a budget, and why
-REFUSED = {"mingen": "it finds the least-distortion generalisation of every cell exactly, and a suppressed record "
-                     "(fully generalised) never lowers that optimum"}
-
 
 def available_methods() -> list[str]:
     """Methods whose implementation is installed."""
@@ -71,19 +66,25 @@ def method_class(method: str) -> type[Algorithm]:
         raise ValueError(f"method {method!r} is not available in this version of hieranon") from None
 
 
+def method_tags(method: str) -> Tags:
+    """What the class registered under a ``--method`` name declares it can do
+    (:mod:`hieranon.algorithms.tags`)."""
+    return get_tags(method_class(method))
+
+
 def privacy_methods() -> list[str]:
     """The registered methods that honour privacy models, the default first
     (its name marked ``(default)``)."""
     return methods_with("privacy_models")
 
 
-def methods_with(flag: str) -> list[str]:
-    """The registered methods whose class sets ``flag`` (``privacy_models``,
-    ``multi_requirement``), the default first (its name marked ``(default)``)."""
+def methods_with(tag: str) -> list[str]:
+    """The registered methods whose tag ``tag`` is true (``privacy_models``,
+    ``several_requirements``...), the default first (its name marked ``(default)``)."""
     out = []
     for name in METHODS:
         try:
-            ok = getattr(method_class(name), flag)
+            ok = getattr(method_tags(name), tag)
         except ValueError:
             continue
         if ok:
@@ -126,7 +127,7 @@ def _load_method_info() -> dict[str, dict[str, str]]:
 #: What a custodian needs to choose a method, declared once per method (``data/methods.yaml``):
 #: ``family``, ``paper`` (authors, year), ``needs`` (what the data must give)
 #: and ``notes``; what a method supports (several requirements, suppression,
-#: privacy models) is read from its class by :func:`method_info`.
+#: privacy models...) is read from its tags by :func:`method_info`.
 #: (``METHOD_INFO``, read on first use.)
 def __getattr__(name: str):
     if name == "METHOD_INFO":
@@ -135,17 +136,19 @@ def __getattr__(name: str):
 
 
 def method_info(method: str) -> dict:
-    """A method's guidance: :data:`METHOD_INFO` and what its class supports
-    (``multi_requirement``, ``suppression`` -- a suppression parameter --
-    and ``privacy_models``; None when the class does not say)."""
-    klass = method_class(method)
+    """A method's guidance: :data:`METHOD_INFO` and what its tags say it
+    supports (``several_requirements``; ``suppression``, its own suppression
+    parameter; ``max_suppression``, whether it takes a record budget;
+    ``privacy_models``; ``class_column``; ``randomised``; ``exact``)."""
+    tags = method_tags(method)
     info = {"method": method, "default": method == DEFAULT_METHOD,
             **_load_method_info().get(method, {"family": "", "paper": "", "needs": "", "notes": ""})}
-    suppression = [p for p in klass.parameters if "suppress" in p]
-    info["several_requirements"] = bool(getattr(klass, "multi_requirement", False))
-    info["suppression"] = suppression[0] if suppression else None
-    info["max_suppression"] = method not in REFUSED  # the record budget every suppressing method takes
-    privacy = getattr(klass, "privacy_models", None)
-    info["privacy_models"] = privacy if isinstance(privacy, bool) else None
-    info["parameters"] = list(klass.parameters)
+    info["several_requirements"] = tags.several_requirements
+    info["suppression"] = tags.suppression.setting
+    info["max_suppression"] = tags.suppression.takes_budget
+    info["privacy_models"] = tags.privacy_models
+    info["class_column"] = tags.needs_class_column
+    info["randomised"] = tags.randomised
+    info["exact"] = tags.exact
+    info["parameters"] = list(method_class(method).parameters)
     return info

@@ -53,14 +53,12 @@ import numpy as np
 from ..privacy import check_feasible
 from ..table import EncodedTable, group
 from ..verify import verify_codes
-from .base import Algorithm, Details, Problem, Solution, log
-from .registry import NATIVE, REFUSED, make_algorithm  # noqa: F401 - NATIVE, REFUSED re-exported
+from .base import Algorithm, Details, Problem, Solution, clone, log
+from .params import Constraint, InstanceOf
+from .tags import Tags, get_tags
 
-__all__ = ["SuppressionBudget", "parse_budget", "BudgetedSuppression", "with_budget", "NATIVE", "REFUSED",
+__all__ = ["SuppressionBudget", "parse_budget", "BudgetedSuppression", "with_budget", "check_budget",
            "SuppressionDetails"]
-
-#: Parameters that are suppression settings of their own (not combined with a budget)
-OWN_SETTINGS = ("suppression_limit", "suppression_threshold")
 
 
 # ------------------------------------------------------------------ budget
@@ -121,15 +119,34 @@ def parse_budget(value: Any, what: str = "max_suppression") -> SuppressionBudget
     raise ValueError(f"{what}: {forms}, got {value!r}")
 
 
-def check_method(method: str, params: dict) -> None:
-    """Refuse a budget for a method that cannot suppress, or beside the
-    method's own suppression setting (one line naming the option)."""
-    if method in REFUSED:
-        raise ValueError(f"max_suppression: method {method!r} does not suppress records: {REFUSED[method]}; "
+class Budget(Constraint):
+    """A record-suppression budget in any form :func:`parse_budget` reads
+    (converted to a :class:`SuppressionBudget`)."""
+
+    def accepts(self, value: Any) -> bool:
+        try:
+            parse_budget(value)
+        except ValueError:
+            return False
+        return value is not None
+
+    def convert(self, value: Any) -> SuppressionBudget:
+        return parse_budget(value)
+
+    def describe(self) -> str:
+        return "a share such as '5%' (or 0.05) or a number of records such as 120"
+
+
+def check_budget(algorithm: Algorithm) -> None:
+    """Refuse a budget for a method whose tags say it cannot suppress, or
+    beside the method's own suppression setting (one line naming the option)."""
+    method, suppression = algorithm.name, get_tags(algorithm).suppression
+    if not suppression.takes_budget:
+        raise ValueError(f"max_suppression: method {method!r} does not suppress records: {suppression.refused}; "
                          "leave out --max-suppression or choose another method")
-    own = [p for p in OWN_SETTINGS if params.get(p) not in (None, 0, 0.0)]
-    if own:
-        raise ValueError(f"max_suppression: method {method!r} is also given its own {own[0]}; give one of the two "
+    own = suppression.setting
+    if own is not None and algorithm.get_params().get(own) not in (None, 0, 0.0):
+        raise ValueError(f"max_suppression: method {method!r} is also given its own {own}; give one of the two "
                          "(--max-suppression means the same for every method)")
 
 
@@ -303,20 +320,35 @@ class BudgetedSuppression(Algorithm):
     Built by :func:`with_budget`; ``inner`` solves, this class spends the
     budget where it lowers the distortion. ``details`` are the inner
     method's, with ``suppression`` added.
+
+    Parameters
+    ----------
+    inner : Algorithm
+        The method that solves (its parameters are ``inner__<name>`` in
+        :meth:`get_params` ``(deep=True)`` and :meth:`set_params`).
+    max_suppression : SuppressionBudget, str or number
+        The budget, in any form :func:`parse_budget` reads.
     """
 
-    def __init__(self, inner: Algorithm, budget: SuppressionBudget):
-        self.inner = inner
-        self.budget = budget
+    name = "max_suppression"
+    parameters = {"inner": InstanceOf(Algorithm), "max_suppression": Budget()}
+
+    def __init__(self, inner: Algorithm, max_suppression: SuppressionBudget | str | float):
+        """Parameters as in the class docstring (checked and stored by :class:`.Algorithm`)."""
         self.name = inner.name
-        self.multi_requirement = inner.multi_requirement
-        self.privacy_models = inner.privacy_models
 
-    def get_params(self) -> dict[str, Any]:
-        return {**self.inner.get_params(), "max_suppression": str(self.budget)}
+    @property
+    def budget(self) -> SuppressionBudget:
+        """The budget (:attr:`max_suppression`, parsed)."""
+        return self.max_suppression
 
-    def __repr__(self) -> str:
-        return f"BudgetedSuppression({self.inner!r}, {self.budget})"
+    def __hieranon_tags__(self) -> Tags:
+        """The wrapped method's tags."""
+        return get_tags(self.inner)
+
+    def run_params(self) -> dict[str, Any]:
+        """The wrapped method's parameters and ``max_suppression`` as the budget reads (``'5%'``, ``'120 records'``)."""
+        return {**self.inner.run_params(), "max_suppression": str(self.budget)}
 
     def solve(self, problem: Problem) -> Solution:
         self.check_problem(problem)
@@ -334,7 +366,7 @@ class BudgetedSuppression(Algorithm):
         if limit < problem.k:
             best, how = base, (f"none: the budget of {limit} records is below k = {problem.k}, and the suppressed "
                                "records form a class that needs k")
-        elif self.name in NATIVE:
+        elif get_tags(self).suppression.native:
             best, how = self._native(problem, base, d0, limit)
         else:
             best, how = self._trimmed(problem, base, d0, limit)
@@ -344,8 +376,8 @@ class BudgetedSuppression(Algorithm):
         return Solution(best.codes, best.suppressed, SuppressionDetails(best.details, facts))
 
     def _native(self, problem: Problem, base: Solution, d0: int, limit: int) -> tuple[Solution, str]:
-        params = {**self.inner.get_params(), NATIVE[self.name]: limit / problem.table.n_records}
-        sol = make_algorithm(self.name, **params).solve(problem)
+        limited = clone(self.inner).set_params(**{get_tags(self).suppression.setting: limit / problem.table.n_records})
+        sol = limited.solve(problem)
         d = _total(problem.table, sol.codes, problem.cost)
         if d < d0 and sol.suppressed.any():
             return sol, (f"the {self.name} search with a suppression limit of {limit} records: suppressing them "
@@ -407,5 +439,5 @@ def with_budget(algorithm: Algorithm, budget: SuppressionBudget | None) -> Algor
     refused (ValueError, one line)."""
     if budget is None:
         return algorithm
-    check_method(algorithm.name, algorithm.get_params())
+    check_budget(algorithm)
     return BudgetedSuppression(algorithm, budget)

@@ -38,6 +38,7 @@ import pandas as pd
 from .base import Algorithm, Details, Problem, Solution, log
 from .details import TDSDetails
 from .params import Interval
+from .tags import Tags
 
 #: Scores at or below this are taken as zero (no gain)
 EPS = 1e-12
@@ -74,15 +75,10 @@ class ClassTable:
     and per-requirement anonymity of a code matrix over them."""
 
     def __init__(self, problem: Problem, method: str):
-        if problem.class_labels is None:
-            raise ValueError(
-                f"{method} needs a class column (--class-column / class_column=...): "
-                "its scores are information gain over the class"
-            )
+        """``problem`` has one class label per row (its method's tags need a
+        class column: :meth:`.Algorithm.check_problem` refused it otherwise)."""
         table = problem.table
         labels = np.asarray(problem.class_labels)
-        if len(labels) != table.n_rows:
-            raise ValueError(f"{method}: {len(labels)} class labels for {table.n_rows} rows")
         lab, self.class_names = pd.factorize(pd.Series(labels), sort=True, use_na_sentinel=False)
         lab = np.asarray(lab, dtype=np.int64)
         self.n_classes = max(int(lab.max()) + 1, 1) if len(lab) else 1
@@ -146,7 +142,7 @@ class TDS(Algorithm):
     """
 
     name = "tds"
-    multi_requirement = True
+    tags = Tags(several_requirements=True, needs_class_column=True)
 
     parameters = {"max_steps": Interval(Integral, 0, None) | None}
 

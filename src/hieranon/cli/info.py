@@ -23,8 +23,9 @@ def config_template():
 
 
 def methods(as_json: JsonOption = False):
-    """List the anonymisation methods: family, paper, what each needs and
-    supports (several requirements, suppression, privacy models)."""
+    """List the anonymisation methods: family, paper, what each needs, and
+    what it supports as columns (several requirements, privacy models,
+    suppression, a class column, a seed), as its tags declare."""
     from ..algorithms.registry import available_methods, method_info
 
     infos = [method_info(m) for m in available_methods()]
@@ -34,21 +35,28 @@ def methods(as_json: JsonOption = False):
     from rich.console import Console
     from rich.table import Table
 
-    def supports(i) -> str:
-        privacy = {True: "privacy models", False: "no privacy models", None: "privacy models: unknown"}
-        return "; ".join(["several requirements" if i["several_requirements"] else "one k over all QIs",
-                          "suppression (--max-suppression" + (f", {i['suppression']})" if i["suppression"] else ")")
-                          if i.get("max_suppression") else "no suppression",
-                          privacy[i["privacy_models"]]])
+    def suppression(i) -> str:
+        if not i["max_suppression"]:
+            return "no (exact)" if i["exact"] else "no"
+        return "--max-suppression" + (f"\nor {i['suppression']}" if i["suppression"] else "")
 
+    capabilities = {
+        "requirements": lambda i: "several requirements" if i["several_requirements"] else "one k over all QIs",
+        "privacy models": lambda i: "yes" if i["privacy_models"] else "no",
+        "suppression": suppression,
+        "class column": lambda i: "needed" if i["class_column"] else "-",
+        "seed": lambda i: "randomised" if i["randomised"] else "-",
+    }
     table = Table(title="hieranon methods (--method NAME)", show_lines=True)
     table.add_column("method", no_wrap=True)
-    for col in ("family", "paper", "needs / notes", "supports"):
+    for col in ("family", "paper", "needs / notes"):
+        table.add_column(col, overflow="fold")
+    for col in capabilities:
         table.add_column(col, overflow="fold")
     for i in infos:
         name = i["method"] + ("\n(default)" if i["default"] else "")
         needs = "; ".join(x for x in (i["needs"], i["notes"]) if x)
-        table.add_row(name, i["family"], i["paper"], needs, supports(i))
+        table.add_row(name, i["family"], i["paper"], needs, *(show(i) for show in capabilities.values()))
     Console().print(table)
 
 

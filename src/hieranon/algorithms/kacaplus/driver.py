@@ -18,6 +18,7 @@ from ..details import KACAPlusDetails
 from ..multireq import single_problem, solve_requirements
 from ..params import Interval, NoneValue, Options
 from ..privacy_merge import repair_solution
+from ..tags import Tags
 from .finishing import class_codes, complete_classes
 from .lagrangian import lagrangian_output
 from .refinement import refine_classes
@@ -188,8 +189,7 @@ class KACAPlus(Algorithm):
     """
 
     name = "kaca+"
-    multi_requirement = True
-    privacy_models = True
+    tags = Tags(several_requirements=True, privacy_models=True, randomised=True)
     parameters = {
         "stub_weight": Interval(Real, 0, None) | Options("auto") | None,
         "refine": bool,

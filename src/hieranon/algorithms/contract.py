@@ -2,8 +2,8 @@
 
 Independent of the library's own checks (no :mod:`hieranon.verify`, no
 :func:`hieranon.table.group`): ancestry is read off each hierarchy's parent
-array and labels, equivalence classes are counted with a dictionary. Two
-entry points:
+array and labels, equivalence classes are counted with a dictionary, so a
+fault in the verifier cannot hide a fault in a method. Two entry points:
 
 * :func:`check_codes` -- an encoded output (node codes, suppressed rows)
   against the encoded input it generalises (:func:`check_output` and
@@ -12,7 +12,8 @@ entry points:
 * :func:`check_frame` -- a decoded ``anonymize`` output (labels) against the
   input DataFrame, including the non-QI and identifier columns.
 
-Each raises ``AssertionError`` naming the first row/column that breaks the contract.
+Each raises ``AssertionError`` naming the first row/column that breaks the
+contract. :mod:`hieranon.algorithms.checks` runs them over a method.
 """
 
 from __future__ import annotations
