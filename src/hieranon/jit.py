@@ -56,7 +56,7 @@ __all__ = ["COMPILE_STAGE", "kernel", "cache_location", "CACHE_DIR", "CACHING", 
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Directories holding kernel modules (numba caches beside each).
-_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
+_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus", _PACKAGE / "bounds")
 
 
 def _writable(directory: Path) -> bool:
