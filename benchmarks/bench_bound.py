@@ -37,14 +37,15 @@ import time
 import warnings
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 from hieranon import api, bounds, metrics
 from hieranon.algorithms.kacaplus import KACAPlus
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.bounds import ascent, candidates
 from hieranon.datasets import load_adult
 from hieranon.privacy import TCloseness
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

@@ -44,11 +44,12 @@ import os
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
 from hieranon import api
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -59,6 +60,7 @@ from hieranon.privacy import (
 from hieranon.requirements import Requirement
 from hieranon.table import EncodedTable, group
 from hieranon.verify import verify_codes
+from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -56,7 +56,7 @@ def redraw(out: Path, info: dict) -> None:
     if (out / "exp3_summary.csv").exists():
         plots.exp3(pd.read_csv(out / "exp3_summary.csv"), out / "exp3_fig2-4.png", grid_of(3), n)
     if (out / "exp4_comparison.csv").exists():
-        plots.exp4(pd.read_csv(out / "exp4_comparison.csv"), out / "exp4_seed003.png")
+        plots.exp4(pd.read_csv(out / "exp4_comparison.csv"), out / "exp4_worked_examples.png")
 
 
 def run_experiments(out, quick: bool = False, adult_dir=None, only=None, seeds: int | None = None,

@@ -1,5 +1,10 @@
 """Reproduction of the papers' experiments: ``hieranon experiments``.
 
+The research harness is not part of the installed ``hieranon`` package: the
+command finds it beside the sources of a clone (``experiments/`` at the
+repository's root) or through the ``hieranon.harness`` entry point that
+``pip install ./experiments`` registers.
+
 Four experiments, each writing its raw numbers (CSV, one row per run) and a
 summary CSV, a figure (PNG), and together a ``REPORT.md`` that embeds every
 figure and states, for every claim of the papers, the paper's statement and
@@ -17,7 +22,7 @@ number, ours, and a verdict:
 
 Usage from Python::
 
-    from hieranon.experiments import run_experiments
+    from hieranon_experiments import run_experiments
     run_experiments("out/", quick=True)
 """
 

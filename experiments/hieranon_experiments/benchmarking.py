@@ -12,7 +12,7 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from . import __version__
+from hieranon import __version__
 
 PACKAGES = ("numpy", "pandas", "numba", "scipy", "scikit-learn", "dask")
 

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import api
-from .. import metrics as M
-from ..algorithms.base import Problem
-from ..benchmarking import machine_info as shared
-from ..datasets import AdultDataNotFoundError, load_adult
-from ..requirements import Requirement
-from ..verify import verify_codes
+from hieranon import api
+from hieranon import metrics as M
+from hieranon.algorithms.base import Problem
+from hieranon.datasets import AdultDataNotFoundError, load_adult
+from hieranon.requirements import Requirement
+from hieranon.verify import verify_codes
+
+from .benchmarking import machine_info as shared
 
 EXPERIMENTS = (1, 2, 3, 4)
 
@@ -189,7 +190,7 @@ def parse_only(only: str | Sequence[int] | None) -> tuple[int, ...]:
 def beside_checkout() -> list[Path]:
     """``../shared/datasets/adult`` beside the source checkout and beside the
     working directory, where the tests look too (when they hold adult.data)."""
-    checkout = Path(__file__).resolve().parents[3]  # src/hieranon/experiments/core.py -> the checkout
+    checkout = Path(__file__).resolve().parents[2]  # experiments/hieranon_experiments/core.py -> the checkout
     found = [base.parent / "shared" / "datasets" / "adult" for base in (checkout, Path.cwd())]
     return [p for p in dict.fromkeys(found) if (p / "adult.data").is_file()]
 

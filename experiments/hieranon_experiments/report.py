@@ -802,7 +802,7 @@ EXP_TEXT = {
         "Case 3 (Figure 19) on an input reconstructed from the paper's result tables. Accuracy: categorical naive "
         "Bayes, 10-fold stratified cross-validation (seed 0) on the generalised table expanded to one row per record "
         "(`hieranon.utility.naive_bayes_accuracy`). Case 4 is printed only as images and is not reproduced.",
-        ["exp4_seed003.png"]),
+        ["exp4_worked_examples.png"]),
 }
 
 
@@ -887,7 +887,8 @@ def write_report(out, info: dict | None = None) -> Path:
               "inconsistency can be measured for it (Li et al. 2008 had none for Multi).",
               "- **Spread.** Randomised methods report mean ± standard deviation over seeds in the tables, min-max "
               "bars in the figures; the raw CSVs hold every run.",
-              "- Regenerate: `HIERANON_ADULT_DIR=... hieranon experiments [--quick] [--out DIR]`; "
+              "- Regenerate: `HIERANON_ADULT_DIR=... hieranon experiments [--quick] [--out DIR]` in a clone of "
+              "hieranon (the research harness, `experiments/`, is not part of the installed package); "
               "`--only 3` reruns one experiment, `--report-only` rewrites this file and the figures from the CSVs.",
               ""]
     path = out / "REPORT.md"
