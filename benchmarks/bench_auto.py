@@ -35,7 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info  # noqa: E402
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -33,13 +33,15 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
 from hieranon.algorithms.mondrian import Mondrian
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
+from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -37,13 +37,15 @@ import time
 import warnings
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 from hieranon import api, bounds, metrics
 from hieranon.algorithms.kacaplus import KACAPlus
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
+from hieranon.bounds import ascent, candidates
 from hieranon.datasets import load_adult
 from hieranon.privacy import TCloseness
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
@@ -73,19 +75,19 @@ def _fields(b: bounds.DistortionBound) -> dict:
 def _variant(name: str, prob, upper: float, start) -> dict:
     """The bound of kaca+'s output at k = 10 with one speed setting undone
     (restored after)."""
-    saved = bounds.DEFLECTION, bounds.SPLIT_LEVEL, bounds._dot
+    saved = ascent.DEFLECTION, candidates.SPLIT_LEVEL, ascent._dot
     if name == "plain steps":
-        bounds.DEFLECTION = 0.0
+        ascent.DEFLECTION = 0.0
     elif name == "serial walk":
-        bounds.SPLIT_LEVEL = -1
+        candidates.SPLIT_LEVEL = -1
     elif name == "BLAS products":
-        bounds._dot = lambda a, b: float(a @ b)
+        ascent._dot = lambda a, b: float(a @ b)
     try:
         t = time.perf_counter()
         b = bounds.problem_lower_bound(prob, upper=upper, start=start)
         seconds = time.perf_counter() - t
     finally:
-        bounds.DEFLECTION, bounds.SPLIT_LEVEL, bounds._dot = saved
+        ascent.DEFLECTION, candidates.SPLIT_LEVEL, ascent._dot = saved
     return {"k": 10, "variant": name, "bound_seconds": seconds, **_fields(b)}
 
 

@@ -32,13 +32,14 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
 from hieranon.api import anonymize
-from hieranon.benchmarking import machine_info
 from hieranon.datasets import load_adult
 from hieranon.utility import naive_bayes_accuracy
+from hieranon_experiments.benchmarking import machine_info
 
 HERE = Path(__file__).resolve().parent
 KS = (2, 5, 10, 25, 50, 100)

@@ -32,15 +32,16 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
 from hieranon import table as T
-from hieranon.benchmarking import benchmark_parser, machine_info
 from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon.hierarchy import value_to_label
 from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
+from hieranon_experiments.benchmarking import benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 

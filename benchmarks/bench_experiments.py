@@ -21,8 +21,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hieranon.benchmarking import benchmark_parser, machine_info
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
 from hieranon.datasets import ADULT_ENV, find_adult_dir
+from hieranon_experiments.benchmarking import benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 

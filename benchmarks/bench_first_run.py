@@ -36,11 +36,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import yaml
 
 import hieranon
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.datasets import example_path, load_adult
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 SOURCES = Path(hieranon.__file__).resolve().parent.parent  # the hieranon measured: this checkout's

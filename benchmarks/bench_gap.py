@@ -30,6 +30,7 @@ import time
 import warnings
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 from hieranon import api
@@ -39,9 +40,9 @@ from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge
 from hieranon.algorithms.mondrian import Mondrian
-from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
 from hieranon.table import group
+from hieranon_experiments.benchmarking import adult_dir
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

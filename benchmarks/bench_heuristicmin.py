@@ -38,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
@@ -45,11 +46,11 @@ from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
 from hieranon.algorithms.tds import TDS
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.hierarchy import from_arx_csv
 from hieranon.metrics import CostModel, precision
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
+from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 HERE = Path(__file__).resolve().parent
 QI_ORDER = ("age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country")

@@ -39,14 +39,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.requirements import Requirement
 from hieranon.table import encode, group
+from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

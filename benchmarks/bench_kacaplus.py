@@ -27,6 +27,7 @@ import statistics
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 from hieranon import api
@@ -34,10 +35,10 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
-from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
 from hieranon.requirements import Requirement
 from hieranon.table import EncodedTable, group
+from hieranon_experiments.benchmarking import adult_dir
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -32,12 +32,13 @@ import json
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 import hieranon
 from hieranon import hierarchy as H
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.privacy import DistinctLDiversity
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent
 METHODS = ("kaca+", "kaca1", "kaca2", "heuristicmin")

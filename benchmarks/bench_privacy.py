@@ -29,10 +29,13 @@ goes), ``privacy.json`` (rows, refusals, machine) and ``privacy.png``.
     python benchmarks/bench_privacy.py --summary
 
 A piece of the grid (``--k``, ``--models l|t``, ``--method``, ``--sensitive``)
-writes ``privacy_<attributes><tag>.*``; ``--summary`` joins every piece into
-``privacy.md`` (a later run replacing an earlier one of the same model, k
-and method) and appends ``privacy_status.md`` (what ran at which commit,
-what did not).
+writes ``privacy_<attributes><tag>.*``; ``--summary`` joins the current set
+``privacy.csv`` and every piece into one current set again (a later
+measurement replacing an earlier one of the same model, k and method; each
+row keeps the piece it came from, its date and the load at its start):
+``privacy.csv``, ``privacy.json``, ``privacy.png`` and ``privacy.md``, to
+which ``privacy_status.md`` (what ran at which commit, what did not) is
+appended. The pieces can then be removed.
 """
 
 from __future__ import annotations
@@ -44,11 +47,12 @@ import os
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
 from hieranon import api
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
-from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -59,6 +63,7 @@ from hieranon.privacy import (
 from hieranon.requirements import Requirement
 from hieranon.table import EncodedTable, group
 from hieranon.verify import verify_codes
+from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -74,6 +79,12 @@ METHODS = [
     ("partitioned", "partitioned", {"executor": "serial", "inner_method": "kaca+"}),
 ]
 QUICK_METHODS = {"kaca+", "mondrian", "fulldomain"}
+#: the columns of a run's row
+COLUMNS = ["sensitive", "model", "k", "method", "distortion_ratio", "plain_ratio", "ratio_vs_plain", "dm",
+           "plain_dm", "suppressed", "classes", "time_s", "plain_time_s"]
+#: where a row of the joined set was measured: the piece (its files' stem), its date and 1-minute load at the
+#: start, and whether it predates the t-closeness repair change
+PROVENANCE = ["piece", "measured", "load_at_start", "earlier"]
 
 
 def models_for(sensitive: str) -> list:
@@ -118,7 +129,8 @@ def main() -> None:
     ap.add_argument("--method", action="append", choices=[m[0] for m in METHODS], help="only this method (repeatable)")
     ap.add_argument("--tag", default="", help="appended to the result files' names (privacy_<attribute><tag>.*)")
     ap.add_argument("--summary", action="store_true",
-                    help="only write privacy.md from the privacy*.csv/json already in benchmarks/results")
+                    help="only join privacy.csv and the pieces privacy_*.csv/json already in benchmarks/results "
+                         "into one current set (privacy.csv, .json, .png, .md)")
     args = ap.parse_args()
     if args.summary:
         summarise(RESULTS)
@@ -134,8 +146,7 @@ def main() -> None:
     chosen = args.sensitive or (["salary-class"] if args.quick else list(SETUPS))
     suffix = ("_quick" if args.quick else "") + ("_" + "_".join(chosen) if args.sensitive else "") + args.tag
     RESULTS.mkdir(parents=True, exist_ok=True)
-    cols = ["sensitive", "model", "k", "method", "distortion_ratio", "plain_ratio", "ratio_vs_plain", "dm",
-            "plain_dm", "suppressed", "classes", "time_s", "plain_time_s"]
+    cols = COLUMNS
     rows: list[dict] = []
     refused: list[dict] = []
     csv_path = RESULTS / f"privacy{suffix}.csv"
@@ -200,46 +211,96 @@ EARLIER_RUNS = {"privacy_salary-class.csv", "privacy_occupation.csv"}
 
 
 def summarise(results: Path) -> None:
-    """``privacy.md``: the ratio of every run (one table per sensitive
-    attribute), the refusals and the machine, from the set-ups' CSV/JSON.
-    A grid run in pieces (``--k``, ``--models``, ``--method``, ``--tag``)
-    leaves several ``privacy_*.csv`` (written row by row, so a run cut short
-    keeps its rows): their rows are joined, a later file's run replacing an
-    earlier one's of the same (model, k, method); refusals and machines come
-    from the ``.json`` beside each. ``privacy_status.md``, when present, is
-    appended."""
+    """Join every measurement into one current set: ``privacy.csv`` (one row
+    per sensitive attribute, model, k and method: the latest measured, with
+    its piece, date and load), ``privacy.json`` (the rows, the refusals and
+    the machine of every piece that still holds a row), ``privacy.png`` and
+    ``privacy.md`` (one table per sensitive attribute; ``privacy_status.md``,
+    when present, is appended)."""
+    runs: dict = {}
+    refused: dict = {}
+    machines: dict = {}
+    pieces = sorted(p for p in results.glob("privacy_*.csv") if "quick" not in p.name)
+    for path in [results / "privacy.csv", *pieces]:
+        if path.exists():
+            rows, machine_of, refusals = _measured(path)
+            machines.update(machine_of)
+            refused.update({(r["sensitive"], r["model"]): r for r in refusals})
+            for r in rows:
+                key = (r["sensitive"], r["model"], r["k"], r["method"])
+                if key not in runs or _when(r) >= _when(runs[key]):
+                    runs[key] = r
+    rows = sorted(runs.values(), key=lambda r: (list(SETUPS).index(r["sensitive"]), _model_order(r), r["k"],
+                                                [m[0] for m in METHODS].index(r["method"])))
+    used = {piece: machines[piece] for piece in dict.fromkeys(r["piece"] for r in rows)}
+    with open(results / "privacy.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS + PROVENANCE, extrasaction="ignore")
+        w.writeheader()
+        w.writerows({c: (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in COLUMNS + PROVENANCE}
+                    for r in rows)
+    with open(results / "privacy.json", "w") as f:
+        json.dump({"joined_from": used, "refused": list(refused.values()),
+                   "rows": [{c: r[c] for c in COLUMNS + PROVENANCE} for r in rows]}, f, indent=1, default=float)
+    plot(rows, results / "privacy.png")
+    _write_table(results, rows, list(refused.values()), used)
+    if pieces:
+        print(f"joined {len(pieces)} pieces into privacy.csv; they can now be removed: "
+              + " ".join(p.stem + ".*" for p in pieces))
+
+
+def _measured(path: Path) -> tuple[list[dict], dict, list]:
+    """The rows of one result CSV, each with the piece it was measured in
+    (``piece``), the date (``measured``) and the 1-minute load at the start
+    (``load_at_start``), and the machine of each piece and the refusals, from
+    the ``.json`` beside it: the joined set keeps them per row and per piece;
+    a piece keeps them in its machine (a run stopped before its first save
+    has none: its date is left empty)."""
+    meta_path = path.with_suffix(".json")
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    machine_of = meta.get("joined_from") or {path.stem: meta.get("machine") or {}}
+    rows = []
+    with open(path, newline="") as f:
+        for raw in csv.DictReader(f):
+            r = _typed(raw)
+            r["piece"] = raw.get("piece") or path.stem
+            m = machine_of.get(r["piece"], {})
+            r["measured"] = raw.get("measured") or m.get("date") or ""
+            load = m.get("load_average_at_start")
+            r["load_at_start"] = float(raw["load_at_start"]) if raw.get("load_at_start") else \
+                (round(load[0], 2) if load else float("nan"))
+            r["earlier"] = raw.get("earlier") == "True" or f"{r['piece']}.csv" in EARLIER_RUNS
+            r["mtime"] = path.stat().st_mtime
+            rows.append(r)
+    return rows, machine_of, meta.get("refused", [])
+
+
+def _when(row: dict) -> str:
+    """When a row was measured, to keep the latest of two: its date, else (a
+    stopped run with no record of it) the time its file was written."""
+    return row["measured"] or time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["mtime"]))
+
+
+def _write_table(results: Path, rows: list[dict], refused: list[dict], machines: dict) -> None:
+    """``privacy.md``: the joined rows as one table per sensitive attribute,
+    the refusals and the machine of every piece, then ``privacy_status.md``."""
     lines = ["# What l-diversity and t-closeness cost on UCI Adult", "",
              "Produced by `benchmarks/bench_privacy.py` (see its docstring). Distortion ratio with the model "
              "(in brackets: the same method's plain k-anonymity ratio); every output verified with the model. "
-             "Times are of `solve`, in seconds, on a shared machine.", ""]
-    files = sorted((p for p in results.glob("privacy_*.csv") if "quick" not in p.name), key=lambda p: p.stat().st_mtime)
+             "Times are of `solve`, in seconds, on a shared machine. The rows are those of `privacy.csv`, "
+             "whose columns `piece`, `measured` and `load_at_start` say in which run each was measured.", ""]
     for sens, qis in SETUPS.items():
-        runs: dict = {}
-        refused: dict = {}
-        machines = []
-        for path in files:
-            with open(path, newline="") as f:
-                mine = [_typed(r) for r in csv.DictReader(f) if r["sensitive"] == sens]
-            for r in mine:
-                r["earlier"] = path.name in EARLIER_RUNS
-                runs[(r["model"], r["k"], r["method"])] = r
-            meta = path.with_suffix(".json")
-            if meta.exists():
-                data = json.loads(meta.read_text())
-                refused.update({ref["model"]: ref["message"] for ref in data["refused"] if ref["sensitive"] == sens})
-                if mine:
-                    machines.append(data["machine"])
-        rows = list(runs.values())
-        if not rows:
+        mine = [r for r in rows if r["sensitive"] == sens]
+        if not mine:
             continue
-        methods = [m[0] for m in METHODS if any(r["method"] == m[0] for r in rows)]
+        runs = {(r["model"], r["k"], r["method"]): r for r in mine}
+        methods = [m[0] for m in METHODS if any(r["method"] == m[0] for r in mine)]
         lines += [f"## Sensitive `{sens}` ({len(qis)} QIs)", "",
                   "Cells: ratio (plain ratio), time; suppressed records are given when there are any. "
                   "†: from an earlier run (see the status below); such a t-closeness cell predates the "
                   "t-closeness repair steps priced by the steps still needed.", "",
                   "| model | k | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
-        for model in dict.fromkeys(r["model"] for r in sorted(rows, key=_model_order)):
-            for k in sorted({r["k"] for r in rows if r["model"] == model}):
+        for model in dict.fromkeys(r["model"] for r in sorted(mine, key=_model_order)):
+            for k in sorted({r["k"] for r in mine if r["model"] == model}):
                 cells = []
                 for m in methods:
                     r = runs.get((model, k, m))
@@ -249,13 +310,16 @@ def summarise(results: Path) -> None:
                                  + (" †" if r["earlier"] else ""))
                 lines.append(f"| {model} | {k} | " + " | ".join(cells) + " |")
         lines.append("")
-        for message in refused.values():
-            lines.append(f"* refused before any work: {message}")
+        for ref in refused:
+            if ref["sensitive"] == sens:
+                lines.append(f"* refused before any work: {ref['message']}")
         lines.append("")
-        for m in machines:
-            lines.append(f"Machine: {m.get('cpu')}, {m.get('cores')} cores, load average "
-                         f"{m.get('load_average_at_start')} at start, {m.get('load_average_now')} at the last save; "
-                         f"{m.get('date')}.")
+        for piece in dict.fromkeys(r["piece"] for r in mine):
+            m = machines[piece]
+            lines.append(f"Machine of `{piece}`: " + (
+                f"{m.get('cpu')}, {m.get('cores')} cores, load average {m.get('load_average_at_start')} at start, "
+                f"{m.get('load_average_now')} at the last save; {m.get('date')}." if m else
+                "not recorded (the run was stopped before its first save)."))
         lines.append("")
     status = results / "privacy_status.md"
     if status.exists():

@@ -150,7 +150,9 @@ def main() -> None:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    from hieranon.benchmarking import machine_info
+    import harness  # noqa: F401  (puts experiments/ on the import path)
+
+    from hieranon_experiments.benchmarking import machine_info
     machine = machine_info()
     (RESULTS / "scale.json").write_text(json.dumps({"machine": machine, "runs": rows, "adult": adult,
                                                     "serial_over_dask_first_size": round(speedup, 3)}, indent=2))

@@ -176,7 +176,9 @@ def _plot(results: list[dict], path: Path) -> None:
 
 
 def main(argv=None) -> None:
-    from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
+    import harness  # noqa: F401  (puts experiments/ on the import path)
+
+    from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
     ap = benchmark_parser(__doc__, HERE / "results")
     ap.add_argument("--runs", type=int, default=3, help="warm calls per k (median)")

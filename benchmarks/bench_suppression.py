@@ -28,6 +28,7 @@ import os
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
@@ -36,8 +37,8 @@ from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.algorithms.suppression import parse_budget, with_budget
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.verify import verify_codes
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

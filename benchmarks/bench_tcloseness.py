@@ -30,14 +30,15 @@ import json
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
 import hieranon
 from hieranon import builders as B
-from hieranon.benchmarking import machine_info
 from hieranon.privacy import TCloseness
 from hieranon.table import group
+from hieranon_experiments.benchmarking import machine_info
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 QIS = ["age", "year", "maritl", "race", "education", "jobclass", "health", "health_ins"]

@@ -42,7 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
+import harness  # noqa: F401  (puts experiments/ on the import path)
+
+from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -215,12 +215,13 @@ def test_anonymize_lower_bound_is_below_the_output_and_the_strongest_requirement
 
 
 def test_anonymize_keeps_its_output_when_the_bound_is_too_large(monkeypatch):
-    from hieranon import api, bounds
+    from hieranon import api
+    from hieranon.bounds import lower_bound
 
     def too_large(*args, **kwargs):
         raise BoundTooLarge("the lower bound needs more than 1 (row, node) pairs")
 
-    monkeypatch.setattr(bounds, "candidate_nodes", too_large)
+    monkeypatch.setattr(lower_bound, "candidate_nodes", too_large)
     df, qis, hs = patients()
     with pytest.warns(UserWarning, match="no lower bound"):
         res = api.anonymize(df, qis, hs, k=3, lower_bound=True)
@@ -245,7 +246,7 @@ def test_too_many_depth_vectors_is_refused():
 def test_screening_margin_changes_speed_not_the_bound(case):
     """Nodes left unread because their near members already make them
     non-negative would not have opened: the bound is the one of a full scan."""
-    import hieranon.bounds as B
+    import hieranon.bounds.lower_bound as B
 
     enc, k, _ = case
     cost = metrics.CostModel.build(enc.hierarchies)

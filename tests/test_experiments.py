@@ -1,11 +1,13 @@
-"""`hieranon experiments` (issue 7): the quick grid end to end, its outputs,
-the report's claims and verdicts, and the verdict logic on known numbers."""
+"""`hieranon experiments`: the quick grid end to end, its outputs, the
+report's claims and verdicts, the verdict logic on known numbers, and the
+command without the research harness (which is not part of the package)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hieranon.experiments import report as R
+from hieranon_experiments import report as R
 
 CLAIM_IDS = ([f"E1.{i}" for i in range(1, 6)] + [f"E2.{i}" for i in range(1, 10)] + [f"E3.{i}" for i in range(1, 7)]
              + [f"E4.{i}" for i in range(1, 8)])
-FIGURES = ["exp1_fig2.png", "exp2_fig4.png", "exp2_fig5.png", "exp3_fig2-4.png", "exp4_seed003.png"]
+FIGURES = ["exp1_fig2.png", "exp2_fig4.png", "exp2_fig5.png", "exp3_fig2-4.png", "exp4_worked_examples.png"]
 CSVS = ["exp1_raw.csv", "exp1_summary.csv", "exp2_raw.csv", "exp2_summary.csv", "exp3_raw.csv", "exp3_summary.csv",
         "exp4_comparison.csv", "exp4_t10.csv"]
 
@@ -104,7 +106,7 @@ def _check_report_only(out: Path, env):
 
 
 def test_missing_adult_is_one_line_exit_2(tmp_path):
-    from hieranon.experiments.core import beside_checkout
+    from hieranon_experiments.core import beside_checkout
 
     env = {k: v for k, v in os.environ.items() if k != "HIERANON_ADULT_DIR"}
     out = tmp_path / "never"
@@ -120,7 +122,7 @@ def test_missing_adult_is_one_line_exit_2(tmp_path):
 
 def test_adult_is_found_beside_the_checkout_as_the_tests_find_it(adult_path, monkeypatch):
     from conftest import DEFAULT_ADULT
-    from hieranon.experiments.core import beside_checkout, load_adult_for_experiments
+    from hieranon_experiments.core import beside_checkout, load_adult_for_experiments
 
     if not (DEFAULT_ADULT / "adult.data").is_file():
         pytest.skip("Adult is not beside the checkout here")
@@ -147,6 +149,40 @@ def test_worked_examples_alone_need_no_adult(tmp_path):
     assert c2.matches_paper_table.all() and (c2.ours_rows_out == 5).all()
     claims = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())}
     assert claims["E1.1"]["verdict"] == R.NOT_RUN and claims["E4.1"]["verdict"] == R.HOLDS
+    _check_no_internal_words(tmp_path)
+
+
+def _check_no_internal_words(out: Path):
+    """What a reader of the results sees -- file names, the report, the claims -- holds no word that means
+    something only inside the repository (the papers' storage numbers such as seed003, issue numbers)."""
+    from test_references import INTERNAL
+
+    internal = re.compile(rf"{INTERNAL.pattern}|seed_?0\d\d", re.I)
+    assert not [p.name for p in out.iterdir() if internal.search(p.name)]
+    for name in ("REPORT.md", "claims.json"):
+        assert not internal.findall((out / name).read_text()), name
+
+
+def test_without_the_research_harness_the_command_says_so(tmp_path):
+    """The package alone, as its wheel installs it (a copy of its sources with no experiments/ beside
+    them): the command names what is missing and how to get it, in one line, exit 2, nothing written."""
+    import hieranon
+
+    shutil.copytree(Path(hieranon.__file__).parent, tmp_path / "site" / "hieranon",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    registered = subprocess.run([sys.executable, "-c", "from importlib import metadata; "
+                                 "print(len(metadata.entry_points(group='hieranon.harness')))"],
+                                capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout
+    if int(registered):
+        pytest.skip("a research harness is installed in this environment")
+    res = subprocess.run([sys.executable, "-m", "hieranon", "experiments", "--only", "4", "--out", str(out)],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "research harness is not installed" in res.stderr and "pip install ./experiments" in res.stderr
+    assert "Traceback" not in res.stderr and not out.exists()
 
 
 # ------------------------------------------------ verdict logic on known numbers

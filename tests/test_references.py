@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 import hieranon
+import hieranon_experiments
 from hieranon.references import REFERENCES, Reference, lookup
 
 SRC = Path(hieranon.__file__).parent
+#: The package and the research harness (outside it, but its report is read too).
+ROOTS = (SRC, Path(hieranon_experiments.__file__).parent)
 TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".html", ".md", ".txt", ".css", ".js"}
 
 NAME = r"(?:de |van |von )?[A-Z][\w\-]+"
@@ -21,10 +24,15 @@ INTERNAL = re.compile(r"\bseeds? 00\d|\bSPEC\b|\b[Ii]ssues? #?\d+")
 
 
 def package_files(table: bool = True):
-    """The package's text files; ``table=False`` leaves out the references
-    table itself (its venues carry years: "ICDE 2006")."""
-    return sorted(p for p in SRC.rglob("*") if p.suffix in TEXT_SUFFIXES and "__pycache__" not in p.parts
-                  and (table or p.name != "references.py"))
+    """The text files of the package and the research harness; ``table=False``
+    leaves out the references table itself (its venues carry years: "ICDE 2006")."""
+    return sorted(p for root in ROOTS for p in root.rglob("*") if p.suffix in TEXT_SUFFIXES
+                  and "__pycache__" not in p.parts and (table or p.name != "references.py"))
+
+
+def shown(path: Path) -> Path:
+    """``path`` from the folder holding its package (``hieranon/...``, ``hieranon_experiments/...``)."""
+    return next(path.relative_to(root.parent) for root in ROOTS if path.is_relative_to(root))
 
 
 def joined(text: str) -> tuple[str, list[int]]:
@@ -58,7 +66,7 @@ def test_parser_reads_the_citation_forms(tmp_path):
 
 
 def test_every_citation_names_a_reference():
-    unknown = [f"{p.relative_to(SRC.parent)}:{line}: {cite!r}"
+    unknown = [f"{shown(p)}:{line}: {cite!r}"
                for p in package_files(table=False) for line, cite, surname, year in citations(p)
                if not lookup(surname, year)]
     assert not unknown, "citations with no entry in hieranon.references.REFERENCES:\n" + "\n".join(unknown)
@@ -72,7 +80,7 @@ def test_the_core_papers_are_cited():
 
 
 def test_no_repository_internal_words():
-    found = [f"{p.relative_to(SRC.parent)}:{i}: {line.strip()}"
+    found = [f"{shown(p)}:{i}: {line.strip()}"
              for p in package_files() for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if INTERNAL.search(line)]
     assert not found, "words that mean nothing outside this repository:\n" + "\n".join(found)

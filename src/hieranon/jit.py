@@ -86,7 +86,7 @@ PREBUILD_ENV = "HIERANON_PREBUILD_INTO"
 #: wheel without them): kernels compile on first use, as in a checkout.
 SWITCH_ENV = "HIERANON_PREBUILT_KERNELS"
 #: Directories holding kernel modules (numba caches beside each).
-_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
+_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus", _PACKAGE / "bounds")
 
 
 def _writable(directory: Path) -> bool:

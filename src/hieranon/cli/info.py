@@ -1,10 +1,14 @@
 """``hieranon config-template``, ``hieranon methods`` and ``hieranon experiments``: what the
-package offers, and the reproduction of the papers' experiments."""
+package offers, and the reproduction of the papers' experiments (run by the research harness,
+which lives outside the package: :func:`research_harness`)."""
 
 from __future__ import annotations
 
 import json
+import sys
+from importlib import import_module, metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Optional
 
 import typer
@@ -60,6 +64,30 @@ def methods(as_json: JsonOption = False):
     Console().print(table)
 
 
+#: Entry-point group under which a separate installation of the research
+#: harness (``pip install ./experiments`` from a clone) registers its module.
+HARNESS_GROUP = "hieranon.harness"
+#: The harness's package, in the folder ``experiments/`` at a clone's root.
+HARNESS_PACKAGE = "hieranon_experiments"
+
+
+def research_harness() -> ModuleType | None:
+    """The research harness (the papers' experiments), which the installed
+    package does not hold: the module an installation registers under
+    :data:`HARNESS_GROUP`, else the folder ``experiments/`` beside the
+    sources of a clone (put on the import path); None when neither is there."""
+    for entry in metadata.entry_points(group=HARNESS_GROUP, name="experiments"):
+        return entry.load()
+    import hieranon
+
+    folder = Path(hieranon.__file__).resolve().parents[2] / "experiments"  # src/hieranon/__init__.py -> the clone
+    if not (folder / HARNESS_PACKAGE / "__init__.py").is_file():
+        return None
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
+    return import_module(HARNESS_PACKAGE)
+
+
 def experiments(
     quick: bool = typer.Option(False, "--quick", help="Reduced grid for CI (under 5 minutes)."),
     out: Path = typer.Option(Path("benchmarks/results/experiments"), "--out", "-o",
@@ -76,8 +104,16 @@ def experiments(
     """Reproduce the papers' experiments on UCI Adult (Li et al. 2006, 2008; Sun et al. 2008;
     Arca & Hewett): CSVs, figures and REPORT.md with a verdict on every claim."""
     configure_logging(True, False)
-    from ..experiments import ExperimentError, run_experiments
     try:
-        run_experiments(out, quick=quick, adult_dir=adult_dir, only=only, seeds=seeds, report_only=report_only)
-    except (ExperimentError, OSError) as exc:
+        harness = research_harness()
+    except ImportError as exc:
+        die(f"the research harness cannot be imported ({one_line(exc)}): reinstall it with "
+            "`pip install ./experiments` from a clone of hieranon")
+    if harness is None:
+        die("the research harness is not installed: `hieranon experiments` runs from a clone of the hieranon "
+            "repository (it finds experiments/ beside src/), or after `pip install ./experiments` in one")
+    try:
+        harness.run_experiments(out, quick=quick, adult_dir=adult_dir, only=only, seeds=seeds,
+                                report_only=report_only)
+    except (harness.ExperimentError, OSError) as exc:
         die(one_line(exc))

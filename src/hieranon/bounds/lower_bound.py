@@ -1,0 +1,256 @@
+"""The public entry points of the lower bound: :func:`distortion_lower_bound`
+for one requirement, :func:`relaxed_prices` for its multipliers too (the
+prices of kaca+'s Lagrangian heuristic, Fisher 1981) and
+:func:`problem_lower_bound` for a whole problem. The method is described in
+:mod:`hieranon.bounds`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..metrics import CostModel, full_distortion
+from ..progress import stage as progress_stage
+from ..table import EncodedTable
+from .ascent import ascend
+from .candidates import candidate_nodes
+from .distinct import distinct_member_sets
+from .relaxation import Relaxation
+from .share import tightest_share
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MARGIN_LEVELS", "DistortionBound", "RelaxedPrices", "distortion_lower_bound", "problem_lower_bound",
+           "relaxed_prices"]
+
+
+#: Screening margin of the relaxation, in units of a whole attribute generalised
+#: to its root: members less than this above a node's cost are counted as it
+#: is scanned from the units' side (a speed setting; the bound is the same).
+MARGIN_LEVELS = 0.5
+
+
+@dataclass
+class DistortionBound:
+    """A lower bound of the distortion of every k-anonymous local recoding.
+
+    Attributes
+    ----------
+    ratio : float
+        Lower bound of the distortion ratio (distortion over that of the fully
+        generalised table, Li et al. 2006, sec. 6).
+    distortion : float
+        The same bound in distortion units (Li et al. 2006, Def. 7).
+    simple_ratio : float
+        The starting bound: each record alone at the cheapest node above it
+        with ``>= k`` records under it.
+    optimal : bool
+        True when the relaxed solution is itself a k-anonymous assignment: the
+        bound is then the exact optimum.
+    iterations : int
+        Subgradient iterations run.
+    nodes : int
+        Candidate nodes (``>= k`` records under them), one per distinct set
+        of records (:func:`~hieranon.bounds.distinct.distinct_member_sets`).
+    incidences : int
+        Pairs (distinct row, candidate node above it).
+    seconds : float
+        Wall time.
+    stage_seconds : dict
+        Wall time of each stage: ``"candidates"`` (the walk over the
+        hierarchies), ``"distinct"`` (one node per set of records),
+        ``"setup"`` (the units' node lists) and ``"ascent"``.
+    models : tuple of str
+        The privacy models the bound honours besides k (descriptions); the
+        bound holds for every output meeting them and the requirement.
+    """
+
+    ratio: float
+    distortion: float
+    simple_ratio: float
+    optimal: bool
+    iterations: int
+    nodes: int
+    incidences: int
+    seconds: float
+    stage_seconds: dict = field(default_factory=dict)
+    models: tuple = ()
+
+
+def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
+                           upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
+                           max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                           share: tuple[np.ndarray, float, float] | None = None) -> DistortionBound:
+    """Lower bound of the distortion of every k-anonymous local recoding of ``table``.
+
+    Parameters
+    ----------
+    table : EncodedTable
+        The original table (codes and record counts).
+    cost : CostModel
+        The distortion measure (its node costs).
+    k : int
+        Required class size over the quasi-identifiers ``columns``.
+    columns : sequence of int, optional
+        Indices of the QIs of the requirement (default: all). The bound is on
+        the distortion of the whole table; other QIs are counted at zero cost.
+    upper : float, optional
+        The distortion (in distortion units) of a known k-anonymous output:
+        the target of the Polyak steps; without it the target is 5 % above
+        the best bound so far (slower to converge). Each step aims
+        :data:`~hieranon.bounds.ascent.TARGET_SHARE` of the way from the best bound to it.
+    start : ndarray, optional
+        The codes of a known k-anonymous output, row for row with ``table``:
+        each record's multiplier starts halfway between the simple bound's
+        and the cost the record pays there (the bound is valid from any
+        start; a good one takes fewer steps).
+    iterations : int
+        Maximum subgradient iterations.
+    max_incidences, max_vectors : int
+        Refuse (``BoundTooLarge``) beyond this many (row, node) pairs, or
+        depth vectors of the hierarchies holding candidate nodes.
+    share : (flags, low, high), optional
+        Every class must also hold a share in ``[low, high]`` of the records
+        flagged (a bool per row): the t-closeness of a two-valued sensitive
+        attribute, whose EMD is the difference of the shares (Li, Li &
+        Venkatasubramanian 2007), is ``[p - t, p + t]`` with ``p`` the
+        table's share. The bound is then on outputs meeting it too.
+    """
+    return relaxed_prices(table, cost, k, columns=columns, upper=upper, start=start, iterations=iterations,
+                          max_incidences=max_incidences, max_vectors=max_vectors, share=share).bound
+
+
+@dataclass
+class RelaxedPrices:
+    """The multipliers of the best relaxed value found, with the program they price.
+
+    Attributes
+    ----------
+    bound : DistortionBound
+        The lower bound (:func:`distortion_lower_bound`).
+    price : ndarray of float
+        Per unit, its multiplier plus its own cost: what a record of the unit
+        may pay at a node (a node's reduced cost for it is the node's cost minus this).
+    unit_of_row : ndarray of int
+        Each row's unit (distinct QI tuple, and flag with ``share``).
+    weights : ndarray of int
+        Records per unit.
+    flags : ndarray of int8
+        Per unit, its share flag (all 0 without ``share``).
+    low, high : float
+        The share's interval ((0, 1): none).
+    members, starts, node_cost : ndarray
+        The candidate nodes: node ``g``'s units are ``members[starts[g]:starts[g + 1]]``,
+        its cost ``node_cost[g]`` (float, in the cost model's integer scale).
+    """
+
+    bound: DistortionBound
+    price: np.ndarray
+    unit_of_row: np.ndarray
+    weights: np.ndarray
+    flags: np.ndarray
+    low: float
+    high: float
+    members: np.ndarray
+    starts: np.ndarray
+    node_cost: np.ndarray
+
+
+def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
+                   upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
+                   max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                   share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound"
+                   ) -> RelaxedPrices:
+    """:func:`distortion_lower_bound` (same parameters), also returning the
+    best multipliers and the candidate nodes: the prices a Lagrangian
+    heuristic builds an output from (Fisher 1981). ``label`` names the work
+    in the progress display."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ValueError(f"iterations must be a whole number >= 0, got {iterations!r}")
+    t0 = time.perf_counter()
+    cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
+    full = full_distortion(table.codes, cost, table.counts)
+    keys = table.codes[:, cols]
+    if share is not None:  # units of one QI tuple and one flag
+        keys = np.column_stack([keys, np.asarray(share[0], dtype=bool).astype(keys.dtype)])
+    units, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    weights = np.bincount(inverse, weights=table.counts, minlength=len(units)).astype(np.int64)
+    unit_share = None if share is None else (units[:, -1], float(share[1]), float(share[2]))
+    units = units[:, :len(cols)]
+    hs = [table.hierarchies[j] for j in cols]
+    int_costs = [np.asarray(cost.int_costs[j], dtype=np.int64) for j in cols]
+    own = sum(int_costs[i][units[:, i]] for i in range(len(cols))).astype(np.float64)
+    n = int(weights.sum())
+    if k > n:
+        raise ValueError(f"k = {k} exceeds the {n} records of the table: no k-anonymous output exists")
+    stages, t = {}, time.perf_counter()
+    members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences,
+                                                   max_vectors, label=label)
+    n_candidates = len(node_cost)
+    stages["candidates"], t = time.perf_counter() - t, time.perf_counter()
+    with progress_stage(f"{label}, k = {k}: the relaxed program",
+                        detail=f"{n_candidates} nodes, {len(members)} (row, node) pairs"):
+        members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
+        stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
+        log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
+                 n_candidates, len(node_cost), len(members))
+        full_program = Relaxation(members, starts, node_cost, own, weights, int(k),
+                                   float(MARGIN_LEVELS * cost.scale), unit_share)
+    price = simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
+    simple = float(((price - own) * weights).sum())
+    if start is not None:  # halfway to what each record pays in a known output: fewer steps to the same bound
+        paid = sum(int_costs[i][np.asarray(start)[:, c]] for i, c in enumerate(cols)).astype(np.float64)
+        paid = np.bincount(inverse, weights=paid * table.counts, minlength=len(units)) / weights
+        price = 0.5 * (price + np.maximum(paid, price))
+    target = None if upper is None else float(upper) * cost.scale
+    stages["setup"], t = time.perf_counter() - t, time.perf_counter()
+    with progress_stage(f"{label}, k = {k}", total=iterations,
+                        detail=f"{len(node_cost)} nodes, {len(members)} (row, node) pairs") as stage:
+        best, best_price, optimal, it = ascend(full_program, price, weights, simple, simple_price,
+                                                target, float(cost.scale), iterations, stage)
+    stages["ascent"] = time.perf_counter() - t
+    if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
+        best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
+    seconds = time.perf_counter() - t0
+    ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
+    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
+    bound = DistortionBound(ratio=ratio, distortion=best / cost.scale,
+                            simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
+                            iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds,
+                            stage_seconds=stages)
+    flags, low, high = full_program.share
+    return RelaxedPrices(bound, best_price, inverse, weights, flags, low, high, members, starts,
+                         full_program.node_cost)
+
+
+def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
+                        iterations: int = 400, max_incidences: int = 400_000_000,
+                        max_vectors: int = 2_000_000) -> DistortionBound:
+    """Lower bound of the distortion of every local recoding meeting all of
+    ``problem``'s requirements and privacy models: the largest of the bounds
+    of its requirements (each alone is a relaxation of the whole), each with
+    the share constraint of the tightest t-closeness that has one
+    (:func:`~hieranon.bounds.share.share_constraint`; other models are left out, which only lowers
+    the bound). ``upper`` and ``start``: the distortion and the codes of a
+    known output meeting them (:func:`distortion_lower_bound`)."""
+    names = list(problem.table.qi_names)
+    model, share = tightest_share(getattr(problem, "privacy", ()) or ())
+    best = None
+    for req in problem.requirements:
+        cols = [names.index(a) for a in req.attributes]
+        b = distortion_lower_bound(problem.table, problem.cost, req.k, columns=cols, upper=upper,
+                                   start=start, iterations=iterations, max_incidences=max_incidences,
+                                   max_vectors=max_vectors, share=share)
+        if best is None or b.ratio > best.ratio:
+            best = b
+    if best is not None and model is not None:
+        best.models = (model.describe(),)
+    return best

@@ -1,0 +1,182 @@
+"""The best selection of records at one node under a share constraint: the
+t-closeness of a two-valued sensitive attribute, whose EMD is the difference
+of a class's and the table's shares of one value (Li, Li & Venkatasubramanian
+2007).
+
+:func:`balanced_choice` is the node subproblem of the Lagrangian relaxation
+of the lower bound (Fisher 1981) with that constraint, and kaca+'s Lagrangian
+heuristic builds its classes with it too
+(:mod:`hieranon.algorithms.kacaplus.lagrangian`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+
+__all__ = ["balanced_choice", "balanced_node"]
+
+
+@kernel
+def _cheapest_records(cum_weight, cum_cost, red, x):
+    """The reduced cost of the ``x`` cheapest records of units sorted by
+    reduced cost ``red`` (cumulative weights and costs, 0 first)."""
+    j = np.searchsorted(cum_weight, x, side="right") - 1
+    if j >= len(red):
+        return cum_cost[len(red)]
+    return cum_cost[j] + (x - cum_weight[j]) * red[j]
+
+
+@kernel
+def _split_members(g, c, price, members, starts, weights, positive):
+    """Node ``g``'s members of some weight, in member order, split by their
+    ``positive`` flag (index 1: flagged): per side the units, their reduced
+    costs, the weight of those of negative reduced cost and the weight of all."""
+    m = starts[g + 1] - starts[g]
+    red = np.empty((2, m))
+    unit = np.empty((2, m), dtype=np.int64)
+    n = np.zeros(2, dtype=np.int64)
+    negative = np.zeros(2, dtype=np.int64)
+    total = np.zeros(2, dtype=np.int64)
+    for i in range(starts[g], starts[g + 1]):
+        t = members[i]
+        if weights[t] == 0:
+            continue
+        s = 1 if positive[t] else 0
+        r = c - price[t]
+        red[s, n[s]] = r
+        unit[s, n[s]] = t
+        total[s] += weights[t]
+        if r < 0:
+            negative[s] += weights[t]
+        n[s] += 1
+    return (unit[0, :n[0]], unit[1, :n[1]]), (red[0, :n[0]], red[1, :n[1]]), negative, total
+
+
+@kernel
+def _sorted_prefix(unit, red, weights, extra):
+    """The units of negative reduced cost and the ``extra`` cheapest others
+    (all of them when fewer; ties at the last one kept), sorted by reduced
+    cost, ties in member order -- the first units of the whole side sorted
+    so: (units, reduced costs, cumulative weights, cumulative costs, whether
+    every unit is in)."""
+    n_other = 0
+    for i in range(len(red)):
+        if red[i] >= 0:
+            n_other += 1
+    complete = n_other <= extra
+    if complete:
+        keep = np.ones(len(red), dtype=np.bool_)
+    else:
+        others = np.empty(n_other)
+        j = 0
+        for i in range(len(red)):
+            if red[i] >= 0:
+                others[j] = red[i]
+                j += 1
+        cut = np.partition(others, extra - 1)[extra - 1] if extra > 0 else -1.0
+        keep = red <= cut
+        for i in range(len(red)):
+            if red[i] < 0:
+                keep[i] = True
+    unit, red = unit[keep], red[keep]
+    order = np.argsort(red, kind="mergesort")
+    red = red[order]
+    unit = unit[order]
+    n = len(red)
+    cum_weight = np.zeros(n + 1, dtype=np.int64)
+    cum_cost = np.zeros(n + 1)
+    for i in range(n):
+        cum_weight[i + 1] = cum_weight[i] + weights[unit[i]]
+        cum_cost[i + 1] = cum_cost[i] + weights[unit[i]] * red[i]
+    return unit, red, cum_weight, cum_cost, complete
+
+
+@kernel
+def _take_cheapest(unit, weights, x, assigned):
+    for i in range(len(unit)):
+        if x <= 0:
+            break
+        take = min(x, weights[unit[i]])
+        assigned[unit[i]] += take
+        x -= take
+
+
+@kernel
+def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch, rh, all_h, wl, cl, rl, all_l, best):
+    """The search of :func:`balanced_choice` over the number ``h`` of
+    flagged records, on each side's sorted first units (cumulative weights
+    and costs): ``(best, h, l, short)``, ``short`` when it needs records past
+    a side's sorted units."""
+    best_h, best_l = -1, -1
+    for h in range(total_h + 1):
+        lo = max(k - h, 0)
+        if share_hi <= 0 and h > 0:
+            break
+        if 0 < share_hi < 1:
+            lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
+        hi = total_l
+        if share_lo > 0:
+            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        if lo > hi:
+            continue
+        n_other = min(max(l_free, lo), hi)
+        if (h > wh[len(rh)] and not all_h) or (n_other > wl[len(rl)] and not all_l):
+            return best, best_h, best_l, True
+        value = _cheapest_records(wh, ch, rh, h) + _cheapest_records(wl, cl, rl, n_other)
+        if value < best:
+            best, best_h, best_l = value, h, n_other
+        if h >= h_top:  # the first feasible h from here on is the best of them
+            break
+    return best, best_h, best_l, False
+
+
+@kernel
+def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, best):
+    """Node ``g``'s best selection of at least ``k`` records of which a share
+    in ``[share_lo, share_hi]`` is ``positive`` -- a class meeting the
+    t-closeness of a two-valued sensitive attribute (Li, Li &
+    Venkatasubramanian 2007: the EMD of two values is the difference of the
+    shares). With ``h`` positive and ``l`` other records, each side's cheapest
+    are taken; for each ``h`` the best ``l`` is the unconstrained one (all the
+    side's negative records) clamped into what the share allows, and past
+    the negative positives, ``k`` and the share's need, the first ``h`` the
+    share allows is the best of the larger ones. Only each side's negative
+    records and its cheapest others up to what that search can reach are
+    sorted (all of them when it reaches further). Returns the selection's
+    reduced cost if below ``best`` (else ``best``), its ``h`` and ``l``
+    (-1 when none is below ``best``) and each side's first units, cheapest first."""
+    (ul, uh), (rl, rh), negative, total = _split_members(g, c, price, members, starts, weights, positive)
+    neg_h, l_free = negative[1], negative[0]
+    h_top = max(neg_h, k)
+    if share_lo > 0:
+        h_top = max(h_top, int(np.ceil(l_free * share_lo / (1 - share_lo))) if share_lo < 1 else total[1])
+    reach_h = h_top + k  # positives the search reads before its first feasible h past h_top, as a rule
+    reach_l = max(l_free, k)
+    if 0 < share_hi < 1:
+        reach_l = max(reach_l, int(np.ceil(reach_h * (1 - share_hi) / share_hi)))
+    sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, reach_h - neg_h)
+    sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, reach_l - l_free)
+    found, h, n_other, short = _best_counts(k, share_lo, share_hi, h_top, l_free, total[1], total[0], wh, ch, srh,
+                                            all_h, wl, cl, srl, all_l, best)
+    if short:  # past the sorted units: sort every unit
+        sh, srh, wh, ch, all_h = _sorted_prefix(uh, rh, weights, len(rh))
+        sl, srl, wl, cl, all_l = _sorted_prefix(ul, rl, weights, len(rl))
+        found, h, n_other, short = _best_counts(k, share_lo, share_hi, h_top, l_free, total[1], total[0], wh, ch,
+                                                srh, all_h, wl, cl, srl, all_l, best)
+    return found, h, n_other, sh, sl
+
+
+@kernel
+def balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
+    """:func:`balanced_choice` of a node in the relaxation
+    (:mod:`hieranon.bounds.relaxation`): the best negative selection's
+    reduced cost (0 if none), its records added to ``assigned`` (rounding
+    lenient: the bound stays valid)."""
+    best, best_h, best_l, uh, ul = balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo,
+                                                    share_hi, 0.0)
+    if best_h >= 0:
+        _take_cheapest(uh, weights, best_h, assigned)
+        _take_cheapest(ul, weights, best_l, assigned)
+    return best
