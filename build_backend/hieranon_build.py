@@ -64,10 +64,13 @@ class BuildPyWithKernels(build_py):
     """``build_py`` that then compiles the kernels into the built package."""
 
     def run(self) -> None:
-        super().run()
-        if getattr(self, "editable_mode", False) or _wanted() in ("0", "no", "false", "off"):
-            return
+        editable = getattr(self, "editable_mode", False)
         package = Path(self.build_lib).resolve() / "hieranon"
+        if not editable:  # setuptools never removes what an earlier build left (a module since moved away)
+            shutil.rmtree(package, ignore_errors=True)
+        super().run()
+        if editable or _wanted() in ("0", "no", "false", "off"):
+            return
         target = package / "_prebuilt_kernels"
         shutil.rmtree(target, ignore_errors=True)
         env = {**os.environ, TARGET_ENV: str(target), "PYTHONPATH": str(package.parent),

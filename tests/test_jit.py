@@ -191,3 +191,84 @@ def test_kernels_run_as_python_only_on_a_small_cold_plain_run(monkeypatch, rows,
               privacy=[DistinctLDiversity("diagnosis", 2)] if privacy else (), sensitive=["diagnosis"],
               class_column="readmitted")
     assert seen == [as_python]
+
+
+def installed_copy(root: Path) -> Path:
+    """A copy of the package as an installation holds it: no caches, and
+    modification times that are not the checkout's (pip does not keep them)."""
+    target = root / "site" / "hieranon"
+    shutil.copytree(PACKAGE, target, ignore=shutil.ignore_patterns("__pycache__", "_prebuilt_kernels"))
+    for path in target.rglob("*.py"):
+        os.utime(path, (1_000_000_000, 1_000_000_000))
+    return target.parent
+
+
+def prebuild_mondrian(site: Path, workdir: Path) -> Path:
+    """What the package build does, for Mondrian's kernels only (the whole
+    ``prepare-kernels`` takes minutes): compile into the copy's prebuilt
+    directory, then stamp it."""
+    prebuilt = site / "hieranon" / "_prebuilt_kernels"
+    env = clean_env(PYTHONPATH=str(site), HIERANON_PREBUILD_INTO=str(prebuilt),
+                    NUMBA_CACHE_DIR=str(workdir / "unused-cache"))
+    run = quick_start(workdir / "prebuild.csv", env, workdir, large_example(workdir))
+    assert run.returncode == 0, run.stderr
+    stamp = subprocess.run([sys.executable, "-c", "from pathlib import Path; from hieranon import jit; "
+                            f"jit.write_prebuilt_stamp(Path({str(prebuilt)!r}))"], env=env, capture_output=True,
+                           text=True)
+    assert stamp.returncode == 0, stamp.stderr
+    assert any(prebuilt.rglob("*.nbi")) and not (workdir / "unused-cache").exists()
+    return prebuilt
+
+
+@pytest.mark.slow
+def test_prebuilt_kernels_are_loaded_not_compiled(tmp_path):
+    site = installed_copy(tmp_path)
+    prebuilt = prebuild_mondrian(site, tmp_path)
+    for path in site.rglob("*.py"):  # installing again changes every modification time
+        os.utime(path, (2_000_000_000, 2_000_000_000))
+    user_cache = tmp_path / "user-cache"
+    env = clean_env(PYTHONPATH=str(site), NUMBA_CACHE_DIR=str(user_cache))
+
+    run = quick_start(tmp_path / "out.csv", env, tmp_path, large_example(tmp_path))
+
+    assert run.returncode == 0, run.stderr
+    assert COMPILE_STAGE not in run.stderr
+    assert not user_cache.exists(), "a run with prebuilt kernels compiled into numba's cache"
+    assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "prebuild.csv").read_bytes()
+    assert any(prebuilt.rglob("*.nbi"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("change", ["edited source", "switched off"])
+def test_prebuilt_kernels_of_other_sources_are_ignored(tmp_path, change):
+    site = installed_copy(tmp_path)
+    prebuild_mondrian(site, tmp_path)
+    env = clean_env(PYTHONPATH=str(site), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    if change == "edited source":  # a constant a kernel reads may have changed: its machine code is stale
+        with (site / "hieranon" / "algorithms" / "mondrian.py").open("a") as f:
+            f.write("\n# edited after the build\n")
+    else:
+        env["HIERANON_PREBUILT_KERNELS"] = "0"
+
+    run = quick_start(tmp_path / "out.csv", env, tmp_path, large_example(tmp_path))
+
+    assert run.returncode == 0, run.stderr
+    assert f"hieranon: {COMPILE_STAGE}..." in run.stderr
+    assert any((tmp_path / "cache").rglob("*.nbi"))
+
+
+def test_read_only_prebuilt_kernels_are_copied_once(tmp_path, monkeypatch):
+    prebuilt = tmp_path / "prebuilt"
+    (prebuilt / "algorithms").mkdir(parents=True)
+    (prebuilt / "algorithms" / "k.nbi").write_bytes(b"index")
+    jit.write_prebuilt_stamp(prebuilt)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+    first = jit._seeded_copy(prebuilt)
+    (prebuilt / "algorithms" / "k.nbi").write_bytes(b"changed")
+    again = jit._seeded_copy(prebuilt)
+
+    assert first == again and first.is_relative_to(tmp_path / "xdg")
+    assert (first / "algorithms" / "k.nbi").read_bytes() == b"index"  # made once per stamp, then reused
+    assert jit.prebuilt_matches(first)
+    assert not [p for p in first.parent.iterdir() if p.name.startswith(".")], "a staging directory was left"
