@@ -38,8 +38,8 @@ from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.benchmarking import adult_dir, machine_info
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -4,9 +4,9 @@ Times, as medians of ``--runs`` runs (default 5), on the 45,222 Adult records
 over the papers' nine quasi-identifiers:
 
 * loading ARX's nine hierarchy files,
-* encoding the QI columns to node codes (:func:`hieranon.table.encode`),
-* grouping the code rows into equivalence classes (:func:`hieranon.table.group`),
-* decoding the codes back to labels (:func:`hieranon.table.decode`),
+* encoding the QI columns to node codes (:func:`hieranon.core.table.encode`),
+* grouping the code rows into equivalence classes (:func:`hieranon.core.table.group`),
+* decoding the codes back to labels (:func:`hieranon.core.table.decode`),
 * verifying a full-domain output (every attribute one level up) against
   two requirements with :func:`hieranon.verify.verify_codes`, the check the
   API runs after every algorithm (target: under 0.2 s),
@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon import table as T
 from hieranon.benchmarking import benchmark_parser, machine_info
+from hieranon.core import table as T
+from hieranon.core.cells import value_to_label
+from hieranon.core.requirements import Requirement
 from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
-from hieranon.hierarchy import value_to_label
-from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
 
 HERE = Path(__file__).resolve().parent

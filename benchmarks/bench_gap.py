@@ -41,7 +41,7 @@ from hieranon.algorithms.mingen import MinGen, MinGenTooLarge
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
-from hieranon.table import group
+from hieranon.core.table import group
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -46,10 +46,10 @@ from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
 from hieranon.algorithms.tds import TDS
 from hieranon.benchmarking import adult_dir, machine_info
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
 from hieranon.hierarchy import from_arx_csv
 from hieranon.metrics import CostModel, precision
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
 
 HERE = Path(__file__).resolve().parent
 QI_ORDER = ("age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country")

@@ -45,8 +45,8 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
 from hieranon.benchmarking import adult_dir, machine_info
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -36,8 +36,8 @@ from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
-from hieranon.requirements import Requirement
-from hieranon.table import EncodedTable, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import EncodedTable, group
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

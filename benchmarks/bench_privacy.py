@@ -49,6 +49,8 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.benchmarking import adult_dir, machine_info
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import EncodedTable, group
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -56,8 +58,6 @@ from hieranon.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from hieranon.requirements import Requirement
-from hieranon.table import EncodedTable, group
 from hieranon.verify import verify_codes
 
 REPO = Path(__file__).resolve().parents[1]

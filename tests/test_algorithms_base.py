@@ -145,9 +145,9 @@ def _problem(requirements_on: tuple[str, ...]):
     import pandas as pd
 
     from hieranon import hierarchy as H
+    from hieranon.core.requirements import Requirement
+    from hieranon.core.table import encode
     from hieranon.metrics import CostModel
-    from hieranon.requirements import Requirement
-    from hieranon.table import encode
 
     df = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": ["p", "p", "q", "q"]})
     hs = {c: H.suppression(c, sorted(df[c].unique())) for c in df}
@@ -194,8 +194,8 @@ def test_privacy_capability_is_declared_and_refusal_names_the_methods_that_have_
 def test_a_method_without_privacy_support_refuses_in_one_line_before_any_work():
     import pandas as pd
 
+    from hieranon.core.table import EncodedTable
     from hieranon.privacy import DistinctLDiversity
-    from hieranon.table import EncodedTable
     from random_tables import balanced, make_problem
 
     h = balanced("a0", [2])

@@ -21,7 +21,7 @@ from hieranon import builders as B
 from hieranon import cli
 from hieranon import config as C
 from hieranon import hierarchy as H
-from hieranon.hierarchy import HierarchyError
+from hieranon.core.tree import HierarchyError
 from random_tables import path_of, structure
 
 
@@ -249,7 +249,7 @@ def test_missing_value_mode_keeps_missing_apart_from_suppressed():
     assert B.missing_cells(r)["age"][0] == 3
     printed = r.data.astype(object).fillna("(empty)").groupby(["age", "sex"]).size()
     assert printed.min() >= 4
-    with pytest.raises(hieranon.table.DataError, match="'age'.*no leaf 'missing'"):
+    with pytest.raises(hieranon.core.table.DataError, match="'age'.*no leaf 'missing'"):
         hieranon.anonymize(df, ["age", "sex"], {"age": B.intervals("age", df.age, [10]), "sex": "suppress"}, k=2,
                            missing="value")
 

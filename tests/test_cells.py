@@ -1,4 +1,4 @@
-"""The one normalisation of cell text (hieranon.cells) and where it applies:
+"""The one normalisation of cell text (hieranon.core.cells) and where it applies:
 QI and sensitive values, hierarchy leaves, the verifier reading released
 cells exactly."""
 
@@ -10,9 +10,9 @@ import pytest
 
 import hieranon
 from hieranon import hierarchy as H
-from hieranon.cells import normalise_text, normalise_texts, released_text, value_to_label
+from hieranon.core.cells import normalise_text, normalise_texts, released_text, value_to_label
+from hieranon.core.table import DataError, encode
 from hieranon.privacy import DistinctLDiversity, TCloseness
-from hieranon.table import DataError, encode
 from hieranon.verify import verify
 
 #: Leading/trailing whitespace a spreadsheet or a copy from a web page leaves.

@@ -766,7 +766,7 @@ def test_config_class_naming_a_qi_is_bad_input(tmp_path):
 def test_api_rejects_count_or_class_column_among_the_qis():
     """Library users get the same check (a ValueError subclass, exit 2 in the CLI)."""
     from hieranon import api
-    from hieranon.table import DataError
+    from hieranon.core.table import DataError
     df = read_table(EXAMPLE)
     hs = example_hierarchies()
     for kw, name in (({"count_column": "age"}, "age"), ({"class_column": "gender"}, "gender"),

@@ -9,8 +9,8 @@ import yaml
 
 from hieranon import config as C
 from hieranon.config import ConfigError
+from hieranon.core.tree import HierarchyError
 from hieranon.datasets import example_path
-from hieranon.hierarchy import HierarchyError
 
 DATA = example_path().parent
 

@@ -239,8 +239,8 @@ PRIVACY_RUNS = RUNS + [(m, {"suppression_limit": 0.3}) for m in ("fulldomain", "
 def check_with_pycanon(problem, codes, sens, models):
     """pycanon's measures of the released table, where they measure the same
     thing (their gaps: see test_privacy)."""
+    from hieranon.core.table import decode
     from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, TCloseness
-    from hieranon.table import decode
 
     t = problem.table
     if not np.all(t.counts == 1):  # pycanon reads one row per record
@@ -303,8 +303,8 @@ def test_privacy_contract(run):
 def test_impossible_privacy_model_is_refused_before_any_work(method, monkeypatch):
     """Every method refuses a model the whole table violates (or models it
     does not support) without starting its work."""
+    from hieranon.core.table import EncodedTable
     from hieranon.privacy import DistinctLDiversity
-    from hieranon.table import EncodedTable
     from random_tables import make_problem
 
     h = balanced("a0", [2, 2])

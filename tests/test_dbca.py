@@ -18,8 +18,8 @@ from hieranon import metrics as M
 from hieranon.algorithms import dbca as D
 from hieranon.algorithms.base import Problem
 from hieranon.api import anonymize, prepare
-from hieranon.requirements import Requirement
-from hieranon.table import encode, encode_generalised, group, row_keys
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, encode_generalised, group, row_keys
 from random_tables import private_problems
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -21,8 +21,8 @@ from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import DEFAULT_TIME_LIMIT, AllMin, Datafly, FullDomain, FullDomainTimeout
 from hieranon.algorithms.lattice import apply_node
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
 from random_tables import private_problems
 
 ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

@@ -11,13 +11,13 @@ import contract
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.heuristicmin import HeuristicMin, SearchLimitError, SearchLimitWarning, _Space
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import decode, encode, group
 
 # the paper tables are typed once in hieranon.datasets.paper_tables (also used by
 # `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
 from hieranon.datasets.paper_tables import FIGURE_16A, seed003_case1, seed003_case2, seed003_figure4  # noqa: F401
 from hieranon.metrics import CostModel, precision
-from hieranon.requirements import Requirement
-from hieranon.table import decode, encode, group
 
 
 def problem_of(df, hs, reqs, qis=("edu", "sex", "hrs"), labels=None):

@@ -20,12 +20,12 @@ import pytest
 
 import hieranon
 from hieranon import hierarchy as H
-from hieranon import jit, progress
 from hieranon.algorithms import base
 from hieranon.api import anonymize
+from hieranon.core import jit, progress
+from hieranon.core.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
 from hieranon.datasets import example_path
 from hieranon.io import read_table
-from hieranon.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")

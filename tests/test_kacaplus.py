@@ -26,11 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result, check_solution
-from hieranon import api, metrics, table
+from hieranon import api, metrics
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
-from hieranon.requirements import Requirement
+from hieranon.core import table
+from hieranon.core.requirements import Requirement
 from random_tables import balanced, make_problem, private_problems, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from hieranon import hierarchy as H
 from hieranon import metrics as M
-from hieranon import table as T
+from hieranon.core import table as T
 
 QI = ["Gender", "Age", "Postcode"]
 

@@ -18,9 +18,9 @@ from contract import check_output, check_solution
 from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge, candidate_tuples, expand_records
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
 from hieranon.metrics import CostModel, precision
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
 from random_tables import set_partitions
 from test_heuristicmin import seed003_figure4, table_rows
 

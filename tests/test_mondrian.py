@@ -14,8 +14,8 @@ from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mondrian import Mondrian
-from hieranon.requirements import Requirement
-from hieranon.table import encode
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode
 
 ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 

@@ -24,8 +24,8 @@ from hieranon import hierarchy as H
 from hieranon.algorithms import registry
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.multireq import essential_requirements, merge_groups, single_problem
+from hieranon.core.requirements import Requirement
 from hieranon.io import read_table
-from hieranon.requirements import Requirement
 from random_tables import balanced, private_problems, random_tables
 
 METHODS = ["kaca+", "kaca1", "kaca2"]
@@ -71,7 +71,7 @@ def test_implied_requirements_give_the_single_k_output(method):
     rng = np.random.default_rng(3)
     hs = [balanced(f"a{j}", [3, 2, 2]) for j in range(3)]
     codes = np.stack([h.leaves[rng.integers(0, len(h.leaves), 120)] for h in hs], axis=1).astype(np.int32)
-    from hieranon.table import EncodedTable
+    from hieranon.core.table import EncodedTable
 
     enc = EncodedTable(codes, hs, [h.name for h in hs], np.ones(120, dtype=np.int64))
     cost = metrics.CostModel.build(hs)

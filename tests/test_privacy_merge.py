@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieranon import metrics
-from hieranon import table as T
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
+from hieranon.core import table as T
+from hieranon.core.requirements import Requirement
 from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
-from hieranon.requirements import Requirement
 from hieranon.verify import verify_codes
 from oracles import pycanon_entropy_l, pycanon_l, pycanon_t
 from random_tables import balanced, make_problem, one_column_problem, random_tables

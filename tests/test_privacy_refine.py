@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieranon import metrics
-from hieranon import table as T
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
 from hieranon.algorithms.privacy_refine import improve
+from hieranon.core import table as T
 from hieranon.privacy import DistinctLDiversity, TCloseness
 from hieranon.verify import verify_codes
 from random_tables import balanced, make_problem, one_column_problem, random_tables

@@ -1,4 +1,4 @@
-"""Progress of long stages (hieranon.progress): events to a callback or to
+"""Progress of long stages (hieranon.core.progress): events to a callback or to
 logging, time left, and the API's progress hook."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon import progress as P
 from hieranon.api import anonymize
+from hieranon.core import progress as P
 from hieranon.hierarchy import from_mapping
 
 

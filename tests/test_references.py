@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import hieranon
-from hieranon.references import REFERENCES, Reference, lookup
+from hieranon.core.references import REFERENCES, Reference, lookup
 
 SRC = Path(hieranon.__file__).parent
 TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".html", ".md", ".txt", ".css", ".js"}
@@ -61,7 +61,7 @@ def test_every_citation_names_a_reference():
     unknown = [f"{p.relative_to(SRC.parent)}:{line}: {cite!r}"
                for p in package_files(table=False) for line, cite, surname, year in citations(p)
                if not lookup(surname, year)]
-    assert not unknown, "citations with no entry in hieranon.references.REFERENCES:\n" + "\n".join(unknown)
+    assert not unknown, "citations with no entry in hieranon.core.references.REFERENCES:\n" + "\n".join(unknown)
 
 
 def test_the_core_papers_are_cited():

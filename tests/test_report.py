@@ -17,13 +17,13 @@ from hieranon import config as C
 from hieranon import hierarchy as H
 from hieranon import report as R
 from hieranon.api import anonymize
+from hieranon.core.table import EncodedTable
 from hieranon.datasets import example_path
 from hieranon.io import InputError, read_table
 from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins
 from hieranon.report.sections.measures import SKIP_METRICS
 from hieranon.risk import assess
-from hieranon.table import EncodedTable
 
 REPO = Path(__file__).resolve().parents[1]
 

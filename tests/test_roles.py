@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 import hieranon
 from hieranon import cli
 from hieranon import hierarchy as H
+from hieranon.core.table import DataError
 from hieranon.datasets import example_path
 from hieranon.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.spec import AnonymizationSpec
-from hieranon.table import DataError
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")

@@ -1,4 +1,4 @@
-"""The one YAML reader (hieranon.safeyaml) and every YAML input read through it:
+"""The one YAML reader (hieranon.core.safeyaml) and every YAML input read through it:
 duplicate keys, nesting depth, alias limits, short messages."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from hieranon import config as C
 from hieranon import hierarchy as H
-from hieranon.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH, QUOTE_CHARS, YAMLInputError, load_yaml
+from hieranon.core.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH, QUOTE_CHARS, YAMLInputError, load_yaml
 
 
 def alias_bomb(levels: int, fan: int = 9) -> str:

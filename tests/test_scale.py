@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from hieranon import cli
 from hieranon import hierarchy as H
+from hieranon.core.cells import value_to_label
+from hieranon.core.requirements import Requirement
 from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
-from hieranon.hierarchy import value_to_label
-from hieranon.requirements import Requirement
 from hieranon.scale import anonymize_parquet, verify_parquet
 
 QIS = COLUMNS[:8]  # the papers' order; salary-class stays a non-QI column
@@ -296,7 +296,7 @@ def test_column_loader_leaves_a_defective_file_to_the_row_reader_and_its_message
 
 
 def test_a_large_hierarchy_encodes_whole_columns_and_reports_missing_values(monkeypatch):
-    from hieranon.table import DataError, encode
+    from hieranon.core.table import DataError, encode
 
     monkeypatch.setattr(H, "FAST_LOAD_MIN_ROWS", 10)
     rows = zip_rows(2000, seed=2)

@@ -12,8 +12,8 @@ import hieranon
 from hieranon import config as C
 from hieranon import hierarchy as H
 from hieranon.algorithms.registry import DEFAULT_METHOD
+from hieranon.core.requirements import Requirement, RequirementError
 from hieranon.report import evaluate_pair
-from hieranon.requirements import Requirement, RequirementError
 from hieranon.spec import AnonymizationSpec, build_problem
 
 

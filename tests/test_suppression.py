@@ -98,7 +98,7 @@ def _two_groups_problem():
     h = balanced("a0", [2, 2])
     leaves = h.leaves
     codes = np.array([[leaves[0]]] * 6 + [[leaves[1]]] * 6 + [[leaves[2]], [leaves[3]], [leaves[3]]], dtype=np.int32)
-    from hieranon.table import EncodedTable
+    from hieranon.core.table import EncodedTable
     enc = EncodedTable(codes, [h], ["a0"], np.ones(len(codes), dtype=np.int64))
     return make_problem(enc, 3, 0)
 
@@ -126,7 +126,7 @@ def test_native_full_domain_budget_lowers_the_distortion():
     record goes to the root; with 4 records of budget the outlier is
     suppressed with the smallest class (one '*' class of 4 >= k) and the six
     others keep their values."""
-    from hieranon.table import EncodedTable
+    from hieranon.core.table import EncodedTable
     h = balanced("a0", [2, 2])
     lv = h.leaves
     codes = np.array([[lv[0]]] * 6 + [[lv[1]]] * 3 + [[lv[2]]], dtype=np.int32)

@@ -78,7 +78,7 @@ import json  # noqa: E402
 from hieranon import hierarchy as H  # noqa: E402
 from hieranon import utility as U  # noqa: E402
 from hieranon.api import anonymize  # noqa: E402
-from hieranon.table import encode  # noqa: E402
+from hieranon.core.table import encode  # noqa: E402
 
 
 def _people(n=600, seed=0):

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieranon import hierarchy as H
-from hieranon import table as T
-from hieranon.hierarchy import value_to_label
-from hieranon.requirements import Requirement, RequirementError
+from hieranon.core import table as T
+from hieranon.core.cells import value_to_label
+from hieranon.core.requirements import Requirement, RequirementError
 from hieranon.verify import MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify, verify_codes
 from oracles import pycanon_k
 

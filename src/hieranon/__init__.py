@@ -2,12 +2,13 @@
 
 import logging
 
-from . import hierarchy, metrics, table
+from . import hierarchy, metrics
 from .api import AnonymizationResult, anonymize
-from .hierarchy import Hierarchy, HierarchyError
-from .requirements import Requirement, RequirementError
+from .core import table
+from .core.requirements import Requirement, RequirementError
+from .core.table import DataError
+from .core.tree import Hierarchy, HierarchyError
 from .spec import AnonymizationSpec
-from .table import DataError
 
 __version__ = "0.1.0"
 __all__ = ["anonymize", "AnonymizationResult", "AnonymizationSpec", "Hierarchy", "HierarchyError", "Requirement",

@@ -22,19 +22,19 @@ from . import metrics as M
 from .algorithms.base import Problem, Solution
 from .algorithms.partition import RunPlan, plan_run
 from .algorithms.suppression import with_budget
-from .progress import ProgressEvent, reporting
-from .progress import stage as progress_stage
+from .core.progress import ProgressEvent, reporting
+from .core.progress import stage as progress_stage
 from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
     DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
 from .privacy import check_feasible, sensitive_columns
-from .cells import cells_equal
-from .hierarchy import Hierarchy
+from .core.cells import cells_equal
+from .core.tree import Hierarchy
 from .io import typed_numeric_qis
 from .pseudonyms import new_key, protective_rng, pseudonyms
 from .roles import check_roles, without_index
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
-from .table import EncodedTable, apply_codes, check_columns
+from .core.table import EncodedTable, apply_codes, check_columns
 from .verify import verify_codes
 from .bounds import BoundTooLarge, problem_lower_bound
 
@@ -119,7 +119,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         sensitive or insensitive, class or count column) is named in one
         :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with
         ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
-        :class:`~hieranon.table.DataError` instead (``strict`` itself is
+        :class:`~hieranon.core.table.DataError` instead (``strict`` itself is
         Mondrian's parameter). Columns published
         unchanged that are near-unique or nearly copy a QI are logged as
         linkage risks (``result.roles``). A column has one role (the class
@@ -158,7 +158,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         How to run: chosen from the table's size and shape (``auto``,
         recorded in ``result.plan``), or forced (see :func:`run`).
     progress : callable
-        Called with a :class:`~hieranon.progress.ProgressEvent` at every step
+        Called with a :class:`~hieranon.core.progress.ProgressEvent` at every step
         of every long stage, with an estimate of the time left (default: the
         stages are logged on the ``hieranon.progress`` logger).
     """
@@ -183,7 +183,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
     (``spec.execution``, :func:`hieranon.algorithms.partition.plan_run`:
     recorded as ``result.plan``), solve, decode, verify and measure.
     ``hierarchies``: the spec's, already built (else built here).
-    ``progress``: called with a :class:`~hieranon.progress.ProgressEvent` at
+    ``progress``: called with a :class:`~hieranon.core.progress.ProgressEvent` at
     every step of every long stage (else the stages are logged on
     ``hieranon.progress``)."""
     with reporting(progress):

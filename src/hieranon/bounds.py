@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .jit import kernel
+from .core.jit import kernel
+from .core.progress import stage as progress_stage
+from .core.table import EncodedTable
 from .metrics import CostModel, full_distortion
-from .progress import stage as progress_stage
-from .table import EncodedTable
 
 log = logging.getLogger(__name__)
 

@@ -49,15 +49,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import is_missing, normalise_text, value_to_label
-from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
-from .tree import ROOT_LABEL, Hierarchy, HierarchyError
+from .core.cells import MISSING_LABEL, is_missing, normalise_text, value_to_label
+from .core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
+from .core.tree import ROOT_LABEL, Hierarchy, HierarchyError
 
 __all__ = ["MISSING_LABEL", "DATE_LEVELS", "intervals", "masking", "suppression", "grouping", "ordered", "dates",
            "from_levels", "interval_label", "node_bounds", "NodeBounds", "leaf_values", "read_mapping", "as_floats"]
 
-#: The leaf a missing cell becomes with ``missing_leaf=True`` (the ``missing: value`` mode).
-MISSING_LABEL = "missing"
 #: Levels of a date hierarchy, finest first.
 DATE_LEVELS = ("day", "week", "month", "quarter", "year", "decade")
 #: The date orders of earlier versions (``dates: dmy``), as strptime formats.

@@ -52,14 +52,14 @@ from . import builders as B
 from . import hierarchy as H
 from .algorithms.registry import METHODS
 from .algorithms.suppression import parse_budget
-from .files import MAX_CONFIG_BYTES, read_text_file
-from .hierarchy import Hierarchy
+from .core.files import MAX_CONFIG_BYTES, read_text_file
+from .core.safeyaml import load_yaml
+from .core.tree import Hierarchy
 from .io import NUMERIC_OUTPUTS
 from .privacy import PrivacyError, parse_privacy_config
 from .pseudonyms import read_key
 from .risk import check_threshold
 from .roles import ROLE_KEYS, check_role_conflicts
-from .safeyaml import load_yaml
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",

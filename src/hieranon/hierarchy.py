@@ -1,7 +1,7 @@
 """Value generalisation hierarchies (VGHs): reading them from files.
 
 The tree itself (:class:`Hierarchy`: node ids, parents, ancestors, LCA
-tables) is defined and documented in :mod:`hieranon.tree` and importable
+tables) is defined and documented in :mod:`hieranon.core.tree` and importable
 from here; this module reads it from files.
 
 Loaders: ARX's CSV format (:func:`from_arx_csv`), nested mappings
@@ -24,12 +24,12 @@ import numpy as np
 # Builders (intervals, masking, suppression, dates...) live in hieranon.builders;
 # these names stay importable from here for code written against earlier versions.
 from .builders import dates, intervals, masking, suppression  # noqa: F401 - re-exported
-from .cells import normalise_text, normalise_texts, value_to_label
-from .files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
-from .safeyaml import load_yaml
+from .core.cells import normalise_text, normalise_texts, value_to_label
+from .core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
+from .core.safeyaml import load_yaml
 
 # the tree, defined below the loaders and the builders, is public here as it always was
-from .tree import (  # noqa: F401 - re-exported
+from .core.tree import (  # noqa: F401 - re-exported
     DENSE_LCA_MAX_NODES,
     ROOT_LABEL,
     AmbiguousLabelError,
@@ -183,7 +183,7 @@ def _factorized(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _normalised(code: np.ndarray, uniq) -> tuple[np.ndarray, np.ndarray]:
     """A factorized column of text with its distinct values normalised
-    (:func:`hieranon.cells.normalise_text`): values equal once normalised
+    (:func:`hieranon.core.cells.normalise_text`): values equal once normalised
     (surrounding spaces, another Unicode form) become one value, still in
     order of first appearance."""
     import pandas as pd

@@ -28,9 +28,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .hierarchy import Hierarchy
-from .requirements import normalise
-from .table import encode, encode_generalised, group, row_keys
+from .core.requirements import normalise
+from .core.table import encode, encode_generalised, group, row_keys
+from .core.tree import Hierarchy
 
 WEIGHT_SCHEMES = ("uniform", "height", "mage", "custom")
 
@@ -393,7 +393,7 @@ def compute(orig_codes: np.ndarray, gen_codes: np.ndarray, hierarchies: Sequence
     Suppressed records are those an algorithm reported as suppressed; with
     ``treat_all_root_as_suppressed`` every all-root row counts as one.
     ``achieved_k`` is the smallest class over all QIs; with ``requirements``
-    (:class:`~hieranon.requirements.Requirement` objects over ``qi_names``)
+    (:class:`~hieranon.core.requirements.Requirement` objects over ``qi_names``)
     the smallest group of each requirement's attributes is reported too.
     """
     orig_codes = np.asarray(orig_codes)
@@ -484,7 +484,7 @@ def evaluate(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers
              k: int = 1, counts=None, scheme: str = "uniform", beta: float = 1.0, priorities=None,
              class_column: str | None = None, missing: str = "error", requirements: Sequence | None = None) -> Metrics:
     """Every metric from two DataFrames (original and anonymised) and the hierarchies;
-    ``requirements`` as in :func:`hieranon.requirements.normalise`."""
+    ``requirements`` as in :func:`hieranon.core.requirements.normalise`."""
     enc = encode(original, quasi_identifiers, hierarchies, counts=counts, missing=missing)
     gen = encode_generalised(enc, anonymised)
     if (gen < 0).any():

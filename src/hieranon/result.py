@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .hierarchy import Hierarchy
+from .core.requirements import Requirement
+from .core.tree import Hierarchy
 from .privacy import assess_privacy
-from .requirements import Requirement
 from .risk import assess_result as assess_risk
 from .risk import default_threshold
 

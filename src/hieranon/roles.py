@@ -29,7 +29,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from .table import DataError, check_columns
+from .core.table import DataError, check_columns
 
 __all__ = ["RoleReport", "UnclassifiedColumnsWarning", "RoleConflictError", "assess_roles", "check_roles",
            "check_role_conflicts", "without_index", "ROLES", "ROLE_KEYS", "NEAR_UNIQUE_SHARE", "NEAR_UNIQUE_MIN_ROWS",
@@ -195,7 +195,7 @@ def assess_roles(df: pd.DataFrame, spec) -> RoleReport:
 def check_roles(df: pd.DataFrame, spec, *, strict: bool | None = None) -> RoleReport:
     """:func:`assess_roles`, then warn (:class:`UnclassifiedColumnsWarning`)
     about the unclassified columns -- or, when ``strict`` (default: the
-    spec's), raise a :class:`~hieranon.table.DataError` naming them."""
+    spec's), raise a :class:`~hieranon.core.table.DataError` naming them."""
     report = assess_roles(df, spec)
     text = report.warning()
     strict = getattr(spec, "strict", False) if strict is None else strict
@@ -212,7 +212,7 @@ def without_index(df: pd.DataFrame, *, strict: bool = False) -> pd.DataFrame:
     """``df`` with the default row numbers as its index: a table's index is
     never published (it has no role, and often holds identifiers). Any
     other index is dropped with a logged warning naming it -- or, when
-    ``strict``, refused with a :class:`~hieranon.table.DataError` -- saying
+    ``strict``, refused with a :class:`~hieranon.core.table.DataError` -- saying
     how to give it a role (``df.reset_index()`` makes it a column)."""
     index = df.index
     if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None:

@@ -28,12 +28,12 @@ import pandas as pd
 from . import metrics as M
 from .algorithms.registry import make_algorithm
 from .algorithms.suppression import with_budget
+from .core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 from .io import dataset_schema, table_format
 from .privacy import BoundModel, check_feasible, sensitive_columns
 from .pseudonyms import is_pseudonym, new_key, pseudonyms
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
-from .table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 
 # pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
 
@@ -107,7 +107,7 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
     ``identifiers`` must be absent from the output (``identifier_action``
     ``drop``), all ``*`` (``mask``) or pseudonyms where the original has a
     value (``pseudonym``); ``missing`` and ``count_column`` read
-    the original as :func:`hieranon.table.encode` does (class sizes count
+    the original as :func:`hieranon.core.table.encode` does (class sizes count
     records). ``privacy``: models (:mod:`hieranon.privacy`, unbound, or bound
     to the whole original) every class over all QIs must satisfy, the
     suppressed records one more class; t-closeness is measured against the

@@ -34,14 +34,14 @@ from .algorithms.base import Problem
 from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
 from .algorithms.suppression import SuppressionBudget, parse_budget
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
-from .hierarchy import Hierarchy
+from .core.requirements import Requirement, RequirementError, normalise
+from .core.table import DataError, EncodedTable, check_columns, encode
+from .core.tree import Hierarchy
 from .io import NUMERIC_OUTPUTS
 from .privacy import PrivacyModel
 from .pseudonyms import as_key
-from .requirements import Requirement, RequirementError, normalise
 from .risk import check_threshold, default_threshold
 from .roles import ROLES, check_role_conflicts
-from .table import DataError, EncodedTable, check_columns, encode
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]

@@ -43,8 +43,8 @@ every algorithm.
 Both return a :class:`VerificationReport`; a failed check never raises, call
 :meth:`VerificationReport.raise_if_failed` for that. Errors in the *inputs*
 (an original value missing from its hierarchy, an unknown attribute in a
-requirement) raise :class:`~hieranon.table.DataError` /
-:class:`~hieranon.requirements.RequirementError` as everywhere else.
+requirement) raise :class:`~hieranon.core.table.DataError` /
+:class:`~hieranon.core.requirements.RequirementError` as everywhere else.
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .cells import cells_equal, is_missing, normalise_text, released_text
-from .hierarchy import Hierarchy, value_to_label
+from .core.cells import cells_equal, is_missing, normalise_text, released_text, value_to_label
+from .core.requirements import Requirement, normalise
+from .core.table import EncodedTable, encode, encode_generalised, group
+from .core.tree import Hierarchy
 from .privacy import BoundModel
-from .requirements import Requirement, normalise
-from .table import EncodedTable, encode, encode_generalised, group
 
 __all__ = ["VIOLATION_KINDS", "MAX_LISTED_PER_KIND", "Violation", "VerificationReport", "VerificationError",
            "verify", "verify_codes"]
@@ -246,7 +246,7 @@ def _group(keys: np.ndarray, counts: np.ndarray):
     """Classes of the rows of a small-int key matrix: (row_class, sizes).
 
     Label ids are dense and small, so a mixed-radix key and one sort do; very
-    wide keys fall back to :func:`hieranon.table.group`."""
+    wide keys fall back to :func:`hieranon.core.table.group`."""
     if keys.shape[1] == 0:
         return np.zeros(len(keys), dtype=np.int64), np.array([int(counts.sum())], dtype=np.int64)
     span = keys.max(axis=0) + 1
@@ -538,7 +538,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
         (e.g. ``hieranon evaluate`` without ``-k``).
     counts : str | array | None
         Record count per row (a column name or an array), as in
-        :func:`hieranon.table.encode`.
+        :func:`hieranon.core.table.encode`.
     missing : ``"error"`` | ``"root"``
         How missing original QI values are read (``"root"``: as ``*``; an
         output cell may then stay missing).

@@ -91,8 +91,8 @@ import numpy as np
 import pandas as pd
 from numba import get_num_threads, prange
 
-from ..jit import kernel
-from ..table import row_keys
+from ..core.jit import kernel
+from ..core.table import row_keys
 from . import kaca_core
 from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails

@@ -91,10 +91,10 @@ from numbers import Real
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..jit import kernel
+from ..core.jit import kernel
+from ..core.table import group
+from ..core.tree import Hierarchy
 from ..metrics import CostModel, distortion, inconsistency
-from ..table import group
 from .base import Algorithm, Problem, Solution, log
 from .details import KACA2Details, KACADetails
 from .kaca_core import (

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hierarchy import DENSE_LCA_MAX_NODES, Hierarchy
-from ..jit import kernel
+from ..core.jit import kernel
+from ..core.tree import DENSE_LCA_MAX_NODES, Hierarchy
 from ..metrics import CostModel
 
 _INF = np.iinfo(np.int64).max

@@ -49,7 +49,7 @@ optimum must split one, the solution is **expanded to one row per record**:
 ``Solution.codes`` then has ``n_records`` rows, input row ``i`` repeated
 ``counts[i]`` times in order, and ``details.record_row`` gives each record's
 input row (``details.expanded = True``); :func:`expand_records` builds the
-matching one-record-per-row :class:`~hieranon.table.EncodedTable` for
+matching one-record-per-row :class:`~hieranon.core.table.EncodedTable` for
 verification. ``details.parts`` always lists, per unit, its generalisations
 with their record counts. The API (which needs one output row per input row)
 and :meth:`MinGen.solve` refuse ``mode="records"`` on counted rows with a
@@ -68,7 +68,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from ..table import EncodedTable, group
+from ..core.table import EncodedTable, group
 from .base import Algorithm, Problem, Solution, log
 from .details import MinGenDetails
 from .params import Interval, Options

@@ -62,8 +62,8 @@ import math
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..jit import kernel
+from ..core.jit import kernel
+from ..core.tree import Hierarchy
 from .base import Algorithm, Problem, Solution, log
 from .details import MondrianDetails
 from .params import NoneValue, Options

@@ -37,9 +37,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..progress import stage
-from ..table import EncodedTable, row_keys
+from ..core.progress import stage
+from ..core.table import EncodedTable, row_keys
+from ..core.tree import Hierarchy
 from .base import Algorithm, Problem, Solution
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options

@@ -59,8 +59,8 @@ import time
 
 import numpy as np
 
-from ..jit import kernel
-from ..table import group
+from ..core.jit import kernel
+from ..core.table import group
 from . import kaca_core as K
 from .base import Problem, log
 

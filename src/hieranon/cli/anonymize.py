@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ..progress import stage as progress_stage
+from ..core.progress import stage as progress_stage
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, remove_outputs, run_outputs
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (

@@ -109,7 +109,7 @@ def _without_suppressed(prepared):
     everywhere (the 'removed' convention: suppressed records not published)."""
     import numpy as np
 
-    from ..table import EncodedTable
+    from ..core.table import EncodedTable
 
     t = prepared.table
     keep = np.flatnonzero(~(t.codes == 0).all(axis=1))

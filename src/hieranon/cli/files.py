@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..progress import stage as progress_stage
+from ..core.progress import stage as progress_stage
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -68,10 +68,10 @@ def check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, direc
     """The one check of a run's outputs (``{what: path}``, None left out),
     before any work: no output is a file the run reads (``read``, see
     :func:`files_read`) or another output, even with --force
-    (:func:`hieranon.files.check_distinct_paths`); each is a file name (a
+    (:func:`hieranon.core.files.check_distinct_paths`); each is a file name (a
     directory for those named in ``directory``) in an existing directory,
     and does not exist yet unless --force."""
-    from ..files import check_distinct_paths
+    from ..core.files import check_distinct_paths
 
     check_distinct_paths(outputs, read)
     for what, output in outputs.items():

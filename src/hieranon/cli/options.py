@@ -55,8 +55,8 @@ def _parse_qi_options(qi: list[str]) -> dict:
 def parse_params(param: list[str]) -> dict:
     if not param:
         return {}
-    from ..files import excerpt
-    from ..safeyaml import YAMLInputError, load_yaml
+    from ..core.files import excerpt
+    from ..core.safeyaml import YAMLInputError, load_yaml
     out = {}
     for item in param:
         if "=" not in item:
@@ -232,7 +232,7 @@ def read_config(path: Optional[Path]) -> Optional[Config]:
 
 def build_hierarchies(spec, data=None) -> dict:
     """The spec's hierarchies (builders read ``data``)."""
-    from ..hierarchy import HierarchyError
+    from ..core.tree import HierarchyError
     try:
         return spec.build_hierarchies(data)
     except HierarchyError as exc:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 if TYPE_CHECKING:
-    from ..progress import ProgressEvent
+    from ..core.progress import ProgressEvent
 
 
 def configure_logging(quiet: bool, verbose: bool) -> None:
@@ -38,8 +38,8 @@ def show_progress(quiet: bool) -> Iterator[Optional[Callable[[ProgressEvent], No
         return
     from rich.console import Console
 
-    from ..jit import COMPILE_STAGE
-    from ..progress import reporting, rich_callback
+    from ..core.jit import COMPILE_STAGE
+    from ..core.progress import reporting, rich_callback
     console = Console(stderr=True)
     draw, stop = rich_callback(console)
     said = False

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..hierarchy import Hierarchy, from_arx_csv, from_file
-from ..safeyaml import load_yaml
+from ..core.safeyaml import load_yaml
+from ..core.tree import Hierarchy
+from ..hierarchy import from_arx_csv, from_file
 
 __all__ = [
     "ADULT_COLUMNS", "ADULT_QI_ORDER", "ADULT_URL", "ADULT_ENV", "AdultData", "AdultDataNotFoundError",
@@ -245,7 +246,7 @@ def load_adult(path=None, *, hierarchies: bool = True, drop_missing: bool = True
     drop_missing : bool
         Drop every record with a ``?`` (45,222 records remain -- the papers'
         data set). Otherwise ``?`` cells become missing values (NaN), which
-        :func:`hieranon.table.encode` rejects unless ``missing='root'``.
+        :func:`hieranon.core.table.encode` rejects unless ``missing='root'``.
     download : bool
         Download the data files from UCI, and ARX's hierarchies from the ARX
         repository, when they are not found.

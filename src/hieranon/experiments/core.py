@@ -17,8 +17,8 @@ from .. import api
 from .. import metrics as M
 from ..algorithms.base import Problem
 from ..benchmarking import machine_info as shared
+from ..core.requirements import Requirement
 from ..datasets import AdultDataNotFoundError, load_adult
-from ..requirements import Requirement
 from ..verify import verify_codes
 
 EXPERIMENTS = (1, 2, 3, 4)

@@ -23,9 +23,9 @@ from .. import api
 from .. import metrics as M
 from ..algorithms.base import Problem
 from ..algorithms.mingen import MinGen, expand_records
+from ..core.requirements import Requirement
+from ..core.table import decode, encode, group
 from ..datasets import paper_tables as PT
-from ..requirements import Requirement
-from ..table import decode, encode, group
 from ..utility import naive_bayes_accuracy
 from ..verify import verify_codes
 from . import plots

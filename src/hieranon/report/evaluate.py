@@ -16,11 +16,11 @@ import pandas as pd
 
 from .. import metrics as M
 from ..bounds import problem_lower_bound
+from ..core.requirements import RequirementError
+from ..core.table import encode_generalised, group
 from ..privacy import sensitive_columns
-from ..requirements import RequirementError
 from ..result import AnonymizationResult
 from ..spec import AnonymizationSpec, build_problem
-from ..table import encode_generalised, group
 from ..verify import verify
 
 __all__ = ["evaluate_pair"]

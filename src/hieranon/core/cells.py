@@ -21,6 +21,8 @@ published cell must print its value exactly as the anonymiser writes it
 A cell is missing when it is NaN, None, ``pd.NA``, ``NaT`` or blank text
 (:func:`is_missing`), wherever it is read; two columns hold the same cells
 when they agree up to dtype and missing cells (:func:`cells_equal`).
+A missing cell read as a value of its own (``missing: value``) is the leaf
+:data:`MISSING_LABEL`.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ from datetime import date, datetime
 import numpy as np
 import pandas as pd
 
-__all__ = ["normalise_text", "normalise_texts", "released_text", "value_to_label", "is_missing", "is_missing_value",
-           "missing_values", "cells_equal"]
+#: The leaf a missing cell becomes with ``missing_leaf=True`` (the ``missing: value`` mode).
+MISSING_LABEL = "missing"
+
+__all__ = ["MISSING_LABEL", "normalise_text", "normalise_texts", "released_text", "value_to_label", "is_missing",
+           "is_missing_value", "missing_values", "cells_equal"]
 
 
 def normalise_text(text: str) -> str:

@@ -19,7 +19,7 @@ keeps it from failing:
   are compiled without a cache (logged once) and the run still succeeds.
 * **A notice while compiling.** Each real compilation (not a cache load)
   opens the progress stage :data:`COMPILE_STAGE` (see
-  :mod:`hieranon.progress`: logged by default, shown by the command line),
+  :mod:`hieranon.core.progress`: logged by default, shown by the command line),
   whose ``done`` counts the functions compiled so far.
 * **No compiling for a small table.** :class:`~hieranon.algorithms.base.Algorithm`
   runs the kernels as Python (:func:`interpreted`) when the table is small
@@ -54,9 +54,9 @@ __all__ = ["COMPILE_STAGE", "kernel", "cache_location", "CACHE_DIR", "CACHING", 
            "compiled_before",
            "SMALL_TABLE_ROWS", "SMALL_TABLE_WORK"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 #: Directories holding kernel modules (numba caches beside each).
-_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
+_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "privacy", _PACKAGE / "algorithms", _PACKAGE / "algorithms" / "kacaplus")
 
 
 def _writable(directory: Path) -> bool:

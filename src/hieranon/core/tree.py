@@ -376,7 +376,7 @@ class Hierarchy:
         """:meth:`label_of` of every value, as an object array; whole columns
         of integers are converted without a Python call per value, whole
         columns of text by the one normalisation of cell text
-        (:func:`hieranon.cells.normalise_texts`)."""
+        (:func:`hieranon.core.cells.normalise_texts`)."""
         import pandas as pd
 
         arr = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)

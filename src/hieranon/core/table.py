@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .builders import MISSING_LABEL
-from .cells import missing_values, normalise_texts, released_text
+from .cells import MISSING_LABEL, missing_values, normalise_texts, released_text
 from .files import excerpt
-from .hierarchy import Hierarchy, HierarchyError
+from .tree import Hierarchy, HierarchyError
 
 #: The most records a row (and a table) may stand for: counts are exact in a float up to 2**53.
 MAX_COUNT = 2**53
@@ -125,7 +124,7 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     of their own, as the builders make it with ``missing_leaf=True``).
 
     Text is looked up after the one normalisation of cell text
-    (:func:`hieranon.cells.normalise_text`). With ``generalised`` (a published
+    (:func:`hieranon.core.cells.normalise_text`). With ``generalised`` (a published
     table, read as it is) a cell must print its value exactly: a cell that
     only matches once normalised (`` *``, ``*\u00a0``) is refused, naming it.
     """
@@ -237,7 +236,7 @@ def encode_generalised(original: EncodedTable, anonymised: pd.DataFrame) -> np.n
     """Node codes of an anonymised table's QI cells, read against the original.
 
     Each output cell must print the original value or one of its ancestors
-    exactly (:func:`hieranon.cells.released_text`: `` *`` is not ``*``);
+    exactly (:func:`hieranon.core.cells.released_text`: `` *`` is not ``*``);
     it is decoded to the most specific such node on the original leaf's path
     (so a label repeated on two levels is read unambiguously). Cells that
     match no ancestor get ``-1`` (the verifier reports them).
@@ -288,7 +287,7 @@ def apply_codes(df: pd.DataFrame, table: EncodedTable, codes: np.ndarray,
     prints ``*`` like them, so that grouping the printed table gives the
     classes the verifier checked (:func:`missing_apart`; pass ``keep_missing``
     computed on the whole table when ``df`` is one batch of it). A cell kept
-    as it was prints its value normalised (:func:`hieranon.cells.normalise_text`)
+    as it was prints its value normalised (:func:`hieranon.core.cells.normalise_text`)
     like every label, so that it reads as the value the classes were made of."""
     out = df.copy()
     if keep_missing is None:
