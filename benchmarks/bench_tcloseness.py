@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 import hieranon
-from hieranon import builders as B
 from hieranon.benchmarking import machine_info
 from hieranon.core.table import group
+from hieranon.hierarchies import builders as B
 from hieranon.privacy import TCloseness
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"

@@ -1,4 +1,4 @@
-"""Hierarchy builders (hieranon.builders): leaves are the cells' text,
+"""Hierarchy builders (hieranon.hierarchies.builders): leaves are the cells' text,
 interval and date labels state the values under them, and the command
 line, the configuration and the API build the same hierarchy."""
 
@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import hieranon
-from hieranon import builders as B
 from hieranon import cli
 from hieranon import config as C
-from hieranon import hierarchy as H
 from hieranon.core.tree import HierarchyError
+from hieranon.hierarchies import builders as B
+from hieranon.hierarchies import readers as H
 from random_tables import path_of, structure
 
 

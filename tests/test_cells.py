@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import hierarchy as H
 from hieranon.core.cells import normalise_text, normalise_texts, released_text, value_to_label
 from hieranon.core.table import DataError, encode
+from hieranon.hierarchies import readers as H
 from hieranon.privacy import DistinctLDiversity, TCloseness
 from hieranon.verify import verify
 

@@ -19,10 +19,10 @@ import yaml
 from typer.testing import CliRunner
 
 from hieranon import cli
-from hieranon import hierarchy as H
 from hieranon.api import DEFAULT_METHOD
 from hieranon.cli.errors import known_errors
 from hieranon.datasets import example_path
+from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from hieranon.report import SECTIONS
 from hieranon.verify import verify

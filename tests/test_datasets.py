@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from hieranon import datasets
-from hieranon import hierarchy as H
 from hieranon.core.table import encode, group
 from hieranon.datasets import ADULT_ENV, ADULT_QI_ORDER, AdultDataNotFoundError, example_path, load_adult, load_example
+from hieranon.hierarchies import readers as H
 
 HEIGHTS = {"age": 5, "workclass": 3, "education": 4, "marital-status": 3, "occupation": 3,
            "race": 2, "sex": 2, "native-country": 3, "salary-class": 2}

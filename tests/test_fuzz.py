@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import hieranon
 from hieranon import cli
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 
 #: More examples (and random ones) with HIERANON_FUZZ_EXAMPLES=500; the default run is fixed and fast.
 _EXAMPLES = int(os.environ.get("HIERANON_FUZZ_EXAMPLES", "0"))

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import hierarchy as H
 from hieranon.core import files
 from hieranon.core.tree import AmbiguousLabelError, HierarchyError
+from hieranon.hierarchies import readers as H
 from hieranon.io import OutputError, read_table, write_table, write_text
 from main_runner import run_main
 

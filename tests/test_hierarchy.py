@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hieranon import hierarchy as H
 from hieranon.core import tree
 from hieranon.core.table import DataError, encode
 from hieranon.core.tree import Hierarchy, HierarchyError
+from hieranon.hierarchies import readers as H
 from random_tables import path_of, structure
 
 ADULT_QI_HEIGHTS = {"age": 5, "workclass": 3, "education": 4, "marital-status": 3, "occupation": 3,

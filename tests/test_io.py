@@ -15,8 +15,8 @@ import yaml
 from typer.testing import CliRunner
 
 from hieranon import cli
-from hieranon import hierarchy as H
 from hieranon.datasets import example_path
+from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table, sniff_separator, write_table
 from hieranon.verify import verify
 
@@ -405,7 +405,7 @@ def test_typed_numeric_qis_are_ordered_categoricals():
     import numpy as np
 
     import hieranon
-    from hieranon import builders as B
+    from hieranon.hierarchies import builders as B
     from hieranon.io import numeric_output, read_numeric_output
 
     df = pd.DataFrame({"age": ["23", "37", "41", "55", "58", "61", None, "30"], "sex": ["m"] * 8,
@@ -487,7 +487,7 @@ def test_bounds_of_arx_dash_labels_hold_every_original_value(tmp_path):
 
 def test_numeric_output_accepts_the_hierarchies_a_result_holds():
     import hieranon
-    from hieranon import builders as B
+    from hieranon.hierarchies import builders as B
     from hieranon.io import numeric_output
 
     df = pd.DataFrame({"age": [str(a) for a in range(20, 60)], "sex": ["f", "m"] * 20})

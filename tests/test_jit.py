@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import hierarchy as H
 from hieranon.algorithms import base
 from hieranon.api import anonymize
 from hieranon.core import jit, progress
 from hieranon.core.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
 from hieranon.datasets import example_path
+from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 
 EXAMPLE = example_path("patients.csv")

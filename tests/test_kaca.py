@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_output
-from hieranon import hierarchy as H
 from hieranon import metrics
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
+from hieranon.hierarchies import readers as H
 from random_tables import make_problem, private_problems, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 
 from contract import check_result, check_solution
 from hieranon import api, metrics
-from hieranon import hierarchy as H
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
+from hieranon.hierarchies import readers as H
 from random_tables import balanced, make_problem, private_problems, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hieranon import hierarchy as H
 from hieranon import metrics as M
 from hieranon.core import table as T
+from hieranon.hierarchies import readers as H
 
 QI = ["Gender", "Age", "Postcode"]
 

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from contract import check_codes, check_frame, satisfies
 from hieranon import api, metrics
-from hieranon import hierarchy as H
 from hieranon.algorithms import registry
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.multireq import essential_requirements, merge_groups, single_problem
 from hieranon.core.requirements import Requirement
+from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from random_tables import balanced, private_problems, random_tables
 

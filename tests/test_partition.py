@@ -276,7 +276,7 @@ def test_auto_run_in_blocks_is_verified_recorded_and_close_to_the_whole_table(sy
 
 
 def test_dfs_rank_is_a_preorder_with_children_by_id():
-    from hieranon.hierarchy import from_mapping
+    from hieranon.hierarchies.readers import from_mapping
 
     h = from_mapping("x", {"*": {"b": ["b2", "b1"], "a": {"a1": ["a11"], "a2": []}}})
     rank = dfs_rank(h)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,

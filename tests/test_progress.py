@@ -11,7 +11,7 @@ import pytest
 
 from hieranon.api import anonymize
 from hieranon.core import progress as P
-from hieranon.hierarchy import from_mapping
+from hieranon.hierarchies.readers import from_mapping
 
 
 def test_a_stage_with_steps_reports_each_step_and_a_final_event():

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 from hieranon.pseudonyms import (
     MIN_KEY_BYTES,
     PSEUDONYM_DIGITS,

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from hieranon import config as C
-from hieranon import hierarchy as H
 from hieranon import report as R
 from hieranon.api import anonymize
 from hieranon.core.table import EncodedTable
 from hieranon.datasets import example_path
+from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table
 from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import hieranon
 from hieranon import cli
-from hieranon import hierarchy as H
 from hieranon.core.table import DataError
 from hieranon.datasets import example_path
+from hieranon.hierarchies import readers as H
 from hieranon.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.spec import AnonymizationSpec
 

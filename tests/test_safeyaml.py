@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hieranon import config as C
-from hieranon import hierarchy as H
 from hieranon.core.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH, QUOTE_CHARS, YAMLInputError, load_yaml
+from hieranon.hierarchies import readers as H
 
 
 def alias_bomb(levels: int, fan: int = 9) -> str:

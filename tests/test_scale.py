@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from hieranon import cli
-from hieranon import hierarchy as H
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement
 from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
+from hieranon.hierarchies import readers as H
 from hieranon.scale import anonymize_parquet, verify_parquet
 
 QIS = COLUMNS[:8]  # the papers' order; salary-class stays a non-QI column

@@ -10,9 +10,9 @@ import pytest
 
 import hieranon
 from hieranon import config as C
-from hieranon import hierarchy as H
 from hieranon.algorithms.registry import DEFAULT_METHOD
 from hieranon.core.requirements import Requirement, RequirementError
+from hieranon.hierarchies import readers as H
 from hieranon.report import evaluate_pair
 from hieranon.spec import AnonymizationSpec, build_problem
 

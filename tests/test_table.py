@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon import hierarchy as H
 from hieranon.core.table import (
     DataError,
     EncodedTable,
@@ -23,6 +22,7 @@ from hieranon.core.table import (
     row_keys,
 )
 from hieranon.core.tree import HierarchyError
+from hieranon.hierarchies import readers as H
 
 QIS = ["Gender", "Age", "Postcode"]
 ADULT_QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",
@@ -397,8 +397,8 @@ def test_hierarchy_error_is_not_swallowed_as_wrong_type(paper_hierarchies):
 
 
 def test_encode_generalised_table_reads_inner_nodes():
-    from hieranon import hierarchy as H
     from hieranon.core.table import DataError, encode
+    from hieranon.hierarchies import readers as H
 
     h = H.masking("pc", ["4350", "4351", "4360"])
     df = pd.DataFrame({"pc": ["4350", "435*", "43**", "*"]})
@@ -412,8 +412,8 @@ def test_encode_generalised_table_reads_inner_nodes():
 
 
 def test_ambiguous_inner_label_is_refused():
-    from hieranon import hierarchy as H
     from hieranon.core.tree import HierarchyError
+    from hieranon.hierarchies import readers as H
 
     h = H.from_paths("a", [["x", "g", "*"], ["y", "g2", "*"], ["z", "z", "*"]])  # 'z' along one chain: one set
     assert h.labels[h.node_of_label("z")] == "z" and h.depth[h.node_of_label("z")] == 2  # the leaf wins

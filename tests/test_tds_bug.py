@@ -149,8 +149,8 @@ def test_bug_with_a_missing_cell():
     the other rows to the root."""
     import pandas as pd
 
-    from hieranon import hierarchy as H
     from hieranon.api import anonymize
+    from hieranon.hierarchies import readers as H
 
     deep = H.from_mapping("x", {"*": {"G": {"H": ["a"]}, "K": {"L": ["b"]}}})
     for h in (H.suppression("x", ["a", "b"]), deep):

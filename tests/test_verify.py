@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hieranon import hierarchy as H
 from hieranon.core import table as T
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement, RequirementError
+from hieranon.hierarchies import readers as H
 from hieranon.verify import MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify, verify_codes
 from oracles import pycanon_k
 

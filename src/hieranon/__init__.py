@@ -2,12 +2,13 @@
 
 import logging
 
-from . import hierarchy, metrics
+from . import metrics
 from .api import AnonymizationResult, anonymize
 from .core import table
 from .core.requirements import Requirement, RequirementError
 from .core.table import DataError
 from .core.tree import Hierarchy, HierarchyError
+from .hierarchies import readers as hierarchy
 from .spec import AnonymizationSpec
 
 __version__ = "0.1.0"

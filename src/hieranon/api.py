@@ -85,7 +85,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         A hierarchy, a hierarchy file's path, or a builder written as on the
         command line (``"intervals:5,10,20"``, ``"suppress"``,
         ``"dates:month,quarter,year"``, ``"groups:2,4"``, ``"mask:5"``,
-        ``"mapping:FILE"``: :mod:`hieranon.builders`, built from ``df``).
+        ``"mapping:FILE"``: :mod:`hieranon.hierarchies.builders`, built from ``df``).
     missing : str
         Empty QI cells: ``"error"`` (refused), ``"root"`` (already suppressed:
         they stay empty in the output and count as missing, not as

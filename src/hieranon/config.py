@@ -48,13 +48,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import builders as B
-from . import hierarchy as H
 from .algorithms.registry import METHODS
 from .algorithms.suppression import parse_budget
 from .core.files import MAX_CONFIG_BYTES, read_text_file
 from .core.safeyaml import load_yaml
 from .core.tree import Hierarchy
+from .hierarchies import builders as B
+from .hierarchies import readers as H
 from .io import NUMERIC_OUTPUTS
 from .privacy import PrivacyError, parse_privacy_config
 from .pseudonyms import read_key

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .builders import as_floats, leaf_values, node_bounds
 from .core.cells import MISSING_LABEL, is_missing, value_to_label
 from .core.files import check_regular_file, excerpt, os_error_message, remove_stale_temporaries, shorten, temporary_path
 from .core.tree import Hierarchy
+from .hierarchies.builders import as_floats, leaf_values, node_bounds
 
 # pyarrow's Parquet modules are imported inside the functions that read or write Parquet, the only ones that need them
 

@@ -530,7 +530,7 @@ def verify(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identifiers: 
     quasi_identifiers : list[str]
         The QI columns; every other column must be unchanged.
     hierarchies : mapping or list
-        One :class:`~hieranon.hierarchy.Hierarchy` per QI.
+        One :class:`~hieranon.hierarchies.readers.Hierarchy` per QI.
     requirements : list
         ``Requirement`` objects, ``(attrs, k)`` pairs or ``"A,B:K"`` strings
         (Arca & Hewett's ``<B, k>``); ``k=`` adds one requirement over all QIs

@@ -50,9 +50,9 @@ Two interchangeable search paths find the nearest classes:
 
 The clustering loop runs in numba-compiled kernels over class arrays (tuple
 matrix, sizes, alive mask, per-class linked lists of member rows) and dense
-per-attribute LCA tables (:attr:`hieranon.hierarchy.Hierarchy.lca_table`, or an
+per-attribute LCA tables (:attr:`hieranon.hierarchies.readers.Hierarchy.lca_table`, or an
 ancestor-table walk for hierarchies above
-:data:`hieranon.hierarchy.DENSE_LCA_MAX_NODES` nodes).
+:data:`hieranon.hierarchies.readers.DENSE_LCA_MAX_NODES` nodes).
 
 Optional outlier suppression (Li et al. 2006, sec. 5): with
 ``suppression_threshold`` set, a chosen class whose nearest distance exceeds

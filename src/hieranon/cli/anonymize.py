@@ -228,9 +228,9 @@ def _check_numeric_output(option: Optional[str]) -> None:
 
 def _missing_rows(result) -> list[tuple[str, str]]:
     """Per QI with missing cells: how many, and how they were published
-    (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
+    (:func:`hieranon.hierarchies.builders.missing_cells`) -- kept apart from the cells
     the anonymisation generalised or suppressed."""
-    from ..builders import missing_cells
+    from ..hierarchies.builders import missing_cells
 
     rows = []
     for name, (n, kept) in missing_cells(result).items():

@@ -157,7 +157,7 @@ def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str
 
 def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
     """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
-    from ..hierarchy import from_file
+    from ..hierarchies.readers import from_file
 
     out = {}
     for item in items:

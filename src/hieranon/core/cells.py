@@ -74,7 +74,7 @@ def released_text(value) -> str | None:
     """How a published cell reads: text exactly as written (no
     normalisation: `` *`` is not ``*``); None for a missing cell; any other
     value (a number a Parquet file keeps as such) by the label it prints as
-    (:func:`hieranon.hierarchy.value_to_label`)."""
+    (:func:`hieranon.hierarchies.readers.value_to_label`)."""
     if isinstance(value, str):
         return value
     if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and value != value):

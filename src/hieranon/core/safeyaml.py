@@ -21,7 +21,7 @@ needs:
 
 Errors are raised as the caller's error type (``error=``), so a configuration
 fails with :class:`~hieranon.config.ConfigError` and a hierarchy file with
-:class:`~hieranon.hierarchy.HierarchyError`.
+:class:`~hieranon.hierarchies.readers.HierarchyError`.
 """
 
 from __future__ import annotations

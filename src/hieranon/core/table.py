@@ -2,7 +2,7 @@
 
 A table's quasi-identifiers (QIs) become an ``int32`` matrix ``codes`` of
 shape ``(n_rows, n_qis)`` whose entries are node ids in each attribute's
-:class:`~hieranon.hierarchy.Hierarchy` -- leaves for original data, inner
+:class:`~hieranon.hierarchies.readers.Hierarchy` -- leaves for original data, inner
 nodes once generalised. Every algorithm works on these codes; labels only
 come back at :func:`decode`.
 

@@ -17,8 +17,8 @@ algorithm needs is precomputed as numpy arrays:
   Def. 8) of two codes one array look-up.
 
 This module holds the tree alone, below both the loaders of hierarchy files
-(:mod:`hieranon.hierarchy`, the public home of every name defined here) and
-the hierarchies built from the data (:mod:`hieranon.builders`).
+(:mod:`hieranon.hierarchies.readers`, the public home of every name defined here) and
+the hierarchies built from the data (:mod:`hieranon.hierarchies.builders`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..core.safeyaml import load_yaml
 from ..core.tree import Hierarchy
-from ..hierarchy import from_arx_csv, from_file
+from ..hierarchies.readers import from_arx_csv, from_file
 
 __all__ = [
     "ADULT_COLUMNS", "ADULT_QI_ORDER", "ADULT_URL", "ADULT_ENV", "AdultData", "AdultDataNotFoundError",

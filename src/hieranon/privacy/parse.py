@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.tree import Hierarchy, HierarchyError
-from ..hierarchy import from_file
+from ..hierarchies.readers import from_file
 from ._base import PrivacyError, PrivacyModel
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .t_closeness import DISTANCES, TCloseness

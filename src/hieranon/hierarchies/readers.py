@@ -7,7 +7,7 @@ from here; this module reads it from files.
 Loaders: ARX's CSV format (:func:`from_arx_csv`), nested mappings
 (:func:`from_mapping`, YAML/JSON via :func:`from_file`). Hierarchies built
 from the data (intervals, masking, suppression, dates) are made by
-:mod:`hieranon.builders`.
+:mod:`hieranon.hierarchies.builders`.
 """
 
 from __future__ import annotations
@@ -21,15 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-# Builders (intervals, masking, suppression, dates...) live in hieranon.builders;
-# these names stay importable from here for code written against earlier versions.
-from .builders import dates, intervals, masking, suppression  # noqa: F401 - re-exported
-from .core.cells import normalise_text, normalise_texts, value_to_label
-from .core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
-from .core.safeyaml import load_yaml
+from ..core.cells import normalise_text, normalise_texts, value_to_label
+from ..core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
+from ..core.safeyaml import load_yaml
 
 # the tree, defined below the loaders and the builders, is public here as it always was
-from .core.tree import (  # noqa: F401 - re-exported
+from ..core.tree import (  # noqa: F401 - re-exported
     DENSE_LCA_MAX_NODES,
     ROOT_LABEL,
     AmbiguousLabelError,
@@ -40,6 +37,10 @@ from .core.tree import (  # noqa: F401 - re-exported
     ambiguous_label,
     leaf_counts,
 )
+
+# Builders (intervals, masking, suppression, dates...) live in hieranon.hierarchies.builders;
+# these names stay importable from here for code written against earlier versions.
+from .builders import dates, intervals, masking, suppression  # noqa: F401 - re-exported
 
 # pyarrow's CSV reader is imported inside the fast loader of large hierarchy files, the only one that needs it
 

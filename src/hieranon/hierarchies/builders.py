@@ -1,9 +1,9 @@
 """Hierarchies built from a column's values.
 
 Every builder takes the attribute's name and its values (a column, a list,
-an array) and returns a :class:`~hieranon.hierarchy.Hierarchy` whose leaves
+an array) and returns a :class:`~hieranon.hierarchies.readers.Hierarchy` whose leaves
 are the column's distinct values **as their text** -- the text a table
-cell is looked up by (:func:`~hieranon.hierarchy.value_to_label`), so
+cell is looked up by (:func:`~hieranon.hierarchies.readers.value_to_label`), so
 ``184.46946422249852`` stays ``184.46946422249852`` -- and whose inner
 labels never misstate a value under them:
 
@@ -49,9 +49,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core.cells import MISSING_LABEL, is_missing, normalise_text, value_to_label
-from .core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
-from .core.tree import ROOT_LABEL, Hierarchy, HierarchyError
+from ..core.cells import MISSING_LABEL, is_missing, normalise_text, value_to_label
+from ..core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file
+from ..core.tree import ROOT_LABEL, Hierarchy, HierarchyError
 
 __all__ = ["MISSING_LABEL", "DATE_LEVELS", "intervals", "masking", "suppression", "grouping", "ordered", "dates",
            "from_levels", "interval_label", "node_bounds", "NodeBounds", "leaf_values", "read_mapping", "as_floats"]
