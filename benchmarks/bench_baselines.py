@@ -33,13 +33,13 @@ import sys
 import time
 from pathlib import Path
 
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
+from hieranon.evaluation import metrics as M
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

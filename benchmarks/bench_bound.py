@@ -39,10 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon import api, bounds, metrics
+from hieranon import api, bounds
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.datasets import load_adult
+from hieranon.evaluation import metrics
 from hieranon.privacy import TCloseness
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ over the papers' nine quasi-identifiers:
 * grouping the code rows into equivalence classes (:func:`hieranon.core.table.group`),
 * decoding the codes back to labels (:func:`hieranon.core.table.decode`),
 * verifying a full-domain output (every attribute one level up) against
-  two requirements with :func:`hieranon.verify.verify_codes`, the check the
+  two requirements with :func:`hieranon.evaluation.verify.verify_codes`, the check the
   API runs after every algorithm (target: under 0.2 s),
 
 and, as a baseline run in the same process, a naive pure-Python version of
@@ -40,7 +40,7 @@ from hieranon.core import table as T
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement
 from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
-from hieranon.verify import verify_codes
+from hieranon.evaluation.verify import verify_codes
 
 HERE = Path(__file__).resolve().parent
 

@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.fulldomain import FullDomain
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
@@ -42,6 +41,7 @@ from hieranon.algorithms.mondrian import Mondrian
 from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
 from hieranon.core.table import group
+from hieranon.evaluation import metrics as M
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -13,7 +13,7 @@ For every run it records the solve time, the tables HeuristicMin generated
 (duplicates not counted) and expanded, the distinct rows of input and
 output, Arca & Hewett's precision Prec, and whether the output satisfies every
 requirement -- checked here by an independent group-by on the output codes
-(and by :func:`hieranon.verify.verify_codes` when that module is present).
+(and by :func:`hieranon.evaluation.verify.verify_codes` when that module is present).
 TDS and BUG (class column salary-class) run on the same configurations for
 comparison of the number of distinct rows kept.
 
@@ -46,10 +46,11 @@ from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
 from hieranon.algorithms.tds import TDS
 from hieranon.benchmarking import adult_dir, machine_info
+from hieranon.core.cost import CostModel
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
+from hieranon.evaluation.metrics import precision
 from hieranon.hierarchies.readers import from_arx_csv
-from hieranon.metrics import CostModel, precision
 
 HERE = Path(__file__).resolve().parent
 QI_ORDER = ("age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country")
@@ -98,7 +99,7 @@ def check(problem: Problem, codes: np.ndarray) -> bool:
 
 def verify_api(problem: Problem, codes: np.ndarray):
     try:
-        from hieranon.verify import verify_codes
+        from hieranon.evaluation.verify import verify_codes
     except ImportError:
         return None
     return bool(verify_codes(problem.table, codes, problem.requirements,

@@ -41,12 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
 from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
+from hieranon.evaluation import metrics as M
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

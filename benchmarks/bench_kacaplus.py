@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
@@ -38,6 +37,7 @@ from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import EncodedTable, group
+from hieranon.evaluation import metrics as M
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

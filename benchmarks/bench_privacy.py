@@ -18,7 +18,7 @@ partitioned with kaca+ inside, serial) is run in this process after a warm-up
 baseline). Per run: distortion ratio (suppressed records count as fully
 generalised), DM, suppressed records, classes, time of ``solve``, and the
 ratio to the same method's plain k-anonymity run. Every output is checked by
-the independent verifier (:func:`hieranon.verify.verify_codes`) with the
+the independent verifier (:func:`hieranon.evaluation.verify.verify_codes`) with the
 models.
 
 Writes ``benchmarks/results/privacy.csv`` (one row per run, written as it
@@ -45,12 +45,13 @@ import time
 from pathlib import Path
 
 from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.benchmarking import adult_dir, machine_info
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import EncodedTable, group
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.verify import verify_codes
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -58,7 +59,6 @@ from hieranon.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from hieranon.verify import verify_codes
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -73,11 +73,11 @@ def adult_comparison(block_size: int) -> dict | None:
     path = os.environ.get("HIERANON_ADULT_DIR")
     if not path or not (Path(path) / "adult.data").exists():
         return None
-    from hieranon import metrics as M
     from hieranon.algorithms.kaca import KACA1
     from hieranon.algorithms.partition import Partitioned
     from hieranon.api import prepare
     from hieranon.datasets import load_adult
+    from hieranon.evaluation import metrics as M
 
     adult = load_adult(path)
     p = prepare(adult.frame, adult.qis(8), adult.hierarchies, k=10)

@@ -1,6 +1,6 @@
 """The output contract of every anonymisation method, checked in plain Python.
 
-Independent of the library's own checks (no :mod:`hieranon.verify`, no
+Independent of the library's own checks (no :mod:`hieranon.evaluation.verify`, no
 :func:`hieranon.core.table.group`): ancestry is read off each hierarchy's parent
 array and labels, equivalence classes are counted with a dictionary. Two
 entry points:

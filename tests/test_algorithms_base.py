@@ -144,10 +144,10 @@ class _Echo(Algorithm):
 def _problem(requirements_on: tuple[str, ...]):
     import pandas as pd
 
+    from hieranon.core.cost import CostModel
     from hieranon.core.requirements import Requirement
     from hieranon.core.table import encode
     from hieranon.hierarchies import readers as H
-    from hieranon.metrics import CostModel
 
     df = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": ["p", "p", "q", "q"]})
     hs = {c: H.suppression(c, sorted(df[c].unique())) for c in df}

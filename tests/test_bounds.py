@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hieranon import metrics
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTimeout
 from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets, distortion_lower_bound
 from hieranon.core import table
 from hieranon.core.tree import Hierarchy
+from hieranon.evaluation import metrics
 from random_tables import make_problem, private_problems, random_tables, set_partitions
 
 

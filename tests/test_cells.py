@@ -11,9 +11,9 @@ import pytest
 import hieranon
 from hieranon.core.cells import normalise_text, normalise_texts, released_text, value_to_label
 from hieranon.core.table import DataError, encode
+from hieranon.evaluation.verify import verify
 from hieranon.hierarchies import readers as H
 from hieranon.privacy import DistinctLDiversity, TCloseness
-from hieranon.verify import verify
 
 #: Leading/trailing whitespace a spreadsheet or a copy from a web page leaves.
 SPACES = [" ", "  ", "\t", "\u00a0", "\u202f", "\u2009", "\u3000", "\u2007"]

@@ -22,10 +22,10 @@ from hieranon import cli
 from hieranon.api import DEFAULT_METHOD
 from hieranon.cli.errors import known_errors
 from hieranon.datasets import example_path
+from hieranon.evaluation.verify import verify
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from hieranon.report import SECTIONS
-from hieranon.verify import verify
 from main_runner import run_main
 
 EXAMPLE = example_path("patients.csv")

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result
-from hieranon import metrics as M
 from hieranon.algorithms import dbca as D
 from hieranon.algorithms.base import Problem
 from hieranon.api import anonymize, prepare
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, encode_generalised, group, row_keys
+from hieranon.evaluation import metrics as M
 from hieranon.hierarchies import readers as H
 from random_tables import private_problems
 
@@ -435,7 +435,7 @@ def test_algorithm_direct_problem(seed000_table1a, paper_hierarchies):
 @given(private_problems(max_rows=40), st.booleans())
 def test_dbca_output_satisfies_the_models(case, cm):
     """DBCA / DBCA:CM cluster for k, then the class-merging repair enforces the models."""
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem, _, _ = case
     t = problem.table

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result, check_solution
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import DEFAULT_TIME_LIMIT, AllMin, Datafly, FullDomain, FullDomainTimeout
 from hieranon.algorithms.lattice import apply_node
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
+from hieranon.evaluation import metrics as M
 from hieranon.hierarchies import readers as H
 from random_tables import private_problems
 
@@ -411,7 +411,7 @@ def test_through_api(seed000_table1a, paper_hierarchies):
 def private_nodes_brute_force(problem):
     """Every lattice node whose full-domain output (no suppression) satisfies
     k and every privacy model, with its distortion: plain loops, no tagging."""
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     t = problem.table
     out = {}
@@ -437,7 +437,7 @@ def test_fulldomain_with_privacy_is_the_optimal_private_node(case):
 @given(private_problems(max_rows=30))
 def test_allmin_and_datafly_with_privacy(case):
     """AllMin's nodes all meet the models at the least such height; Datafly's node meets them."""
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem, _, _ = case
     t = problem.table

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import hieranon
 from hieranon.core.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH
 from hieranon.core.table import DataError
-from hieranon.roles import COMPATIBLE_ROLES
+from hieranon.evaluation.roles import COMPATIBLE_ROLES
 from test_fuzz import FUZZ, assert_contract, error_lines, run_cli, workdir
 
 #: sex (M/F/W), age (numbers), n (counts), d (a diagnosis) and id (unique).

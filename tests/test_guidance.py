@@ -142,7 +142,7 @@ def test_check_pluralises_and_evaluate_says_verified_once(tmp_path):
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG)
     assert not re.search(r"\b1 classes\b|\b1 records\b", r.stdout)
     assert re.search(r"\b\d+ classes / \d+ records\b", r.stdout)
-    from hieranon.risk import _count
+    from hieranon.evaluation.risk import _count
     assert _count(1, "class", "classes") == "1 class" and _count(2, "record") == "2 records"
     r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG)
     assert r.exit_code == 0 and "VERIFIED: " in r.stdout and "verified" not in r.stdout.lower().replace(

@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_output
-from hieranon import metrics
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2, kaca1_codes, kaca2_global_levels
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
+from hieranon.evaluation import metrics
 from hieranon.hierarchies import readers as H
 from random_tables import make_problem, private_problems, random_tables
 
@@ -400,7 +400,7 @@ def test_fast_equals_plain_on_adult_sample(adult_path, k):
 def test_kaca1_output_satisfies_the_models(case, threshold):
     """KACA1 clusters for k, then the class-merging repair enforces the models
     (suppressed records one more class); the repair's steps are in the details."""
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem, _, _ = case
     sol = KACA1(suppression_threshold=threshold).solve(problem)
@@ -413,7 +413,7 @@ def test_kaca1_output_satisfies_the_models(case, threshold):
 def test_kaca2_keeps_max_inconsistency_with_the_models(case, bound):
     """The repair runs before KACA2's final level raises, which only unite
     classes: the output meets the models and stays below max_inconsistency."""
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem, _, _ = case
     t = problem.table

@@ -26,11 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result, check_solution
-from hieranon import api, metrics
+from hieranon import api
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
+from hieranon.evaluation import metrics
 from hieranon.hierarchies import readers as H
 from random_tables import balanced, make_problem, private_problems, random_tables
 
@@ -267,7 +268,7 @@ def test_kacaplus_output_satisfies_the_models(case):
     model every class of the plain output already meets changes nothing (the
     plain output at the models' class-size floor, when that is above k)."""
     from hieranon.algorithms.base import with_smallest_class
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem, _, _ = case
     t = problem.table

@@ -13,12 +13,12 @@ import pandas as pd
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hieranon import metrics
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.kacaplus.lagrangian import _row_classes, greedy_classes, lagrangian_output
 from hieranon.bounds import relaxed_prices, share_constraint
+from hieranon.evaluation import metrics
+from hieranon.evaluation.verify import verify_codes
 from hieranon.privacy import TCloseness
-from hieranon.verify import verify_codes
 from random_tables import make_problem, random_tables
 
 

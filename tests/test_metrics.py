@@ -1,4 +1,4 @@
-"""hieranon.metrics against the worked examples of SPEC section 5 (items
+"""hieranon.evaluation.metrics against the worked examples of SPEC section 5 (items
 1-6), small hand-computed cases of DM, CAVG, Prec, CM and risk, and
 properties on random trees: WHD leaf -> root = 1, the tuple distance is a
 metric, Lemma 2 of seed 004, exact integer costs."""
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hieranon import metrics as M
 from hieranon.core import table as T
+from hieranon.evaluation import metrics as M
 from hieranon.hierarchies import readers as H
 
 QI = ["Gender", "Age", "Postcode"]

@@ -17,10 +17,11 @@ import pytest
 from contract import check_output, check_solution
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge, candidate_tuples, expand_records
+from hieranon.core.cost import CostModel
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, group
+from hieranon.evaluation.metrics import precision
 from hieranon.hierarchies import readers as H
-from hieranon.metrics import CostModel, precision
 from random_tables import set_partitions
 from test_heuristicmin import seed003_figure4, table_rows
 

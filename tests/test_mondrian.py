@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result, check_solution
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode
+from hieranon.evaluation import metrics as M
 from hieranon.hierarchies import readers as H
 
 ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

@@ -19,11 +19,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from contract import check_codes, check_frame, satisfies
-from hieranon import api, metrics
+from hieranon import api
 from hieranon.algorithms import registry
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.multireq import essential_requirements, merge_groups, single_problem
 from hieranon.core.requirements import Requirement
+from hieranon.evaluation import metrics
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from random_tables import balanced, private_problems, random_tables
@@ -118,7 +119,7 @@ def test_random_requirement_sets_hold(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_random_requirements_with_privacy_models(method):
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     @settings(max_examples=20, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from contract import check_result, check_solution
-from hieranon import metrics as M
 from hieranon.algorithms.partition import Partitioned, dfs_rank, split_blocks
 from hieranon.api import anonymize, prepare
 from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies
+from hieranon.evaluation import metrics as M
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def private_problem(n=400, seed=3):
 
 
 def test_blocks_each_satisfy_the_models_and_the_union_too():
-    from hieranon.verify import verify_codes
+    from hieranon.evaluation.verify import verify_codes
 
     problem = private_problem()
     t = problem.table

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hieranon import metrics
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
 from hieranon.core import table as T
 from hieranon.core.requirements import Requirement
+from hieranon.evaluation import metrics
+from hieranon.evaluation.verify import verify_codes
 from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
-from hieranon.verify import verify_codes
 from oracles import pycanon_entropy_l, pycanon_l, pycanon_t
 from random_tables import balanced, make_problem, one_column_problem, random_tables
 

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hieranon import metrics
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
 from hieranon.algorithms.privacy_refine import improve
 from hieranon.core import table as T
+from hieranon.evaluation import metrics
+from hieranon.evaluation.verify import verify_codes
 from hieranon.privacy import DistinctLDiversity, TCloseness
-from hieranon.verify import verify_codes
 from random_tables import balanced, make_problem, one_column_problem, random_tables
 from test_privacy_merge import private_problem
 

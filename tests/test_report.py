@@ -18,12 +18,12 @@ from hieranon import report as R
 from hieranon.api import anonymize
 from hieranon.core.table import EncodedTable
 from hieranon.datasets import example_path
+from hieranon.evaluation.risk import assess
 from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table
 from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins
 from hieranon.report.sections.measures import SKIP_METRICS
-from hieranon.risk import assess
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,7 +105,7 @@ def test_generalisation_section_shares(example):
     df, cfg, hs, result = example
     sec = sections(R.render_report(df, result, cfg))["generalisation"]
     assert len(images(sec)) == 1
-    from hieranon.metrics import level_fractions
+    from hieranon.evaluation.metrics import level_fractions
     for j, h in enumerate(result.hierarchies):
         fr = level_fractions(result.codes[:, j], h)
         shares = " / ".join(pct(fr[d]) for d in range(h.height - 1, -1, -1))

@@ -15,8 +15,8 @@ import hieranon
 from hieranon import cli
 from hieranon.core.table import DataError
 from hieranon.datasets import example_path
+from hieranon.evaluation.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.hierarchies import readers as H
-from hieranon.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")
@@ -275,7 +275,7 @@ def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path)
 
 # ------------------------------------------------------------ contradictory roles
 def test_role_conflicts_name_the_column_both_roles_and_where_they_came_from():
-    from hieranon.roles import RoleConflictError, check_role_conflicts
+    from hieranon.evaluation.roles import RoleConflictError, check_role_conflicts
 
     with pytest.raises(RoleConflictError) as info:
         check_role_conflicts({"sensitive": ["d"], "insensitive": ["x", "d"]},

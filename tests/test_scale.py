@@ -228,8 +228,8 @@ def test_verify_parquet_checks_privacy_models_on_the_whole_dataset(tmp_path):
     checks each privacy model, t-closeness against the whole input's
     distribution; the verdict matches the in-memory verifier's."""
     from hieranon.api import anonymize
+    from hieranon.evaluation.verify import verify
     from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, TCloseness
-    from hieranon.verify import verify
 
     rng = np.random.default_rng(11)
     n = 400

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 import hieranon
 from contract import check_solution
-from hieranon import metrics as M
 from hieranon.algorithms.base import Algorithm, Problem, Solution
 from hieranon.algorithms.registry import available_methods, make_algorithm
 from hieranon.algorithms.suppression import (
@@ -29,8 +28,9 @@ from hieranon.algorithms.suppression import (
     with_budget,
 )
 from hieranon.config import ConfigError, load
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.verify import verify, verify_codes
 from hieranon.spec import AnonymizationSpec
-from hieranon.verify import verify, verify_codes
 from main_runner import run_main
 from random_tables import balanced, make_problem, random_tables
 

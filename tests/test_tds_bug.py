@@ -10,9 +10,9 @@ from contract import check_result, check_solution
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.tds import TDS, entropy, info_gain
+from hieranon.core.cost import CostModel
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode
-from hieranon.metrics import CostModel
 from test_heuristicmin import (
     FIGURE_16A,
     _random_problem,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon.utility import naive_bayes_accuracy
+from hieranon.evaluation.utility import naive_bayes_accuracy
 
 
 def _table(n=400, seed=0):
@@ -75,9 +75,9 @@ def test_adult_original_accuracy(adult_path):
 # ====================================================================== the utility report
 import json  # noqa: E402
 
-from hieranon import utility as U  # noqa: E402
 from hieranon.api import anonymize  # noqa: E402
 from hieranon.core.table import encode  # noqa: E402
+from hieranon.evaluation import utility as U  # noqa: E402
 from hieranon.hierarchies import readers as H  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""The independent verifier (hieranon.verify): paper tables, tampering,
+"""The independent verifier (hieranon.evaluation.verify): paper tables, tampering,
 several requirements, counts, suppression, random trees (hypothesis) and a
 cross-check of the achieved k against pycanon."""
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hieranon.core import table as T
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement, RequirementError
+from hieranon.evaluation.verify import MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify, verify_codes
 from hieranon.hierarchies import readers as H
-from hieranon.verify import MAX_LISTED_PER_KIND, VerificationError, VerificationReport, verify, verify_codes
 from oracles import pycanon_k
 
 QI = ["Gender", "Age", "Postcode"]

@@ -2,12 +2,12 @@
 
 import logging
 
-from . import metrics
 from .api import AnonymizationResult, anonymize
 from .core import table
 from .core.requirements import Requirement, RequirementError
 from .core.table import DataError
 from .core.tree import Hierarchy, HierarchyError
+from .evaluation import metrics
 from .hierarchies import readers as hierarchy
 from .spec import AnonymizationSpec
 

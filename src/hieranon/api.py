@@ -4,7 +4,7 @@
 Both validate everything up front (the spec), encode the QI columns to
 integer codes (:func:`hieranon.spec.build_problem`), run the chosen
 algorithm, decode, and verify the output independently
-(:mod:`hieranon.verify`) before returning it: an output that fails the
+(:mod:`hieranon.evaluation.verify`) before returning it: an output that fails the
 anonymity check is never returned.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import metrics as M
+from .evaluation import metrics as M
 from .algorithms.base import Problem, Solution
 from .algorithms.partition import RunPlan, plan_run
 from .algorithms.suppression import with_budget
@@ -31,11 +31,11 @@ from .core.cells import cells_equal
 from .core.tree import Hierarchy
 from .io import typed_numeric_qis
 from .pseudonyms import new_key, protective_rng, pseudonyms
-from .roles import check_roles, without_index
+from .evaluation.roles import check_roles, without_index
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
 from .core.table import EncodedTable, apply_codes, check_columns
-from .verify import verify_codes
+from .evaluation.verify import verify_codes
 from .bounds import BoundTooLarge, problem_lower_bound
 
 log = logging.getLogger("hieranon")
@@ -117,14 +117,14 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         non-default one is dropped with a logged warning (an error with
         ``strict_roles``; ``df.reset_index()`` makes it a column). A column with no role (not a QI, identifier,
         sensitive or insensitive, class or count column) is named in one
-        :class:`~hieranon.roles.UnclassifiedColumnsWarning`; with
+        :class:`~hieranon.evaluation.roles.UnclassifiedColumnsWarning`; with
         ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
         :class:`~hieranon.core.table.DataError` instead (``strict`` itself is
         Mondrian's parameter). Columns published
         unchanged that are near-unique or nearly copy a QI are logged as
         linkage risks (``result.roles``). A column has one role (the class
         column may also be sensitive or insensitive): two that contradict
-        each other raise :class:`~hieranon.roles.RoleConflictError` naming
+        each other raise :class:`~hieranon.evaluation.roles.RoleConflictError` naming
         the column and both roles. Columns are named by the frame's labels
         (text, or e.g. the integer ``0``); MultiIndex columns are refused.
     shuffle : bool

@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from .core.cost import CostModel, full_distortion
 from .core.jit import kernel
 from .core.progress import stage as progress_stage
 from .core.table import EncodedTable
-from .metrics import CostModel, full_distortion
 
 log = logging.getLogger(__name__)
 

@@ -53,13 +53,13 @@ from .algorithms.suppression import parse_budget
 from .core.files import MAX_CONFIG_BYTES, read_text_file
 from .core.safeyaml import load_yaml
 from .core.tree import Hierarchy
+from .evaluation.risk import check_threshold
+from .evaluation.roles import ROLE_KEYS, check_role_conflicts
 from .hierarchies import builders as B
 from .hierarchies import readers as H
 from .io import NUMERIC_OUTPUTS
 from .privacy import PrivacyError, parse_privacy_config
 from .pseudonyms import read_key
-from .risk import check_threshold
-from .roles import ROLE_KEYS, check_role_conflicts
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
@@ -205,7 +205,7 @@ class Config:
     shuffle: bool = False
     #: how a file output writes generalised numbers: label | range | midpoint | bounds (:mod:`hieranon.io`)
     numeric_output: str = "label"
-    #: where each column's role is said, (spec field, column) -> "KEY in FILE" (:func:`hieranon.roles.check_role_conflicts`)
+    #: where each column's role is said, (spec field, column) -> "KEY in FILE" (:func:`hieranon.evaluation.roles.check_role_conflicts`)
     origins: dict = field(default_factory=dict)
 
     def hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
@@ -491,7 +491,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
 
 def _check_roles(cfg: Config, raw: Mapping, source: Path | None) -> None:
     """Record where each column's role is said (``KEY in FILE``) and refuse
-    a column with two contradictory roles (:func:`hieranon.roles.check_role_conflicts`)."""
+    a column with two contradictory roles (:func:`hieranon.evaluation.roles.check_role_conflicts`)."""
     where = f" in {source.name}" if source is not None else ""
     assigned = {"hierarchies": list(cfg.quasi_identifiers), "identifiers": cfg.identifiers,
                 "sensitive": cfg.sensitive, "insensitive": cfg.insensitive, "class_column": cfg.class_column,

@@ -4,7 +4,7 @@ behind: :class:`AnonymizationResult`.
 A result keeps everything the later steps need -- the spec it was made
 with, the encoded original (codes, record counts, hierarchies), the output
 codes and which rows were suppressed -- so that the risk figures
-(:func:`hieranon.risk.assess_result`, computed once and cached here) and the
+(:func:`hieranon.evaluation.risk.assess_result`, computed once and cached here) and the
 HTML report (:mod:`hieranon.report`) read the result only, never the input
 table or the configuration again.
 """
@@ -19,9 +19,9 @@ import pandas as pd
 
 from .core.requirements import Requirement
 from .core.tree import Hierarchy
+from .evaluation.risk import assess_result as assess_risk
+from .evaluation.risk import default_threshold
 from .privacy import assess_privacy
-from .risk import assess_result as assess_risk
-from .risk import default_threshold
 
 __all__ = ["AnonymizationError", "AnonymizationResult"]
 
@@ -43,7 +43,7 @@ class AnonymizationResult:
         None for a Parquet dataset anonymised batch by batch (then ``output``
         is the directory written).
     metrics : Metrics
-        Every quality measure (:mod:`hieranon.metrics`).
+        Every quality measure (:mod:`hieranon.evaluation.metrics`).
     verification : VerificationReport or StreamReport
         The independent check of the output (always ``ok`` when returned by
         an anonymisation).
@@ -97,12 +97,12 @@ class AnonymizationResult:
     sensitive: dict = field(default_factory=dict, repr=False)
     #: with ``shuffle``: output row ``i`` is input row ``row_order[i]`` (never written unless asked)
     row_order: np.ndarray | None = field(default=None, repr=False)
-    #: the columns' roles (:class:`hieranon.roles.RoleReport`): unclassified columns, linkage risks
+    #: the columns' roles (:class:`hieranon.evaluation.roles.RoleReport`): unclassified columns, linkage risks
     roles: object = field(default=None, repr=False)
     #: how the run was executed (:class:`hieranon.algorithms.partition.RunPlan` as a dict): whole table or
     #: partitioned blocks, why, and the expected seconds
     plan: dict | None = None
-    #: risk figures by threshold, filled by :func:`hieranon.risk.assess_result`
+    #: risk figures by threshold, filled by :func:`hieranon.evaluation.risk.assess_result`
     risk_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -127,7 +127,7 @@ class AnonymizationResult:
 
     def risk(self, threshold: float | None = None):
         """``(before, after, suppressed_records)`` risk figures
-        (:func:`hieranon.risk.assess_result`), computed once per threshold."""
+        (:func:`hieranon.evaluation.risk.assess_result`), computed once per threshold."""
         return assess_risk(self, threshold=threshold)
 
     def privacy(self):
@@ -139,7 +139,7 @@ class AnonymizationResult:
         return self.risk_cache["privacy"]
 
     def utility(self, target: str | None = None, *, original: pd.DataFrame | None = None, **options):
-        """The utility report of the release (:func:`hieranon.utility.assess_result`):
+        """The utility report of the release (:func:`hieranon.evaluation.utility.assess_result`):
         per-attribute loss, associations between quasi-identifiers and, with
         ``target``, the accuracy (R^2 for a numeric target) of models trained on
         the anonymised against the original quasi-identifiers. Computed once per
@@ -147,7 +147,7 @@ class AnonymizationResult:
         key = ("utility", target, tuple(sorted((k, tuple(v) if isinstance(v, (list, set)) else v)
                                                for k, v in options.items())))
         if key not in self.risk_cache or original is not None:
-            from .utility import assess_result  # scipy.sparse (~0.1 s) loads only when utility is measured
+            from .evaluation.utility import assess_result  # scipy.sparse (~0.1 s) loads only when utility is measured
             self.risk_cache[key] = assess_result(self, target, original=original, **options)
         self.risk_cache["utility:last"] = self.risk_cache[key]
         return self.risk_cache[key]

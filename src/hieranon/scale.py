@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import metrics as M
 from .algorithms.registry import make_algorithm
 from .algorithms.suppression import with_budget
 from .core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
+from .evaluation import metrics as M
 from .io import dataset_schema, table_format
 from .privacy import BoundModel, check_feasible, sensitive_columns
 from .pseudonyms import is_pseudonym, new_key, pseudonyms

@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import metrics as M
 from .algorithms.base import Problem
 from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
 from .algorithms.suppression import SuppressionBudget, parse_budget
@@ -37,11 +36,12 @@ from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 from .core.requirements import Requirement, RequirementError, normalise
 from .core.table import DataError, EncodedTable, check_columns, encode
 from .core.tree import Hierarchy
+from .evaluation import metrics as M
+from .evaluation.risk import check_threshold, default_threshold
+from .evaluation.roles import ROLES, check_role_conflicts
 from .io import NUMERIC_OUTPUTS
 from .privacy import PrivacyModel
 from .pseudonyms import as_key
-from .risk import check_threshold, default_threshold
-from .roles import ROLES, check_role_conflicts
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
@@ -109,7 +109,7 @@ def check_special_columns(quasi_identifiers: Sequence[str], count_column: str | 
                           class_column: str | None = None) -> None:
     """The count and class columns must be columns of their own: not a
     quasi-identifier (it would be generalised) and not each other
-    (:func:`hieranon.roles.check_role_conflicts`, a DataError)."""
+    (:func:`hieranon.evaluation.roles.check_role_conflicts`, a DataError)."""
     check_role_conflicts({"hierarchies": quasi_identifiers, "count_column": count_column,
                           "class_column": class_column})
 
@@ -194,10 +194,10 @@ class AnonymizationSpec:
     origins : mapping
         Where each role was given, ``(field, column) -> text`` such as
         ``("sensitive", "age") -> "--sensitive"``, for the message that
-        refuses two contradictory roles (:func:`hieranon.roles.check_role_conflicts`).
+        refuses two contradictory roles (:func:`hieranon.evaluation.roles.check_role_conflicts`).
     strict : bool
         A column without a role is an error, not a warning
-        (:func:`hieranon.roles.check_roles`).
+        (:func:`hieranon.evaluation.roles.check_roles`).
     shuffle : bool
         Release the rows in a random order (seeded only by a given ``seed``).
     numeric_output : {"label", "range", "midpoint", "bounds"}
@@ -434,7 +434,7 @@ class AnonymizationSpec:
 
     def threshold_for(self, requirements: Sequence[Requirement] = ()) -> float:
         """The risk threshold: ``risk_threshold`` when given, else ``1/k`` of
-        the largest k among ``requirements`` (:func:`hieranon.risk.default_threshold`)."""
+        the largest k among ``requirements`` (:func:`hieranon.evaluation.risk.default_threshold`)."""
         if self.risk_threshold is not None:
             return self.risk_threshold
         return default_threshold(max((r.k for r in requirements), default=self.k))

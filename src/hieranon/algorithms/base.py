@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core.cost import CostModel
 from ..core.jit import compiled_before, interpreted, small_table
 from ..core.requirements import Requirement
 from ..core.table import EncodedTable
-from ..metrics import CostModel
 from ..privacy import check_feasible
 from .params import validate_parameters
 from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported

@@ -22,7 +22,7 @@ semantics the papers leave open fixed as follows:
   (classes with identical tuples are one class, Def. 2).
 
 Distances are computed with the integer costs of
-:class:`hieranon.metrics.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
+:class:`hieranon.core.cost.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
 the cost of generalising attribute ``j`` from ``u`` to its ancestor ``v``), so
 ties are real ties. By Lemma 2 of Li et al. 2008 the total distortion of the output
 equals the sum of the merge distances (``details.distance_sum``).
@@ -91,10 +91,11 @@ from numbers import Real
 
 import numpy as np
 
+from ..core.cost import CostModel, distortion
 from ..core.jit import kernel
 from ..core.table import group
 from ..core.tree import Hierarchy
-from ..metrics import CostModel, distortion, inconsistency
+from ..evaluation.metrics import inconsistency
 from .base import Algorithm, Problem, Solution, log
 from .details import KACA2Details, KACADetails
 from .kaca_core import (

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.cost import CostModel
 from ..core.jit import kernel
 from ..core.tree import DENSE_LCA_MAX_NODES, Hierarchy
-from ..metrics import CostModel
 
 _INF = np.iinfo(np.int64).max
 _W_INF = np.iinfo(np.int32).max

@@ -32,7 +32,7 @@ optimum as a constraint, so no big-M weighting and no tolerance issues):
 1. ``objective="steps"`` (default): records times generalisation steps
    (hierarchy edges climbed) summed over QI cells -- Arca & Hewett's "number of
    cell generalisations" (T9 of Figure 6 costs 14); ``objective="distortion"``:
-   the problem's :class:`~hieranon.metrics.CostModel` in its exact integer
+   the problem's :class:`~hieranon.core.cost.CostModel` in its exact integer
    scale (WHD uniform/height, priorities, MAGE);
 2. tie-break: Arca & Hewett's precision loss (``sum steps / (H-1)`` over cells,
    scaled to integers), i.e. the highest Prec among the optima.

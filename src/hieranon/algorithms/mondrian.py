@@ -5,7 +5,7 @@ median, recursively, while a cut is *allowable* (both sides keep >= k
 records); the rows of each final partition are then generalised to the lowest
 common ancestor (LCA) of their values in every attribute's hierarchy, so the
 output is an ordinary generalised table on which every metric of
-:mod:`hieranon.metrics` applies.
+:mod:`hieranon.evaluation.metrics` applies.
 
 Choice of attribute: the one of widest *normalised range* in the partition,
 falling back to the next widest when its cut is not allowable:

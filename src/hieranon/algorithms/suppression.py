@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 
 from ..core.table import EncodedTable, group
+from ..evaluation.verify import verify_codes
 from ..privacy import check_feasible
-from ..verify import verify_codes
 from .base import Algorithm, Details, Problem, Solution, log
 from .registry import NATIVE, REFUSED, make_algorithm  # noqa: F401 - NATIVE, REFUSED re-exported
 

@@ -46,7 +46,7 @@ Progress is shown on stderr (a rich status line); ``-q`` silences progress
 and tables, ``--json`` prints machine-readable results on stdout only.
 
 The CLI parses arguments, reads files and prints; metrics come from the
-library (:mod:`hieranon.api`, :mod:`hieranon.metrics`, :mod:`hieranon.report`),
+library (:mod:`hieranon.api`, :mod:`hieranon.evaluation.metrics`, :mod:`hieranon.report`),
 never computed here. Heavy modules (matplotlib for reports, the algorithms)
 are imported only by the commands that need them, so a run starts fast.
 

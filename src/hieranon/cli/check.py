@@ -69,7 +69,7 @@ def check(
     configure_logging(True, False)
     try:
         from ..privacy import assess_privacy
-        from ..risk import assess
+        from ..evaluation.risk import assess
         from ..spec import build_problem
         data = read_checked(input, encoding, True)
         require_rows(data, input)
@@ -78,7 +78,7 @@ def check(
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
                           roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
-        from ..roles import assess_roles
+        from ..evaluation.roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")

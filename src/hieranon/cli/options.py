@@ -148,7 +148,7 @@ def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str
     if beta is not None and not 1 <= beta < math.inf:
         raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
     if risk_threshold is not None:
-        from ..risk import check_threshold
+        from ..evaluation.risk import check_threshold
         try:
             check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
         except ValueError as exc:
@@ -207,7 +207,7 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     return spec
 
 
-#: The option that gives each role (:data:`hieranon.roles.ROLES`), named when two roles contradict each other.
+#: The option that gives each role (:data:`hieranon.evaluation.roles.ROLES`), named when two roles contradict each other.
 ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
                 "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
 

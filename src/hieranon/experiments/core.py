@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from .. import api
-from .. import metrics as M
 from ..algorithms.base import Problem
 from ..benchmarking import machine_info as shared
 from ..core.requirements import Requirement
 from ..datasets import AdultDataNotFoundError, load_adult
-from ..verify import verify_codes
+from ..evaluation import metrics as M
+from ..evaluation.verify import verify_codes
 
 EXPERIMENTS = (1, 2, 3, 4)
 

@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from .. import api
-from .. import metrics as M
 from ..algorithms.base import Problem
 from ..algorithms.mingen import MinGen, expand_records
 from ..core.requirements import Requirement
 from ..core.table import decode, encode, group
 from ..datasets import paper_tables as PT
-from ..utility import naive_bayes_accuracy
-from ..verify import verify_codes
+from ..evaluation import metrics as M
+from ..evaluation.utility import naive_bayes_accuracy
+from ..evaluation.verify import verify_codes
 from . import plots
 
 FAILURES: list[str] = []

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import metrics as M
 from ..bounds import problem_lower_bound
 from ..core.requirements import RequirementError
 from ..core.table import encode_generalised, group
+from ..evaluation import metrics as M
+from ..evaluation.verify import verify
 from ..privacy import sensitive_columns
 from ..result import AnonymizationResult
 from ..spec import AnonymizationSpec, build_problem
-from ..verify import verify
 
 __all__ = ["evaluate_pair"]
 
@@ -39,8 +39,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     the keyword arguments (``counts`` the count column) as in
     :func:`hieranon.anonymize`. The original is encoded once
     (:func:`hieranon.spec.build_problem`); the pair is verified with
-    :func:`hieranon.verify.verify` (which never raises on a failed check) and
-    measured with :func:`hieranon.metrics.compute` under the spec's cost
+    :func:`hieranon.evaluation.verify.verify` (which never raises on a failed check) and
+    measured with :func:`hieranon.evaluation.metrics.compute` under the spec's cost
     model. When some output cell does not generalise its original value the
     codes and metrics cannot be computed: they are ``None`` and the report
     says so. Identifier columns of ``original`` absent from ``anonymised``

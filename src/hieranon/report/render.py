@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..evaluation.risk import assess_result
 from ..io import write_text
-from ..risk import assess_result
 from .page import esc, page
 from .sections.classes import class_sizes_section, generalisation_section
 from .sections.measures import metrics_section, reading_section, sample_section, timings_section

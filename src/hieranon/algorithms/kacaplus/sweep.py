@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.cost import CostModel
 from ...core.jit import kernel
-from ...metrics import CostModel
 from .. import kaca_core as K
 
 #: Smallest size of the sweep's hash table of groups (a power of two).

@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .core.cells import cells_equal, is_missing, normalise_text, released_text, value_to_label
-from .core.requirements import Requirement, normalise
-from .core.table import EncodedTable, encode, encode_generalised, group
-from .core.tree import Hierarchy
-from .privacy import BoundModel
+from ..core.cells import cells_equal, is_missing, normalise_text, released_text, value_to_label
+from ..core.requirements import Requirement, normalise
+from ..core.table import EncodedTable, encode, encode_generalised, group
+from ..core.tree import Hierarchy
+from ..privacy import BoundModel
 
 __all__ = ["VIOLATION_KINDS", "MAX_LISTED_PER_KIND", "Violation", "VerificationReport", "VerificationError",
            "verify", "verify_codes"]

@@ -59,8 +59,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .core.table import dense_rank, encode, encode_generalised
-from .core.tree import Hierarchy, leaf_counts
+from ..core.table import dense_rank, encode, encode_generalised
+from ..core.tree import Hierarchy, leaf_counts
 
 # scikit-learn is imported inside the functions that train models: it is slow to load and only the utility
 # measures with a target need it

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .core.requirements import Requirement
-from .core.table import EncodedTable, group
+from ..core.requirements import Requirement
+from ..core.table import EncodedTable, group
 
 #: Prosecutor risk above which a record counts as "at risk" when there is no
 #: requirement to derive it from (see :func:`default_threshold`).

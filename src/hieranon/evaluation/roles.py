@@ -29,7 +29,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from .core.table import DataError, check_columns
+from ..core.table import DataError, check_columns
 
 __all__ = ["RoleReport", "UnclassifiedColumnsWarning", "RoleConflictError", "assess_roles", "check_roles",
            "check_role_conflicts", "without_index", "ROLES", "ROLE_KEYS", "NEAR_UNIQUE_SHARE", "NEAR_UNIQUE_MIN_ROWS",

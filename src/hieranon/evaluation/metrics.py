@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 # the cost model, defined in the core below the algorithms, is public here with the measures as it always was
-from .core.cost import (  # noqa: F401 - re-exported
+from ..core.cost import (  # noqa: F401 - re-exported
     WEIGHT_SCHEMES,
     CostModel,
     class_distance,
@@ -32,9 +32,9 @@ from .core.cost import (  # noqa: F401 - re-exported
     tuple_distortion,
     whd,
 )
-from .core.requirements import normalise
-from .core.table import encode, encode_generalised, group, row_keys
-from .core.tree import Hierarchy
+from ..core.requirements import normalise
+from ..core.table import encode, encode_generalised, group, row_keys
+from ..core.tree import Hierarchy
 
 
 # ---------------------------------------------------------- class measures
