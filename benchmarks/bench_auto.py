@@ -66,7 +66,7 @@ def real_table(name: str, adult: str | None):
     from hieranon.spec import AnonymizationSpec
 
     if name == "adult":
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
 
         a = load_adult(adult_dir(adult))
         qis = a.qis(8)
@@ -91,7 +91,7 @@ def child(kind: str, arg: str, execution: str, adult: str | None) -> dict:
         out = {"table": arg, "rows": len(df), "execution": execution,
                **_run(df, spec.with_overrides(execution=execution, partition=partition or None))}
     else:  # a synthetic Adult-schema table of int(arg) rows
-        from hieranon.datasets.synthetic import COLUMNS, synthetic_adult, synthetic_hierarchies
+        from hieranon.io.datasets.synthetic import COLUMNS, synthetic_adult, synthetic_hierarchies
         from hieranon.spec import AnonymizationSpec
 
         df = synthetic_adult(int(arg), seed=0)

@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="q in {1, 4, 8}, one run each, no plot")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     info = machine_info()
     print(f"machine: {info['cpu']} x{info['cores']}, Python {info['python']}, numpy {info['numpy']}, "

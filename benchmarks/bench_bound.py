@@ -42,8 +42,8 @@ import numpy as np
 from hieranon import api, bounds
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
-from hieranon.datasets import load_adult
 from hieranon.evaluation import metrics
+from hieranon.io.datasets import load_adult
 from hieranon.privacy import TCloseness
 
 HERE = Path(__file__).resolve().parent

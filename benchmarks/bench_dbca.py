@@ -37,8 +37,8 @@ import pandas as pd
 
 from hieranon.api import anonymize
 from hieranon.benchmarking import machine_info
-from hieranon.datasets import load_adult
 from hieranon.evaluation.utility import naive_bayes_accuracy
+from hieranon.io.datasets import load_adult
 
 HERE = Path(__file__).resolve().parent
 KS = (2, 5, 10, 25, 50, 100)

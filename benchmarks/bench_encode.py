@@ -39,8 +39,8 @@ from hieranon.benchmarking import benchmark_parser, machine_info
 from hieranon.core import table as T
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement
-from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon.evaluation.verify import verify_codes
+from hieranon.io.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 
 HERE = Path(__file__).resolve().parent
 

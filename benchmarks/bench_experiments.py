@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hieranon.benchmarking import benchmark_parser, machine_info
-from hieranon.datasets import ADULT_ENV, find_adult_dir
+from hieranon.io.datasets import ADULT_ENV, find_adult_dir
 
 HERE = Path(__file__).resolve().parent
 

@@ -40,7 +40,7 @@ import yaml
 
 import hieranon
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
-from hieranon.datasets import example_path, load_adult
+from hieranon.io.datasets import example_path, load_adult
 
 HERE = Path(__file__).resolve().parent
 SOURCES = Path(hieranon.__file__).resolve().parent.parent  # the hieranon measured: this checkout's

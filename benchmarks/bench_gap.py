@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=10)
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     out_dir = Path(args.out)

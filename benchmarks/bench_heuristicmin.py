@@ -62,9 +62,9 @@ K = 10
 
 
 def load(path: Path) -> tuple[pd.DataFrame, dict]:
-    """Adult with ARX's hierarchies: hieranon.datasets when present, else read here."""
+    """Adult with ARX's hierarchies: hieranon.io.datasets when present, else read here."""
     try:
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
     except ImportError:
         load_adult = None
     if load_adult is not None:

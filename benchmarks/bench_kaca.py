@@ -61,7 +61,7 @@ ALGOS = {"KACA1": lambda: KACA1(), "KACA2": lambda: KACA2(max_inconsistency=0.10
 def load(path: Path):
     """Adult frame (45,222 records) and ARX hierarchies of the 8 QIs."""
     try:
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
 
         ad = load_adult(path, download=False)
         return ad.frame, {q: ad.hierarchies[q] for q in QI_ORDER}

@@ -203,7 +203,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="k = 10 only, one run, fewer trials")
     ap.add_argument("--bound-iterations", type=int, default=600, help="subgradient iterations of the lower bound")
     args = ap.parse_args()
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame

@@ -67,7 +67,7 @@ def wage():
 
 
 def adult(arg):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(arg), download=False)
     qis = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

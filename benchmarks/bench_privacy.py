@@ -123,7 +123,7 @@ def main() -> None:
     if args.summary:
         summarise(RESULTS)
         return
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame

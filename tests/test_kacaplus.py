@@ -212,7 +212,7 @@ def test_height_weights_through_the_api(seed004_table1a, paper_hierarchies):
 # ------------------------------------------------------------------ sanity against the optimum
 def test_never_below_the_exact_optimum(adult_path):
     from hieranon.algorithms.mingen import MinGen
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_path)
     qi_all = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

@@ -314,7 +314,7 @@ def test_parameters_and_requirements():
 # ------------------------------------------------------------------ Adult
 @pytest.fixture(scope="module")
 def adult_problem(adult_path):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     data = load_adult(adult_path, download=False)
     t = encode(data.frame, ADULT_QI, data.hierarchies)

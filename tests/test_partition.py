@@ -9,8 +9,8 @@ import pytest
 from contract import check_result, check_solution
 from hieranon.algorithms.partition import Partitioned, dfs_rank, split_blocks
 from hieranon.api import anonymize, prepare
-from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies
 from hieranon.evaluation import metrics as M
+from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_partitioned_distortion_on_adult_within_10_percent_of_whole_table(adult_
     benchmarks/results/scale.json): the union of the blocks' KACA1 runs is
     k-anonymous and its distortion is within 10 % of the single-block run."""
     from hieranon.algorithms.kaca import KACA1
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     adult = load_adult(adult_path, download=False)
     qis = adult.qis(8)

@@ -209,7 +209,7 @@ def test_several_requirements_are_refused():
 def test_adult_kacaplus_repair(adult_path):
     """Adult, 8 QIs, k = 10, kaca+ then the repair: every model verified."""
     import hieranon
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_path, download=False)
     df, qis, hs = ad.frame, ad.qis(8), ad.hierarchies_for(8)

@@ -12,7 +12,7 @@ import pytest
 
 import hieranon
 from hieranon.hierarchies import readers as H
-from hieranon.pseudonyms import (
+from hieranon.io.pseudonyms import (
     MIN_KEY_BYTES,
     PSEUDONYM_DIGITS,
     PseudonymKeyError,

@@ -17,10 +17,10 @@ from hieranon import config as C
 from hieranon import report as R
 from hieranon.api import anonymize
 from hieranon.core.table import EncodedTable
-from hieranon.datasets import example_path
 from hieranon.evaluation.risk import assess
 from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table
+from hieranon.io.datasets import example_path
 from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins
 from hieranon.report.sections.measures import SKIP_METRICS
@@ -310,7 +310,7 @@ def test_utility_section_left_out_of_a_public_report_and_on_request(example):
 
 
 def test_report_command_utility_json_and_html_agree(tmp_path):
-    from hieranon.datasets import example_path as ep
+    from hieranon.io.datasets import example_path as ep
 
     out_csv, html = tmp_path / "anon.csv", tmp_path / "rep.html"
     # the interpreter running the suite (not whatever `python` or .venv is about): the stack under test

@@ -13,8 +13,8 @@ import hieranon
 from hieranon import cli
 from hieranon import report as R
 from hieranon.config import load
-from hieranon.datasets import example_path
 from hieranon.io import read_table
+from hieranon.io.datasets import example_path
 
 EXAMPLE_CFG = example_path("patients.yaml")
 

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 import hieranon
 from hieranon import cli
 from hieranon.core.table import DataError
-from hieranon.datasets import example_path
 from hieranon.evaluation.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.hierarchies import readers as H
+from hieranon.io.datasets import example_path
 from hieranon.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")
@@ -38,7 +38,7 @@ def patients():
 
 @pytest.fixture(scope="module")
 def adult(adult_path):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
     return load_adult(adult_path)
 
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from hieranon import cli
 from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement
-from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
 from hieranon.hierarchies import readers as H
+from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
 from hieranon.scale import anonymize_parquet, verify_parquet
 
 QIS = COLUMNS[:8]  # the papers' order; salary-class stays a non-QI column
@@ -357,7 +357,7 @@ def test_cli_whole_table_and_plan_in_json(tmp_path, monkeypatch, capsys):
 def test_a_dataset_gets_pseudonyms_not_masks(tmp_path):
     """identifier_action pseudonym on a Parquet dataset: one keyed pseudonym
     per value across batches (it was silently masked with '*')."""
-    from hieranon.pseudonyms import is_pseudonym
+    from hieranon.io.pseudonyms import is_pseudonym
     from hieranon.spec import AnonymizationSpec
 
     src = tmp_path / "in"

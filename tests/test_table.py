@@ -100,7 +100,7 @@ def test_encode_numeric_columns():
 
 @pytest.fixture(scope="module")
 def adult(adult_path):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
     return load_adult(adult_path)
 
 

@@ -64,7 +64,7 @@ def test_errors():
 @pytest.mark.adult
 def test_adult_original_accuracy(adult_path):
     """Naive Bayes on Adult's 8 QIs predicts salary-class at about 80%."""
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     a = load_adult(adult_path, download=False, hierarchies=False)
     mean, std = naive_bayes_accuracy(a.frame, a.qis(8), "salary-class")
@@ -368,7 +368,7 @@ def test_cli_bad_target(tmp_path, monkeypatch, capsys):
 @pytest.mark.adult
 @pytest.mark.slow
 def test_adult_utility_of_a_k10_release(adult_path):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     a = load_adult(adult_path, download=False)
     qis = a.qis(8)

@@ -30,7 +30,7 @@ from .privacy import check_feasible, sensitive_columns
 from .core.cells import cells_equal
 from .core.tree import Hierarchy
 from .io import typed_numeric_qis
-from .pseudonyms import new_key, protective_rng, pseudonyms
+from .io.pseudonyms import new_key, protective_rng, pseudonyms
 from .evaluation.roles import check_roles, without_index
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
@@ -111,7 +111,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         ``*`` (``"mask"``) or replaced by a keyed pseudonym per value
         (``"pseudonym"``: HMAC-SHA256 under ``pseudonym_key``, bytes or a key
         file's path, by default a fresh random key per run;
-        :mod:`hieranon.pseudonyms`).
+        :mod:`hieranon.io.pseudonyms`).
     sensitive, insensitive : list of str
         The other roles. The table's index is never published: a
         non-default one is dropped with a logged warning (an error with
@@ -297,7 +297,7 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
 
 
 def shuffled(out: pd.DataFrame, seed: int | None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows of ``out`` in a random order (:func:`hieranon.pseudonyms.protective_rng`:
+    """The rows of ``out`` in a random order (:func:`hieranon.io.pseudonyms.protective_rng`:
     fresh unless ``seed`` is given) and the permutation: output row ``i`` is
     input row ``order[i]``."""
     order = protective_rng(seed).permutation(len(out))

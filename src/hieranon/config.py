@@ -58,8 +58,8 @@ from .evaluation.roles import ROLE_KEYS, check_role_conflicts
 from .hierarchies import builders as B
 from .hierarchies import readers as H
 from .io import NUMERIC_OUTPUTS
+from .io.pseudonyms import read_key
 from .privacy import PrivacyError, parse_privacy_config
-from .pseudonyms import read_key
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",

@@ -30,8 +30,8 @@ from .algorithms.suppression import with_budget
 from .core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 from .evaluation import metrics as M
 from .io import dataset_schema, table_format
+from .io.pseudonyms import is_pseudonym, new_key, pseudonyms
 from .privacy import BoundModel, check_feasible, sensitive_columns
-from .pseudonyms import is_pseudonym, new_key, pseudonyms
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 

@@ -40,8 +40,8 @@ from .evaluation import metrics as M
 from .evaluation.risk import check_threshold, default_threshold
 from .evaluation.roles import ROLES, check_role_conflicts
 from .io import NUMERIC_OUTPUTS
+from .io.pseudonyms import as_key
 from .privacy import PrivacyModel
-from .pseudonyms import as_key
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
@@ -55,7 +55,7 @@ WEIGHT_SCHEMES = ("uniform", "height", "mage")
 IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
 #: The seed of the algorithms' own random choices when the user gives none:
 #: the same input gives the same output. Never used for a choice that
-#: protects people (:func:`hieranon.pseudonyms.protective_rng`).
+#: protects people (:func:`hieranon.io.pseudonyms.protective_rng`).
 ALGORITHM_SEED = 0
 
 
@@ -179,7 +179,7 @@ class AnonymizationSpec:
     identifiers, identifier_action, sensitive, insensitive
         The roles of the other columns; identifiers are dropped, masked or
         replaced by keyed pseudonyms (``"pseudonym"``,
-        :func:`hieranon.pseudonyms.pseudonyms`). A column has one
+        :func:`hieranon.io.pseudonyms.pseudonyms`). A column has one
         role (the class column may also be sensitive or insensitive); the
         attribute of a privacy model is sensitive.
     seed : int or None

@@ -212,7 +212,7 @@ def _key_option(path: Optional[Path]) -> Optional[bytes]:
     """``--pseudonym-key FILE``: the key it holds (a bad file: one line naming it)."""
     if path is None:
         return None
-    from ..pseudonyms import read_key
+    from ..io.pseudonyms import read_key
     try:
         return read_key(path, "--pseudonym-key")
     except ValueError as exc:

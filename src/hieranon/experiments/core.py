@@ -17,9 +17,9 @@ from .. import api
 from ..algorithms.base import Problem
 from ..benchmarking import machine_info as shared
 from ..core.requirements import Requirement
-from ..datasets import AdultDataNotFoundError, load_adult
 from ..evaluation import metrics as M
 from ..evaluation.verify import verify_codes
+from ..io.datasets import AdultDataNotFoundError, load_adult
 
 EXPERIMENTS = (1, 2, 3, 4)
 

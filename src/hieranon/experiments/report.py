@@ -796,7 +796,7 @@ EXP_TEXT = {
         "and DBCA:CM (seeded tie-breaks) over seeds; Mondrian deterministic.",
         ["exp3_fig2-4.png"]),
     4: ("Experiment 4 — Arca & Hewett worked examples and comparison tables",
-        "The paper's small tables, typed in `hieranon.datasets.paper_tables`: Sec. 4.3 (Figure 4 table, "
+        "The paper's small tables, typed in `hieranon.io.datasets.paper_tables`: Sec. 4.3 (Figure 4 table, "
         "R = <{edu,sex,hrs},4>) with MinGen, AllMin, HeuristicMin (Figure 10(c)); Case 1 (Figure 11) "
         "and Case 2 (Figures 13-16) with HeuristicMin and TDS (and BUG, not in the paper's tables); "
         "Case 3 (Figure 19) on an input reconstructed from the paper's result tables. Accuracy: categorical naive "

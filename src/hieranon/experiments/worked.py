@@ -24,10 +24,10 @@ from ..algorithms.base import Problem
 from ..algorithms.mingen import MinGen, expand_records
 from ..core.requirements import Requirement
 from ..core.table import decode, encode, group
-from ..datasets import paper_tables as PT
 from ..evaluation import metrics as M
 from ..evaluation.utility import naive_bayes_accuracy
 from ..evaluation.verify import verify_codes
+from ..io.datasets import paper_tables as PT
 from . import plots
 
 FAILURES: list[str] = []

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..core.requirements import Requirement
-from ..hierarchies import readers as H
+from ...core.requirements import Requirement
+from ...hierarchies import readers as H
 
 __all__ = ["seed003_figure4", "seed003_case1", "seed003_case2", "seed003_case3", "FIGURE_16A", "FIGURE_19",
            "T1", "T9", "T10"]

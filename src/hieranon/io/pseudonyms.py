@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core.files import FileReadError, check_regular_file, os_error_message
+from ..core.files import FileReadError, check_regular_file, os_error_message
 
 log = logging.getLogger(__name__)
 

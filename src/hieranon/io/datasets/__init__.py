@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.safeyaml import load_yaml
-from ..core.tree import Hierarchy
-from ..hierarchies.readers import from_arx_csv, from_file
+from ...core.safeyaml import load_yaml
+from ...core.tree import Hierarchy
+from ...hierarchies.readers import from_arx_csv, from_file
 
 __all__ = [
     "ADULT_COLUMNS", "ADULT_QI_ORDER", "ADULT_URL", "ADULT_ENV", "AdultData", "AdultDataNotFoundError",

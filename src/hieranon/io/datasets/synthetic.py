@@ -31,8 +31,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from ..hierarchies import builders as B
-from ..hierarchies import readers as H
+from ...hierarchies import builders as B
+from ...hierarchies import readers as H
 
 AGE_BANDS = (17, 25, 35, 45, 55, 65)  # lower bounds of the bands used for conditioning
 
