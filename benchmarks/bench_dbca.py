@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon.api import anonymize
 from hieranon.benchmarking import machine_info
 from hieranon.evaluation.utility import naive_bayes_accuracy
 from hieranon.io.datasets import load_adult
+from hieranon.job.pipeline import anonymize
 
 HERE = Path(__file__).resolve().parent
 KS = (2, 5, 10, 25, 50, 100)

@@ -4,7 +4,7 @@
 QIs chosen at random among the papers' 8, k in {2, 3, 5}, ARX hierarchies,
 uniform WHD. Each is solved exactly -- record-level optimal local recoding,
 ``MinGen(mode="records", objective="distortion")`` on the Problem built by
-:func:`hieranon.api.prepare`, with a per-phase time limit; an instance the
+:func:`hieranon.job.pipeline.prepare`, with a per-phase time limit; an instance the
 program refuses (too large) or does not prove optimal within the limit is
 noted and skipped -- and by faithful KACA1, ``kaca+`` (default: 8 runs on
 tables this small), ``kaca+`` with a single run (``restarts=1``), Mondrian (strict, default options) and the optimal
@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon import api
 from hieranon.algorithms.fulldomain import FullDomain
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
@@ -42,6 +41,7 @@ from hieranon.benchmarking import adult_dir
 from hieranon.bounds import distortion_lower_bound
 from hieranon.core.table import group
 from hieranon.evaluation import metrics as M
+from hieranon.job import pipeline as api
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

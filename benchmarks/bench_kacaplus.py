@@ -8,7 +8,7 @@ after a warm-up (numba compiled), seed 0. For each: distortion ratio, DM,
 CAVG, classes, and the median wall time of ``--runs`` runs of ``solve``; the
 ratios to KACA1 of the same k; ARX's published local-recoding ratio at k = 10
 (0.125) for comparison. The final configuration (the default
-``kaca+``) is also run once through :func:`hieranon.api.anonymize`, whose
+``kaca+``) is also run once through :func:`hieranon.job.pipeline.anonymize`, whose
 independent verifier must accept it.
 
 Writes ``benchmarks/results/kacaplus_trials.csv`` and
@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hieranon import api
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
@@ -38,6 +37,7 @@ from hieranon.bounds import distortion_lower_bound
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import EncodedTable, group
 from hieranon.evaluation import metrics as M
+from hieranon.job import pipeline as api
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

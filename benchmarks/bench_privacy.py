@@ -44,7 +44,6 @@ import os
 import time
 from pathlib import Path
 
-from hieranon import api
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.benchmarking import adult_dir, machine_info
@@ -52,6 +51,7 @@ from hieranon.core.requirements import Requirement
 from hieranon.core.table import EncodedTable, group
 from hieranon.evaluation import metrics as M
 from hieranon.evaluation.verify import verify_codes
+from hieranon.job import pipeline as api
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,

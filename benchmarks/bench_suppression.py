@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon import api
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.algorithms.suppression import parse_budget, with_budget
 from hieranon.benchmarking import adult_dir, benchmark_parser, machine_info
 from hieranon.evaluation import metrics as M
 from hieranon.evaluation.verify import verify_codes
 from hieranon.hierarchies import readers as H
+from hieranon.job import pipeline as api
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 import hieranon
 from hieranon import cli
-from hieranon import config as C
 from hieranon.core.tree import HierarchyError
 from hieranon.hierarchies import builders as B
 from hieranon.hierarchies import readers as H
+from hieranon.job import config as C
 from random_tables import path_of, structure
 
 

@@ -19,12 +19,12 @@ import yaml
 from typer.testing import CliRunner
 
 from hieranon import cli
-from hieranon.api import DEFAULT_METHOD
 from hieranon.cli.errors import known_errors
 from hieranon.evaluation.verify import verify
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from hieranon.io.datasets import example_path
+from hieranon.job.pipeline import DEFAULT_METHOD
 from hieranon.report import SECTIONS
 from main_runner import run_main
 
@@ -194,7 +194,7 @@ def test_check_and_evaluate(tmp_path):
 
 
 def test_config_template_parses_and_methods_lists_default():
-    from hieranon import config as C
+    from hieranon.job import config as C
     r = run("config-template")
     assert r.exit_code == 0
     cfg = C.parse(yaml.safe_load(r.stdout))
@@ -574,9 +574,9 @@ def test_report_same_as_output(tmp_path):
 def _anonymize_exit(monkeypatch, tmp_path, run) -> int:
     """The exit status of ``hieranon anonymize`` (the example) when the
     API's ``run``, what the CLI calls, is ``run``."""
-    import hieranon.api
+    import hieranon.job.pipeline
 
-    monkeypatch.setattr(hieranon.api, "run", run)
+    monkeypatch.setattr(hieranon.job.pipeline, "run", run)
     monkeypatch.delenv("HIERANON_DEBUG", raising=False)
     monkeypatch.setattr(sys, "argv", ["hieranon", "anonymize", str(EXAMPLE), "-o", str(tmp_path / "o.csv"),
                                       "--config", str(EXAMPLE_CFG), "-q"])
@@ -647,7 +647,7 @@ def test_subprocess_entry_point_and_lazy_imports(tmp_path):
     p = run_subprocess("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     # the CLI and the report module import no plotting or ML library until they need it
-    code = ("import sys, hieranon.cli, hieranon.report, hieranon.api, hieranon.config, hieranon.io; "
+    code = ("import sys, hieranon.cli, hieranon.report, hieranon.job.pipeline, hieranon.job.config, hieranon.io; "
             "print(sorted(m for m in ('matplotlib', 'sklearn') if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
@@ -765,8 +765,8 @@ def test_config_class_naming_a_qi_is_bad_input(tmp_path):
 
 def test_api_rejects_count_or_class_column_among_the_qis():
     """Library users get the same check (a ValueError subclass, exit 2 in the CLI)."""
-    from hieranon import api
     from hieranon.core.table import DataError
+    from hieranon.job import pipeline as api
     df = read_table(EXAMPLE)
     hs = example_hierarchies()
     for kw, name in (({"count_column": "age"}, "age"), ({"class_column": "gender"}, "gender"),
@@ -1277,8 +1277,8 @@ def test_distributed_dataset_binds_and_verifies_the_models(job, tmp_path):
         return
     result = pd.read_parquet(out)
     original = df.drop(columns=["id"])
-    from hieranon.config import load
-    from hieranon.spec import AnonymizationSpec
+    from hieranon.job.config import load
+    from hieranon.job.spec import AnonymizationSpec
     spec = AnonymizationSpec.from_config(load(cfg))
     hs = spec.build_hierarchies(original)
     report = verify(original, result, list(hs), hs, k=4, counts="n", missing="root",
@@ -1346,7 +1346,7 @@ def test_qi_date_builder_with_a_format_anonymizes_the_example(tmp_path):
 def test_each_command_reads_the_configuration_once(tmp_path, monkeypatch):
     """One job per command: the YAML file is parsed once, and the method it
     names still reaches the report (the config's numeric_output: test_io)."""
-    from hieranon import config
+    from hieranon.job import config
 
     calls = []
     real_load = config.load

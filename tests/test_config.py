@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from hieranon import config as C
-from hieranon.config import ConfigError
 from hieranon.core.tree import HierarchyError
 from hieranon.io.datasets import example_path
+from hieranon.job import config as C
+from hieranon.job.config import ConfigError
 
 DATA = example_path().parent
 
@@ -289,8 +289,8 @@ def test_privacy_key_reads_well_in_yaml(tmp_path):
     """The mapping form: attribute -> a model or a list of models; each
     attribute becomes sensitive; relative hierarchy files are read relative
     to the configuration file; the spec carries the models."""
+    from hieranon.job.spec import AnonymizationSpec
     from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness
-    from hieranon.spec import AnonymizationSpec
 
     (tmp_path / "h").mkdir()
     (tmp_path / "h" / "disease.csv").write_text("flu;infection;*\ncold;infection;*\nhiv;chronic;*\n")
@@ -321,8 +321,8 @@ sensitive_hierarchies: {disease: h/disease.csv}
 
 
 def test_spec_refuses_a_privacy_model_on_a_qi_or_identifier():
+    from hieranon.job.spec import AnonymizationSpec
     from hieranon.privacy import DistinctLDiversity
-    from hieranon.spec import AnonymizationSpec
 
     hs = {"gender": C.HierarchySpec("gender", builder="suppress")}
     with pytest.raises(ValueError, match="'gender' is a quasi-identifier"):

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from contract import check_result
 from hieranon.algorithms import dbca as D
 from hieranon.algorithms.base import Problem
-from hieranon.api import anonymize, prepare
 from hieranon.core.requirements import Requirement
 from hieranon.core.table import encode, encode_generalised, group, row_keys
 from hieranon.evaluation import metrics as M
 from hieranon.hierarchies import readers as H
+from hieranon.job.pipeline import anonymize, prepare
 from random_tables import private_problems
 
 QIS = ["Gender", "Age", "Postcode"]

@@ -396,7 +396,7 @@ def test_adult_fulldomain_and_datafly(adult_problem_factory):
 
 def test_through_api(seed000_table1a, paper_hierarchies):
     """The methods run end to end: encoded, solved, verified, decoded."""
-    from hieranon.api import anonymize
+    from hieranon.job.pipeline import anonymize
 
     for method in ("fulldomain", "allmin", "datafly"):
         r = anonymize(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, k=2, method=method)

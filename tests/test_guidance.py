@@ -16,10 +16,10 @@ import hieranon
 from hieranon import cli
 from hieranon.algorithms.registry import METHOD_INFO, METHODS, available_methods, method_info
 from hieranon.cli.options import build_spec
-from hieranon.config import TEMPLATE, load
 from hieranon.io import read_table
 from hieranon.io.datasets import example_path
-from hieranon.spec import AnonymizationSpec
+from hieranon.job.config import TEMPLATE, load
+from hieranon.job.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")
@@ -55,7 +55,7 @@ def test_methods_command_table_and_json():
     assert r.exit_code == 0
     got = json.loads(r.stdout)
     assert [m["method"] for m in got] == available_methods()
-    assert [m for m in got if m["default"]] == [method_info(hieranon.api.DEFAULT_METHOD)]
+    assert [m for m in got if m["default"]] == [method_info(hieranon.job.pipeline.DEFAULT_METHOD)]
     r = run("methods")
     assert r.exit_code == 0
     for text in ("kaca+", "(default)", "Sun, Wang & Li 2008", "several requirements", "privacy models",

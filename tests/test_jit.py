@@ -20,12 +20,12 @@ import pytest
 
 import hieranon
 from hieranon.algorithms import base
-from hieranon.api import anonymize
 from hieranon.core import jit, progress
 from hieranon.core.jit import COMPILE_STAGE, SMALL_TABLE_ROWS
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
 from hieranon.io.datasets import example_path
+from hieranon.job.pipeline import anonymize
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")

@@ -26,13 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract import check_result, check_solution
-from hieranon import api
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kacaplus import KACAPlus, auto_stub_weight, kacaplus_codes
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
 from hieranon.evaluation import metrics
 from hieranon.hierarchies import readers as H
+from hieranon.job import pipeline as api
 from random_tables import balanced, make_problem, private_problems, random_tables
 
 QIS = ["Gender", "Age", "Postcode"]

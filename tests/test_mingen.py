@@ -210,7 +210,7 @@ def test_records_mode_one_row_per_record_keeps_rows():
 
 
 def test_records_mode_through_the_api():
-    from hieranon.api import anonymize
+    from hieranon.job.pipeline import anonymize
 
     df, hs = seed003_figure4()
     flat = df.loc[df.index.repeat(df["count"])].drop(columns="count").reset_index(drop=True)

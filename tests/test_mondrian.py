@@ -251,7 +251,7 @@ def test_inner_node_inputs_get_the_lca_of_their_partition(p, categorical, strict
 
 @pytest.mark.parametrize("strict", [True, False])
 def test_missing_root_cell_is_not_mapped_below_the_root(strict):
-    from hieranon.api import anonymize
+    from hieranon.job.pipeline import anonymize
 
     h = H.from_mapping("x", {"*": {"A": ["a", "b"]}})
     r = anonymize(pd.DataFrame({"x": [None, "a", "b"]}), ["x"], {"x": h}, k=3, method="mondrian",
@@ -339,7 +339,7 @@ def test_adult_mondrian(adult_problem):
 
 
 def test_through_api(seed000_table1a, paper_hierarchies):
-    from hieranon.api import anonymize
+    from hieranon.job.pipeline import anonymize
 
     for strict in (True, False):
         r = anonymize(seed000_table1a, ["Gender", "Age", "Postcode"], paper_hierarchies, k=2, method="mondrian",

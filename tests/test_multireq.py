@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from contract import check_codes, check_frame, satisfies
-from hieranon import api
 from hieranon.algorithms import registry
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.multireq import essential_requirements, merge_groups, single_problem
@@ -27,6 +26,7 @@ from hieranon.core.requirements import Requirement
 from hieranon.evaluation import metrics
 from hieranon.hierarchies import readers as H
 from hieranon.io import read_table
+from hieranon.job import pipeline as api
 from random_tables import balanced, private_problems, random_tables
 
 METHODS = ["kaca+", "kaca1", "kaca2"]

@@ -8,9 +8,9 @@ import pytest
 
 from contract import check_result, check_solution
 from hieranon.algorithms.partition import Partitioned, dfs_rank, split_blocks
-from hieranon.api import anonymize, prepare
 from hieranon.evaluation import metrics as M
 from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies
+from hieranon.job.pipeline import anonymize, prepare
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def test_inner_method_through_the_api(synth):
     """The inner method is a parameter of 'partitioned' that does not collide
     with anonymize's/make_algorithm's own ``method`` (issue: TypeError
     "got multiple values for argument 'method'")."""
-    from hieranon.api import make_algorithm
+    from hieranon.job.pipeline import make_algorithm
 
     df, hs = synth
     small = df.iloc[:200]  # the parameter's path is under test, not KACA+ (800 rows took a minute on a busy machine)
@@ -254,8 +254,8 @@ def test_plan_partitions_when_the_whole_table_is_expected_to_be_slow(synth, monk
 
 def test_auto_run_in_blocks_is_verified_recorded_and_close_to_the_whole_table(synth, monkeypatch):
     from hieranon.algorithms import partition
-    from hieranon.api import run
-    from hieranon.spec import AnonymizationSpec
+    from hieranon.job.pipeline import run
+    from hieranon.job.spec import AnonymizationSpec
 
     df, hs = synth
     df = df.head(2000)

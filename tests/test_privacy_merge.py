@@ -214,7 +214,7 @@ def test_adult_kacaplus_repair(adult_path):
     ad = load_adult(adult_path, download=False)
     df, qis, hs = ad.frame, ad.qis(8), ad.hierarchies_for(8)
     res = hieranon.anonymize(df, qis, hs, k=10, method="kaca+")
-    from hieranon.api import prepare
+    from hieranon.job.pipeline import prepare
 
     problem = prepare(df, qis, hs, 10)
     for model in (DistinctLDiversity("salary-class", 2), TCloseness("salary-class", 0.2, "equal")):

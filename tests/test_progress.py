@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon.api import anonymize
 from hieranon.core import progress as P
 from hieranon.hierarchies.readers import from_mapping
+from hieranon.job.pipeline import anonymize
 
 
 def test_a_stage_with_steps_reports_each_step_and_a_final_event():
@@ -59,8 +59,8 @@ def table(n: int = 400, seed: int = 0):
 
 def test_the_api_reports_every_stage_of_a_run_to_its_callback():
     df, hs = table()
-    from hieranon.api import run
-    from hieranon.spec import AnonymizationSpec
+    from hieranon.job.pipeline import run
+    from hieranon.job.spec import AnonymizationSpec
 
     events = []
     result = run(df, AnonymizationSpec(hierarchies=hs, k=5), progress=events.append)

@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hieranon import config as C
 from hieranon import report as R
-from hieranon.api import anonymize
 from hieranon.core.table import EncodedTable
 from hieranon.evaluation.risk import assess
 from hieranon.hierarchies import readers as H
 from hieranon.io import InputError, read_table
 from hieranon.io.datasets import example_path
+from hieranon.job import config as C
+from hieranon.job.pipeline import anonymize
 from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins
 from hieranon.report.sections.measures import SKIP_METRICS

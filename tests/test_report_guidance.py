@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 import hieranon
 from hieranon import cli
 from hieranon import report as R
-from hieranon.config import load
 from hieranon.io import read_table
 from hieranon.io.datasets import example_path
+from hieranon.job.config import load
 
 EXAMPLE_CFG = example_path("patients.yaml")
 

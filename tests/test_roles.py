@@ -17,7 +17,7 @@ from hieranon.core.table import DataError
 from hieranon.evaluation.roles import UnclassifiedColumnsWarning, assess_roles
 from hieranon.hierarchies import readers as H
 from hieranon.io.datasets import example_path
-from hieranon.spec import AnonymizationSpec
+from hieranon.job.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")
@@ -315,7 +315,7 @@ def test_spec_refuses_a_privacy_model_on_an_insensitive_column():
 
 
 def test_config_and_command_line_roles_are_checked_together(tmp_path):
-    from hieranon import config as C
+    from hieranon.job import config as C
 
     f = tmp_path / "cfg.yaml"
     f.write_text("k: 2\nquasi_identifiers: {age: {intervals: [5]}}\nsensitive: [diagnosis]\n")
@@ -337,7 +337,7 @@ def test_config_and_command_line_roles_are_checked_together(tmp_path):
                                                             "insensitive (insensitive in cfg.yaml)"]),
 ])
 def test_config_refuses_contradictory_roles(tmp_path, text, fragments):
-    from hieranon import config as C
+    from hieranon.job import config as C
 
     f = tmp_path / "cfg.yaml"
     f.write_text(f"k: 2\nquasi_identifiers: {{age: {{intervals: [5]}}}}\n{text}\n")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hieranon import config as C
 from hieranon.core.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH, QUOTE_CHARS, YAMLInputError, load_yaml
 from hieranon.hierarchies import readers as H
+from hieranon.job import config as C
 
 
 def alias_bomb(levels: int, fan: int = 9) -> str:

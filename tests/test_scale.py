@@ -1,4 +1,4 @@
-"""Parquet in, Parquet out: hieranon.scale (anonymize_parquet, the streaming
+"""Parquet in, Parquet out: hieranon.job.scale (anonymize_parquet, the streaming
 verifier verify_parquet) and ``hieranon anonymize --distributed`` on a
 dataset directory."""
 
@@ -17,7 +17,7 @@ from hieranon.core.cells import value_to_label
 from hieranon.core.requirements import Requirement
 from hieranon.hierarchies import readers as H
 from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
-from hieranon.scale import anonymize_parquet, verify_parquet
+from hieranon.job.scale import anonymize_parquet, verify_parquet
 
 QIS = COLUMNS[:8]  # the papers' order; salary-class stays a non-QI column
 K = 5
@@ -227,8 +227,8 @@ def test_verify_parquet_checks_privacy_models_on_the_whole_dataset(tmp_path):
     """verify_parquet groups every batch's rows into classes over all QIs and
     checks each privacy model, t-closeness against the whole input's
     distribution; the verdict matches the in-memory verifier's."""
-    from hieranon.api import anonymize
     from hieranon.evaluation.verify import verify
+    from hieranon.job.pipeline import anonymize
     from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, TCloseness
 
     rng = np.random.default_rng(11)
@@ -310,7 +310,7 @@ def test_a_large_hierarchy_encodes_whole_columns_and_reports_missing_values(monk
 
 
 def test_a_table_that_would_not_fit_is_refused_before_reading(tmp_path, monkeypatch):
-    from hieranon import scale
+    from hieranon.job import scale
 
     src = tmp_path / "in.csv"
     src.write_text("a,b\n" + "x,1\n" * 200)
@@ -320,7 +320,7 @@ def test_a_table_that_would_not_fit_is_refused_before_reading(tmp_path, monkeypa
 
 
 def test_cli_refuses_a_table_too_large_for_memory_in_one_line(tmp_path, monkeypatch, capsys):
-    from hieranon import scale
+    from hieranon.job import scale
     from main_runner import run_main
 
     src = tmp_path / "in.csv"
@@ -358,7 +358,7 @@ def test_a_dataset_gets_pseudonyms_not_masks(tmp_path):
     """identifier_action pseudonym on a Parquet dataset: one keyed pseudonym
     per value across batches (it was silently masked with '*')."""
     from hieranon.io.pseudonyms import is_pseudonym
-    from hieranon.spec import AnonymizationSpec
+    from hieranon.job.spec import AnonymizationSpec
 
     src = tmp_path / "in"
     src.mkdir()

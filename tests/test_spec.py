@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import config as C
 from hieranon.algorithms.registry import DEFAULT_METHOD
 from hieranon.core.requirements import Requirement, RequirementError
 from hieranon.hierarchies import readers as H
+from hieranon.job import config as C
+from hieranon.job.spec import AnonymizationSpec, build_problem
 from hieranon.report import evaluate_pair
-from hieranon.spec import AnonymizationSpec, build_problem
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_evaluate_pair_takes_a_ranking_and_matches_anonymize(table):
     df, hs = table
     spec = AnonymizationSpec(hierarchies=hs, k=3, count_column="n", missing="root", identifiers=["id"],
                              priorities=["sex", "age"], method="kaca1")
-    result = hieranon.api.run(df, spec)
+    result = hieranon.job.pipeline.run(df, spec)
     pair = evaluate_pair(df, result.data, spec=spec)
     assert pair.verification.ok
     assert pair.metrics.distortion == pytest.approx(result.metrics.distortion)
@@ -149,13 +149,14 @@ def test_risk_is_computed_once_and_read_from_the_result(table, monkeypatch):
 
 
 def test_report_and_risk_do_not_import_the_api():
-    """No module imports upward into hieranon.api (importing the package
+    """No module imports upward into hieranon.job.pipeline (importing the package
     imports it, so the modules' own imports are read)."""
     import ast
     import inspect
 
-    from hieranon import report, result, scale, spec
+    from hieranon import report
     from hieranon.evaluation import risk
+    from hieranon.job import result, scale, spec
 
     for module in (report, risk, result, spec, scale):
         tree = ast.parse(inspect.getsource(module))

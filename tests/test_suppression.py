@@ -27,10 +27,10 @@ from hieranon.algorithms.suppression import (
     parse_budget,
     with_budget,
 )
-from hieranon.config import ConfigError, load
 from hieranon.evaluation import metrics as M
 from hieranon.evaluation.verify import verify, verify_codes
-from hieranon.spec import AnonymizationSpec
+from hieranon.job.config import ConfigError, load
+from hieranon.job.spec import AnonymizationSpec
 from main_runner import run_main
 from random_tables import balanced, make_problem, random_tables
 

@@ -149,8 +149,8 @@ def test_bug_with_a_missing_cell():
     the other rows to the root."""
     import pandas as pd
 
-    from hieranon.api import anonymize
     from hieranon.hierarchies import readers as H
+    from hieranon.job.pipeline import anonymize
 
     deep = H.from_mapping("x", {"*": {"G": {"H": ["a"]}, "K": {"L": ["b"]}}})
     for h in (H.suppression("x", ["a", "b"]), deep):
@@ -202,14 +202,14 @@ def test_most_general_table_must_satisfy():
 
 @pytest.mark.parametrize("name, cls", [("tds", TDS), ("bug", BUG)])
 def test_registered_in_api(name, cls):
-    from hieranon.api import make_algorithm
+    from hieranon.job.pipeline import make_algorithm
 
     algo = make_algorithm(name)
     assert isinstance(algo, cls) and algo.multi_requirement
 
 
 def test_through_the_api_with_a_class_column():
-    from hieranon.api import anonymize
+    from hieranon.job.pipeline import anonymize
 
     df, hs, reqs = seed003_case2()
     for method in ("tds", "bug", "heuristicmin"):

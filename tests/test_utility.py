@@ -75,10 +75,10 @@ def test_adult_original_accuracy(adult_path):
 # ====================================================================== the utility report
 import json  # noqa: E402
 
-from hieranon.api import anonymize  # noqa: E402
 from hieranon.core.table import encode  # noqa: E402
 from hieranon.evaluation import utility as U  # noqa: E402
 from hieranon.hierarchies import readers as H  # noqa: E402
+from hieranon.job.pipeline import anonymize  # noqa: E402
 
 
 def _people(n=600, seed=0):

@@ -4,7 +4,7 @@ Algorithms never parse files or touch DataFrames: they receive a
 :class:`Problem` (integer codes, hierarchies, requirements, a cost model,
 a seed) and return a :class:`Solution` (a generalised code matrix with one
 row per input row, in order, and which rows were suppressed). The API layer
-(:mod:`hieranon.api`) encodes, calls, decodes and verifies.
+(:mod:`hieranon.job.pipeline`) encodes, calls, decodes and verifies.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ class Partitioned(Algorithm):
     ----------
     inner_method : str
         The local method run in each block (default ``kaca1``). Through
-        :func:`hieranon.anonymize` / :func:`hieranon.api.make_algorithm` give
+        :func:`hieranon.anonymize` / :func:`hieranon.job.pipeline.make_algorithm` give
         it as ``params={"inner_method": "kaca+"}``: ``method`` there names
         ``partitioned`` itself.
     block_size : int
@@ -433,7 +433,7 @@ POOL_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class RunPlan:
-    """How :func:`hieranon.api.run` executes a job: ``mode`` ``whole`` or
+    """How :func:`hieranon.job.pipeline.run` executes a job: ``mode`` ``whole`` or
     ``partitioned`` (with ``blocks`` of about ``block_size`` records on
     ``executor``), why, and the expected seconds of the solver."""
 

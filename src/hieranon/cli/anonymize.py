@@ -128,7 +128,7 @@ def anonymize(
         die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
-        from ..result import AnonymizationError
+        from ..job.result import AnonymizationError
         try:
             with show_progress(quiet or as_json):
                 cli_params = parse_params(param)
@@ -260,12 +260,12 @@ def _suppression_rows(result) -> list[tuple[str, str]]:
 
 
 def _run_with_warnings(data, spec, **kwargs):
-    """:func:`hieranon.api.run`, its warnings (columns without a role...)
+    """:func:`hieranon.job.pipeline.run`, its warnings (columns without a role...)
     printed as one line each on stderr."""
     import os
     import warnings
 
-    from ..api import run
+    from ..job.pipeline import run
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = run(data, spec, **kwargs)
@@ -311,10 +311,10 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
 def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
                        public: bool = False):
     """--distributed on a Parquet dataset directory: stream it through
-    :func:`hieranon.scale.anonymize_parquet` into an output directory; the
+    :func:`hieranon.job.scale.anonymize_parquet` into an output directory; the
     report is built from the integer codes (the sample shows the first rows
     of the output)."""
-    from ..scale import anonymize_parquet, iter_parquet
+    from ..job.scale import anonymize_parquet, iter_parquet
 
     params = spec.params
     with status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):

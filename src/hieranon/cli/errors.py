@@ -24,7 +24,7 @@ def die(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 
 def known_errors() -> tuple[type[Exception], ...]:
-    from ..config import ConfigError
+    from ..job.config import ConfigError
     from ..core.tree import HierarchyError
     from ..io import InputError
     from ..core.requirements import RequirementError

@@ -13,7 +13,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..config import Config
+    from ..job.config import Config
 
 
 def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
@@ -23,9 +23,9 @@ def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
 
 def read_checked(path: Path, encoding: str, quiet: bool) -> pd.DataFrame:
     """The input table, refused before reading when it would not fit in
-    memory (:func:`hieranon.scale.check_fits`)."""
+    memory (:func:`hieranon.job.scale.check_fits`)."""
     from ..io import table_format
-    from ..scale import check_fits
+    from ..job.scale import check_fits
 
     if path.is_file():
         table_format(path)  # an unknown extension: the reader's message

@@ -55,7 +55,7 @@ def hierarchy_build(
     builders make)."""
     configure_logging(True, False)
     try:
-        from ..config import ConfigError, HierarchySpec, builder_spec
+        from ..job.config import ConfigError, HierarchySpec, builder_spec
 
         chosen = [name for name, given in (("--intervals", intervals is not None), ("--mask", mask is not None),
                                            ("--dates", dates is not None), ("--groups", groups is not None),

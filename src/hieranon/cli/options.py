@@ -14,8 +14,8 @@ import typer
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..spec import AnonymizationSpec
+    from ..job.config import Config
+    from ..job.spec import AnonymizationSpec
 
 QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N, "
             "NAME=dates:month,quarter,year (or dates:dmy|mdy|ymd; a format after a second colon), NAME=groups:2,4 "
@@ -23,9 +23,9 @@ QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=ma
 
 
 def _qi_builder(name: str, text: str, item: str):
-    """A builder form of ``--qi`` (:func:`hieranon.config.builder_spec`) as the
+    """A builder form of ``--qi`` (:func:`hieranon.job.config.builder_spec`) as the
     configuration's builder of that name; None when ``text`` names none."""
-    from ..config import ConfigError, builder_spec
+    from ..job.config import ConfigError, builder_spec
 
     try:
         return builder_spec(name, text)
@@ -190,7 +190,7 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
     change nothing). ``roles``: columns per role (``identifiers``,
     ``sensitive``, ``insensitive``), added to the config's."""
-    from ..spec import AnonymizationSpec
+    from ..job.spec import AnonymizationSpec
 
     checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
@@ -226,7 +226,7 @@ def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> d
 
 def read_config(path: Optional[Path]) -> Optional[Config]:
     """The configuration file, read once per command (None without one)."""
-    from ..config import load
+    from ..job.config import load
     return load(path) if path is not None else None
 
 

@@ -32,7 +32,7 @@ def status(quiet: bool, text: str) -> AbstractContextManager:
 def show_progress(quiet: bool) -> Iterator[Optional[Callable[[ProgressEvent], None]]]:
     """Show the progress events of the stages run inside as rich bars on
     stderr (nothing when ``quiet``; when stderr is not a terminal, only one
-    line when kernels compile); yields the callback for :func:`hieranon.api.run`."""
+    line when kernels compile); yields the callback for :func:`hieranon.job.pipeline.run`."""
     if quiet:
         yield None
         return

@@ -7,7 +7,7 @@ events go is chosen by whoever runs the job:
 * nobody asked: each stage is logged on the ``hieranon.progress`` logger
   (INFO when it starts and ends, a line at most every
   :data:`LOG_EVERY_SECONDS` in between) -- the library never prints;
-* :func:`reporting` (``hieranon.api.run(..., progress=callback)``): every
+* :func:`reporting` (``hieranon.job.pipeline.run(..., progress=callback)``): every
   event is passed to ``callback(event)``, a :class:`ProgressEvent`;
 * the command line shows the events as a rich progress bar on stderr
   (:func:`rich_callback`), only on a terminal and never with ``-q``.

@@ -20,7 +20,7 @@ needs:
   :data:`QUOTE_CHARS` characters of the input.
 
 Errors are raised as the caller's error type (``error=``), so a configuration
-fails with :class:`~hieranon.config.ConfigError` and a hierarchy file with
+fails with :class:`~hieranon.job.config.ConfigError` and a hierarchy file with
 :class:`~hieranon.hierarchies.readers.HierarchyError`.
 """
 

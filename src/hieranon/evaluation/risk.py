@@ -170,7 +170,7 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
 
 
 def assess_result(result, counts: np.ndarray | None = None, threshold: float | None = None):
-    """Risk of an :class:`~hieranon.result.AnonymizationResult` before and after:
+    """Risk of an :class:`~hieranon.job.result.AnonymizationResult` before and after:
     ``(before, after, suppressed_records)``, from the result alone (its
     original and output codes, record counts and suppressed rows).
 

@@ -161,7 +161,7 @@ def _copy_of(name: str, codes: np.ndarray, qis: dict[str, np.ndarray], rng: np.r
 
 def assess_roles(df: pd.DataFrame, spec) -> RoleReport:
     """The roles of ``df``'s columns under ``spec`` (an
-    :class:`~hieranon.spec.AnonymizationSpec`): unclassified columns and
+    :class:`~hieranon.job.spec.AnonymizationSpec`): unclassified columns and
     linkage risks among the columns published unchanged. A column declared
     sensitive or insensitive that the table lacks is an error (a typo would
     otherwise leave the real column unclassified)."""

@@ -43,7 +43,7 @@ category of its own (one-hot for logistic/ridge regression and random
 forests, category codes for naive Bayes).
 
 Entry points: :func:`assess` (two tables and the job),
-:func:`assess_result` (an :class:`~hieranon.result.AnonymizationResult`; also
+:func:`assess_result` (an :class:`~hieranon.job.result.AnonymizationResult`; also
 ``result.utility(target=...)``) and :func:`assess_codes` (code matrices).
 :func:`naive_bayes_accuracy` is the single check the experiments use.
 """
@@ -687,7 +687,7 @@ def _target_of_result(result, target: str, original: pd.DataFrame | None) -> np.
 
 def assess_result(result, target: str | None = None, *, original: pd.DataFrame | None = None,
                   **options) -> UtilityReport:
-    """The utility report of an :class:`~hieranon.result.AnonymizationResult`.
+    """The utility report of an :class:`~hieranon.job.result.AnonymizationResult`.
 
     The target's original values come from ``original`` when given, else
     from the result: a quasi-identifier's original leaves, or the output's
@@ -708,7 +708,7 @@ def assess(original: pd.DataFrame, anonymised: pd.DataFrame, spec=None, *,
     """The utility report of ``anonymised`` (made by hieranon or any other tool)
     against ``original``.
 
-    The job is ``spec`` (an :class:`~hieranon.spec.AnonymizationSpec`: its
+    The job is ``spec`` (an :class:`~hieranon.job.spec.AnonymizationSpec`: its
     quasi-identifiers, hierarchies, count column and missing mode), or
     ``quasi_identifiers`` and ``hierarchies`` (a mapping column -> Hierarchy,
     or a list in column order) with ``missing`` and ``counts`` (the count

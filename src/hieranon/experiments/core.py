@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import api
 from ..algorithms.base import Problem
 from ..benchmarking import machine_info as shared
 from ..core.requirements import Requirement
 from ..evaluation import metrics as M
 from ..evaluation.verify import verify_codes
 from ..io.datasets import AdultDataNotFoundError, load_adult
+from ..job import pipeline as api
 
 EXPERIMENTS = (1, 2, 3, 4)
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import api
 from ..algorithms.base import Problem
 from ..algorithms.mingen import MinGen, expand_records
 from ..core.requirements import Requirement
@@ -28,6 +27,7 @@ from ..evaluation import metrics as M
 from ..evaluation.utility import naive_bayes_accuracy
 from ..evaluation.verify import verify_codes
 from ..io.datasets import paper_tables as PT
+from ..job import pipeline as api
 from . import plots
 
 FAILURES: list[str] = []

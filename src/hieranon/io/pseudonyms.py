@@ -15,7 +15,7 @@ holds at least :data:`MIN_KEY_BYTES` bytes, e.g. made with::
 :func:`protective_rng` is the random generator of the other choices that
 protect people (the row order of a shuffled release): fresh entropy from the
 operating system unless a seed is given. The algorithms' own random choices
-are seeded separately (:attr:`hieranon.spec.AnonymizationSpec.algorithm_seed`)
+are seeded separately (:attr:`hieranon.job.spec.AnonymizationSpec.algorithm_seed`)
 so that their outputs stay reproducible.
 """
 

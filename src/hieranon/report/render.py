@@ -43,7 +43,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
                   input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
                   sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False,
                   utility=None) -> str:
-    """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
+    """The HTML report of ``result`` (an :class:`~hieranon.job.result.AnonymizationResult`).
 
     Everything comes from the result: its codes, record counts, risk figures
     (computed once and cached on it) and spec; ``original_df`` is no longer

@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .algorithms.registry import make_algorithm
-from .algorithms.suppression import with_budget
-from .core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
-from .evaluation import metrics as M
-from .io import dataset_schema, table_format
-from .io.pseudonyms import is_pseudonym, new_key, pseudonyms
-from .privacy import BoundModel, check_feasible, sensitive_columns
+from ..algorithms.registry import make_algorithm
+from ..algorithms.suppression import with_budget
+from ..core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
+from ..evaluation import metrics as M
+from ..io import dataset_schema, table_format
+from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
+from ..privacy import BoundModel, check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, problem_from_table
 
@@ -221,7 +221,7 @@ def _privacy_problems(privacy: Sequence, keys: list[np.ndarray], sens: list[pd.D
 @dataclass
 class ScaleResult:
     """Outcome of :func:`anonymize_parquet`; ``result`` is the same
-    :class:`~hieranon.result.AnonymizationResult` a single table gives
+    :class:`~hieranon.job.result.AnonymizationResult` a single table gives
     (``data`` None: the output is the directory ``output``)."""
 
     output: Path
@@ -303,7 +303,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     (one file per input batch), partitioned and in parallel; verified by
     streaming before the directory is put in place.
 
-    ``quasi_identifiers`` is an :class:`~hieranon.spec.AnonymizationSpec`
+    ``quasi_identifiers`` is an :class:`~hieranon.job.spec.AnonymizationSpec`
     (the whole job: identifiers, missing values, count and class columns,
     method and parameters...), or QI names with ``hierarchies``, ``k`` and
     the keyword arguments. The spec's method (default
@@ -418,5 +418,5 @@ def check_fits(path, fmt: str | None = None, *, available: int | None = None) ->
             f"{path} ({path.stat().st_size / gib:.2f} GiB) needs about {need / gib:.1f} GiB of memory to be "
             f"read and worked on in one process, but {avail / gib:.1f} GiB are available: write it as a Parquet "
             "dataset directory and run 'hieranon anonymize DIR -o OUTDIR --distributed' "
-            "(hieranon.scale.anonymize_parquet), which keeps only integer codes in memory")
+            "(hieranon.job.scale.anonymize_parquet), which keeps only integer codes in memory")
     return need

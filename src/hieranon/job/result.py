@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core.requirements import Requirement
-from .core.tree import Hierarchy
-from .evaluation.risk import assess_result as assess_risk
-from .evaluation.risk import default_threshold
-from .privacy import assess_privacy
+from ..core.requirements import Requirement
+from ..core.tree import Hierarchy
+from ..evaluation.risk import assess_result as assess_risk
+from ..evaluation.risk import default_threshold
+from ..privacy import assess_privacy
 
 __all__ = ["AnonymizationError", "AnonymizationResult"]
 
@@ -120,7 +120,7 @@ class AnonymizationResult:
     @property
     def risk_threshold(self) -> float:
         """The spec's risk threshold, else 1/k of the largest k required
-        (:meth:`hieranon.spec.AnonymizationSpec.threshold_for`)."""
+        (:meth:`hieranon.job.spec.AnonymizationSpec.threshold_for`)."""
         if self.spec is not None:
             return self.spec.threshold_for(self.requirements)
         return default_threshold(max((r.k for r in self.requirements), default=None))
@@ -147,7 +147,7 @@ class AnonymizationResult:
         key = ("utility", target, tuple(sorted((k, tuple(v) if isinstance(v, (list, set)) else v)
                                                for k, v in options.items())))
         if key not in self.risk_cache or original is not None:
-            from .evaluation.utility import assess_result  # scipy.sparse (~0.1 s) loads only when utility is measured
+            from ..evaluation.utility import assess_result  # scipy.sparse (~0.1 s) loads only when utility is measured
             self.risk_cache[key] = assess_result(self, target, original=original, **options)
         self.risk_cache["utility:last"] = self.risk_cache[key]
         return self.risk_cache[key]

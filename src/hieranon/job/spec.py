@@ -29,19 +29,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .algorithms.base import Problem
-from .algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
-from .algorithms.suppression import SuppressionBudget, parse_budget
+from ..algorithms.base import Problem
+from ..algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
+from ..algorithms.suppression import SuppressionBudget, parse_budget
+from ..core.requirements import Requirement, RequirementError, normalise
+from ..core.table import DataError, EncodedTable, check_columns, encode
+from ..core.tree import Hierarchy
+from ..evaluation import metrics as M
+from ..evaluation.risk import check_threshold, default_threshold
+from ..evaluation.roles import ROLES, check_role_conflicts
+from ..io import NUMERIC_OUTPUTS
+from ..io.pseudonyms import as_key
+from ..privacy import PrivacyModel
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
-from .core.requirements import Requirement, RequirementError, normalise
-from .core.table import DataError, EncodedTable, check_columns, encode
-from .core.tree import Hierarchy
-from .evaluation import metrics as M
-from .evaluation.risk import check_threshold, default_threshold
-from .evaluation.roles import ROLES, check_role_conflicts
-from .io import NUMERIC_OUTPUTS
-from .io.pseudonyms import as_key
-from .privacy import PrivacyModel
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
@@ -144,7 +144,7 @@ def _privacy_models(models) -> tuple:
 
 def _hierarchy_source(name, h):
     """A hierarchy file's path, or a builder written as on the command line
-    (``"intervals:5,10,20"``, ``"suppress"``: :func:`hieranon.config.builder_spec`)
+    (``"intervals:5,10,20"``, ``"suppress"``: :func:`hieranon.job.config.builder_spec`)
     when no file has that name, as a HierarchySpec; anything else as given."""
     if isinstance(h, Path) or (isinstance(h, str) and Path(h).exists()):
         return HierarchySpec(name, file=Path(h))
@@ -204,7 +204,7 @@ class AnonymizationSpec:
         How files written for this job print generalised numbers
         (:func:`hieranon.io.numeric_output`); results hold labels.
     execution : {"auto", "whole", "partitioned"}
-        ``auto`` (default): :func:`hieranon.api.run` runs the whole table in
+        ``auto`` (default): :func:`hieranon.job.pipeline.run` runs the whole table in
         one process where that is expected to finish fast, else in
         partitioned blocks (:func:`hieranon.algorithms.partition.plan_run`);
         ``whole`` and ``partitioned`` force either.
@@ -354,7 +354,7 @@ class AnonymizationSpec:
     # ------------------------------------------------------------ builders
     @classmethod
     def from_config(cls, cfg: Config) -> AnonymizationSpec:
-        """The spec of a parsed YAML configuration (:func:`hieranon.config.load`)."""
+        """The spec of a parsed YAML configuration (:func:`hieranon.job.config.load`)."""
         return cls(hierarchies=dict(cfg.quasi_identifiers), k=cfg.k, requirements=tuple(cfg.requirements),
                    method=cfg.method or DEFAULT_METHOD, params=dict(cfg.params), weights=cfg.weights,
                    beta=cfg.beta, priorities=cfg.priorities, seed=cfg.seed, pseudonym_key=cfg.pseudonym_key,

@@ -1,8 +1,8 @@
 """The pandas-facing entry point: :func:`anonymize` (keyword arguments) and
-:func:`run` (an :class:`~hieranon.spec.AnonymizationSpec`).
+:func:`run` (an :class:`~hieranon.job.spec.AnonymizationSpec`).
 
 Both validate everything up front (the spec), encode the QI columns to
-integer codes (:func:`hieranon.spec.build_problem`), run the chosen
+integer codes (:func:`hieranon.job.spec.build_problem`), run the chosen
 algorithm, decode, and verify the output independently
 (:mod:`hieranon.evaluation.verify`) before returning it: an output that fails the
 anonymity check is never returned.
@@ -18,25 +18,31 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .evaluation import metrics as M
-from .algorithms.base import Problem, Solution
-from .algorithms.partition import RunPlan, plan_run
-from .algorithms.suppression import with_budget
-from .core.progress import ProgressEvent, reporting
-from .core.progress import stage as progress_stage
-from .algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.api
-    DEFAULT_METHOD, METHODS, available_methods, make_algorithm, method_parameters, methods_accepting)
-from .privacy import check_feasible, sensitive_columns
-from .core.cells import cells_equal
-from .core.tree import Hierarchy
-from .io import typed_numeric_qis
-from .io.pseudonyms import new_key, protective_rng, pseudonyms
-from .evaluation.roles import check_roles, without_index
+from ..algorithms.base import Problem, Solution
+from ..algorithms.partition import RunPlan, plan_run
+from ..algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.job.pipeline
+    DEFAULT_METHOD,
+    METHODS,
+    available_methods,
+    make_algorithm,
+    method_parameters,
+    methods_accepting,
+)
+from ..algorithms.suppression import with_budget
+from ..bounds import BoundTooLarge, problem_lower_bound
+from ..core.cells import cells_equal
+from ..core.progress import ProgressEvent, reporting
+from ..core.progress import stage as progress_stage
+from ..core.table import EncodedTable, apply_codes, check_columns
+from ..core.tree import Hierarchy
+from ..evaluation import metrics as M
+from ..evaluation.roles import check_roles, without_index
+from ..evaluation.verify import verify_codes
+from ..io import typed_numeric_qis
+from ..io.pseudonyms import new_key, protective_rng, pseudonyms
+from ..privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
-from .core.table import EncodedTable, apply_codes, check_columns
-from .evaluation.verify import verify_codes
-from .bounds import BoundTooLarge, problem_lower_bound
 
 log = logging.getLogger("hieranon")
 
@@ -46,7 +52,7 @@ def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, require
             count_column: str | None = None, class_column: str | None = None,
             missing: str = "error") -> Problem:
     """Validate inputs and build the :class:`Problem` an algorithm solves
-    (keyword arguments as in :func:`anonymize`; see :func:`hieranon.spec.build_problem`)."""
+    (keyword arguments as in :func:`anonymize`; see :func:`hieranon.job.spec.build_problem`)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     spec = AnonymizationSpec.from_arguments(
@@ -179,7 +185,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
         hierarchies: Mapping[str, Hierarchy] | None = None,
         progress: Callable[[ProgressEvent], None] | None = None) -> AnonymizationResult:
     """Anonymise ``df`` as ``spec`` says: build the problem
-    (:func:`hieranon.spec.build_problem`), choose how to run it
+    (:func:`hieranon.job.spec.build_problem`), choose how to run it
     (``spec.execution``, :func:`hieranon.algorithms.partition.plan_run`:
     recorded as ``result.plan``), solve, decode, verify and measure.
     ``hierarchies``: the spec's, already built (else built here).

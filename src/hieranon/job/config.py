@@ -48,18 +48,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .algorithms.registry import METHODS
-from .algorithms.suppression import parse_budget
-from .core.files import MAX_CONFIG_BYTES, read_text_file
-from .core.safeyaml import load_yaml
-from .core.tree import Hierarchy
-from .evaluation.risk import check_threshold
-from .evaluation.roles import ROLE_KEYS, check_role_conflicts
-from .hierarchies import builders as B
-from .hierarchies import readers as H
-from .io import NUMERIC_OUTPUTS
-from .io.pseudonyms import read_key
-from .privacy import PrivacyError, parse_privacy_config
+from ..algorithms.registry import METHODS
+from ..algorithms.suppression import parse_budget
+from ..core.files import MAX_CONFIG_BYTES, read_text_file
+from ..core.safeyaml import load_yaml
+from ..core.tree import Hierarchy
+from ..evaluation.risk import check_threshold
+from ..evaluation.roles import ROLE_KEYS, check_role_conflicts
+from ..hierarchies import builders as B
+from ..hierarchies import readers as H
+from ..io import NUMERIC_OUTPUTS
+from ..io.pseudonyms import read_key
+from ..privacy import PrivacyError, parse_privacy_config
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
