@@ -1,5 +1,4 @@
-"""The report's page and its helpers (:mod:`hieranon.report.page`), and the old
-import path of the utility section."""
+"""The report's page and its helpers (:mod:`hieranon.report.page`)."""
 
 from __future__ import annotations
 
@@ -43,11 +42,3 @@ def test_page_inlines_the_style_and_holds_the_sections():
     assert f"<style>{P.CSS}</style>" in html and "<title>T &amp; U</title>" in html
     assert '<nav><a href="#s">S</a></nav><section id="s"></section><footer>' in html
 
-
-def test_utility_section_keeps_its_old_import_path():
-    from hieranon import report_utility
-    from hieranon.report.figures import figure_img
-    from hieranon.report.sections.utility import utility_section
-
-    assert report_utility.utility_section is utility_section and report_utility.figure_img is figure_img
-    assert "Left out of a public report" in report_utility.utility_section(None, public=True)
