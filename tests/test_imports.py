@@ -1,7 +1,7 @@
 """The import structure of the package: no module reaches into another's private names, and no import cycles.
 
-The contracts in pyproject.toml (``[tool.importlinter]``: the low-level modules never import the high-level
-ones, no cycles, private modules stay in their package) are checked by running ``lint-imports``.
+The contracts in pyproject.toml (``[tool.importlinter]``: each layer imports only the layers below it, no cycles,
+private modules stay in their package; ARCHITECTURE.md) are checked by running ``lint-imports``.
 
 The first two checks read the source with :mod:`ast` (nothing is imported), so they see every import, including those
 inside functions: a function-level import is still a dependency. Only imports under ``if TYPE_CHECKING:`` are
