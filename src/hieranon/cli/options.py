@@ -207,7 +207,8 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     return spec
 
 
-#: The option that gives each role (:data:`hieranon.evaluation.roles.ROLES`), named when two roles contradict each other.
+#: The option that gives each role (:data:`hieranon.evaluation.roles.ROLES`), named when two roles contradict each
+#: other.
 ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
                 "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
 

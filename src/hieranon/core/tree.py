@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 import numpy as np
+import pandas as pd
 
 from .cells import normalise_texts, value_to_label
 from .files import excerpt
@@ -76,7 +77,6 @@ def ambiguous_label(labels: Sequence[str], parent: np.ndarray, ancestors: np.nda
     itself one level up) names the same values and is fine; a label used as
     a leaf and as a generalisation of other values, or in two branches, or
     in a cycle (``M;F;*`` with ``F;M;*``), is not."""
-    import pandas as pd
 
     codes, uniques = pd.factorize(np.asarray(labels, dtype=object))
     if len(uniques) == len(codes):  # the common case: every label once
@@ -145,7 +145,6 @@ class LeafIndex(Mapping):
     @property
     def index(self):
         if self._index is None:
-            import pandas as pd
             self._index = pd.Index(self._labels, dtype=object)
         return self._index
 
@@ -377,7 +376,6 @@ class Hierarchy:
         of integers are converted without a Python call per value, whole
         columns of text by the one normalisation of cell text
         (:func:`hieranon.core.cells.normalise_texts`)."""
-        import pandas as pd
 
         arr = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
         if arr.dtype.kind in "iu":

@@ -10,7 +10,7 @@ algorithms that minimise it, and is importable from here with the measures.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -166,7 +166,6 @@ class Metrics:
     def as_dict(self) -> dict:
         """Plain values for JSON; the per-attribute figures as mappings
         attribute -> value."""
-        from dataclasses import asdict
         out = asdict(self)
         for key in ("inconsistency_per_attribute", "generalisation_portion_per_attribute"):
             out[key] = dict(zip(self.qi_names, out[key]))

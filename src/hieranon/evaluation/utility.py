@@ -52,6 +52,8 @@ from __future__ import annotations
 
 import logging
 import math
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -518,8 +520,6 @@ def _baseline(task: str, y, w, splits) -> float:
 
 def _cv_scores(task: str, inputs: dict, y, w, splits, seed: int, cpu: dict) -> dict[str, list[float]]:
     """Held-out scores of every model (``cpu``: model -> CPU seconds, added to)."""
-    import time
-    import warnings
 
     out: dict[str, list[float]] = {}
     n_classes = int(y.max()) + 1 if task == "classification" else 0

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..core.cells import normalise_text, normalise_texts, value_to_label
 from ..core.files import MAX_HIERARCHY_BYTES, excerpt, read_text_file, shorten
@@ -175,7 +176,6 @@ class _NotSimple(Exception):
 def _factorized(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(code of every cell, distinct values in order of first appearance) of
     a column of cells, read as text (:func:`_normalised`)."""
-    import pandas as pd
 
     if pd.api.types.infer_dtype(col, skipna=False) != "string":
         col = np.array([str(c) for c in col], dtype=object)
@@ -187,7 +187,6 @@ def _normalised(code: np.ndarray, uniq) -> tuple[np.ndarray, np.ndarray]:
     (:func:`hieranon.core.cells.normalise_text`): values equal once normalised
     (surrounding spaces, another Unicode form) become one value, still in
     order of first appearance."""
-    import pandas as pd
 
     uniq = np.asarray(uniq, dtype=object)
     normal = normalise_texts(uniq)

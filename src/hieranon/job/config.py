@@ -40,6 +40,7 @@ name, or comma-separated names). Relative hierarchy paths are read relative to t
 
 from __future__ import annotations
 
+import difflib
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -370,7 +371,6 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raw = {**{kk: v for kk, v in raw.items() if kk != alias}, key: raw[alias]}
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        import difflib
         hints = [f"{u!r} (did you mean {difflib.get_close_matches(u, TOP_KEYS, 1)[0]!r}?)"
                  if difflib.get_close_matches(u, TOP_KEYS, 1) else repr(u) for u in unknown]
         raise ConfigError(f"unknown configuration key(s) {', '.join(hints)}; allowed keys: {sorted(TOP_KEYS)}")

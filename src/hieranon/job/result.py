@@ -11,6 +11,7 @@ table or the configuration again.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,7 +183,6 @@ class AnonymizationResult:
     def _repr_html_(self) -> str:
         """A short HTML summary for Jupyter: the key facts, the QIs' share of
         cells kept / generalised / suppressed, and the first rows."""
-        import html
 
         e = html.escape
         rows = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(v)}</td></tr>"

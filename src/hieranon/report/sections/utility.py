@@ -202,8 +202,8 @@ def utility_section(u, public: bool = False) -> str:
 
 
 def result_utility_section(result, utility, public: bool) -> str:
-    """The utility section of ``result``: ``utility`` a :class:`~hieranon.evaluation.utility.UtilityReport`, True or None
-    for the result's last one (computed if none), False for none."""
+    """The utility section of ``result``: ``utility`` a :class:`~hieranon.evaluation.utility.UtilityReport`, True or
+    None for the result's last one (computed if none), False for none."""
 
     if public or utility is False or result.codes is None:
         return utility_section(None, public=public) if result.codes is not None or public else \
