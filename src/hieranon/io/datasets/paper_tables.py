@@ -1,7 +1,7 @@
 """The small worked-example tables of Arca & Hewett (Arca & Hewett, HeuristicMin),
 typed from the paper, with their taxonomy trees.
 
-Used by the tests (``tests/test_heuristicmin.py``, ``test_mingen.py``,
+Used by the tests (``tests/algorithms/test_heuristicmin.py``, ``test_mingen.py``,
 ``test_tds_bug.py``) and by experiment 4 of ``hieranon experiments``, which
 regenerates the paper's comparison tables from them.
 

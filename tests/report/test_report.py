@@ -25,7 +25,7 @@ from hieranon.report.page import fmt, pct
 from hieranon.report.sections.classes import size_bins
 from hieranon.report.sections.measures import SKIP_METRICS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
