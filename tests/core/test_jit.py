@@ -172,6 +172,15 @@ def test_every_kernel_is_declared_through_the_one_decorator():
     assert direct == []
 
 
+def test_the_cache_check_covers_every_directory_holding_a_kernel():
+    """Numba caches a kernel beside its module: the check of whether it can do
+    that must look at every directory that holds one, wherever modules move."""
+    package = Path(hieranon.__file__).resolve().parent
+    holding = {p.parent for p in package.rglob("*.py") if p.name != "jit.py"
+               and any(line.lstrip().startswith("@kernel") for line in p.read_text().splitlines())}
+    assert holding and holding <= set(jit._KERNEL_DIRS), sorted(str(d) for d in holding - set(jit._KERNEL_DIRS))
+
+
 @pytest.mark.parametrize("rows, privacy, cached, as_python", [
     (80, False, False, True),  # the quick start on a fresh installation: nothing compiled
     (80, False, True, False),  # compiled before: loading the cache beats running Python
