@@ -33,7 +33,7 @@ for dist in "${wheel[0]}" "${sdist[0]}"; do
         meta="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("hieranon"))')"
         shown="$("$venv/bin/hieranon" --version)"
         [ "$shown" = "hieranon $meta" ] || { echo "check_dist: '$shown' but the metadata says $meta" >&2; exit 1; }
-        "$venv/bin/python" -c 'from hieranon.datasets.synthetic import synthetic_adult; synthetic_adult(50)'
+        "$venv/bin/python" -c 'from hieranon.io.datasets.synthetic import synthetic_adult; synthetic_adult(50)'
         echo "check_dist: $(basename "$dist") installs, runs the quick start, version $meta"
     )
 done

@@ -236,7 +236,7 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, where):
     out = tmp_path / "o.xlsx"
     stop = "os.kill(os.getpid(), signal.SIGTERM)"
     patch = (f"import hieranon.job.pipeline\nreal = hieranon.job.pipeline.run\n"
-             f"def run(*a, **k):\n    {stop}\n    return real(*a, **k)\nhieranon.api.run = run\n"
+             f"def run(*a, **k):\n    {stop}\n    return real(*a, **k)\nhieranon.job.pipeline.run = run\n"
              if where == "solve" else
              f"real = pd.DataFrame.to_excel\n"
              f"def to_excel(self, fh, *a, **k):\n    fh.write(b'PK half')\n    {stop}\n"
