@@ -247,7 +247,7 @@ def test_tiny_tables(tmp_path):
     script = tmp_path / "tiny.py"
     script.write_text(
         "import pandas as pd, hieranon\n"
-        "from hieranon import hierarchy as H\n"
+        "from hieranon.hierarchies import readers as H\n"
         "h = H.from_mapping('a', {'*': {'X': ['p', 'r'], 'Y': ['q']}})\n"
         "for n in range(1, 12):\n"
         "    df = pd.DataFrame({'a': (['p', 'q', 'r'] * 4)[:n]})\n"

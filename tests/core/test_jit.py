@@ -100,7 +100,7 @@ def test_compile_notice_on_empty_cache_only(tmp_path):
     env = clean_env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(PACKAGE.parent))
     line = f"hieranon: {COMPILE_STAGE}..."
 
-    probe = [sys.executable, "-c", "import hieranon.algorithms.mondrian; from hieranon import jit; "
+    probe = [sys.executable, "-c", "import hieranon.algorithms.mondrian; from hieranon.core import jit; "
              "print(jit.compiled_before('hieranon.algorithms.mondrian'))"]
 
     def cached() -> str:
