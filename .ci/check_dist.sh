@@ -36,7 +36,7 @@ for dist in "${wheel[0]}" "${sdist[0]}"; do
         meta="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("hieranon"))')"
         shown="$("$venv/bin/hieranon" --version)"
         [ "$shown" = "hieranon $meta" ] || { echo "check_dist: '$shown' but the metadata says $meta" >&2; exit 1; }
-        "$venv/bin/python" -c 'from hieranon.datasets.synthetic import synthetic_adult; synthetic_adult(50)'
+        "$venv/bin/python" -c 'from hieranon.io.datasets.synthetic import synthetic_adult; synthetic_adult(50)'
         if [ "$dist" = "${wheel[0]}" ]; then
             "$venv/bin/python" - <<'PY'
 from numba.core import event
@@ -45,8 +45,8 @@ compiled = []
 event.register("numba:compile", type("Count", (event.Listener,), {
     "on_start": lambda self, ev: None, "on_end": lambda self, ev: compiled.append(ev)})())
 import hieranon
-from hieranon import jit
-from hieranon.datasets.synthetic import synthetic_adult, synthetic_hierarchies
+from hieranon.core import jit
+from hieranon.io.datasets.synthetic import synthetic_adult, synthetic_hierarchies
 
 assert jit.PREBUILT, f"the wheel's prebuilt kernels were not used (cache: {jit.CACHE_DIR})"
 table, hierarchies = synthetic_adult(3000, seed=7), synthetic_hierarchies()

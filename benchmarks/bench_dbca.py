@@ -11,7 +11,7 @@ column, k in {2, 5, 10, 25, 50, 100}. For each method and k it records
 * the running time of the algorithm (``solve``) and of the whole verified
   ``anonymize`` call,
 * naive Bayes accuracy of salary-class from the anonymised QIs (10-fold CV,
-  :func:`hieranon.utility.naive_bayes_accuracy`).
+  :func:`hieranon.evaluation.utility.naive_bayes_accuracy`).
 
 It writes ``benchmarks/results/dbca.csv``, ``benchmarks/results/dbca.png``
 (each measure against k) and ``benchmarks/results/dbca.json`` (machine
@@ -36,9 +36,9 @@ import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
-from hieranon.api import anonymize
-from hieranon.datasets import load_adult
-from hieranon.utility import naive_bayes_accuracy
+from hieranon.evaluation.utility import naive_bayes_accuracy
+from hieranon.io.datasets import load_adult
+from hieranon.job.pipeline import anonymize
 from hieranon_experiments.benchmarking import machine_info
 
 HERE = Path(__file__).resolve().parent

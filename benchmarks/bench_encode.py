@@ -4,11 +4,11 @@ Times, as medians of ``--runs`` runs (default 5), on the 45,222 Adult records
 over the papers' nine quasi-identifiers:
 
 * loading ARX's nine hierarchy files,
-* encoding the QI columns to node codes (:func:`hieranon.table.encode`),
-* grouping the code rows into equivalence classes (:func:`hieranon.table.group`),
-* decoding the codes back to labels (:func:`hieranon.table.decode`),
+* encoding the QI columns to node codes (:func:`hieranon.core.table.encode`),
+* grouping the code rows into equivalence classes (:func:`hieranon.core.table.group`),
+* decoding the codes back to labels (:func:`hieranon.core.table.decode`),
 * verifying a full-domain output (every attribute one level up) against
-  two requirements with :func:`hieranon.verify.verify_codes`, the check the
+  two requirements with :func:`hieranon.evaluation.verify.verify_codes`, the check the
   API runs after every algorithm (target: under 0.2 s),
 
 and, as a baseline run in the same process, a naive pure-Python version of
@@ -36,11 +36,11 @@ import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
-from hieranon import table as T
-from hieranon.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
-from hieranon.hierarchy import value_to_label
-from hieranon.requirements import Requirement
-from hieranon.verify import verify_codes
+from hieranon.core import table as T
+from hieranon.core.requirements import Requirement
+from hieranon.evaluation.verify import verify_codes
+from hieranon.hierarchies.readers import value_to_label
+from hieranon.io.datasets import ADULT_QI_ORDER, find_adult_dir, load_adult, load_adult_hierarchies
 from hieranon_experiments.benchmarking import benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent

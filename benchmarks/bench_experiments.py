@@ -23,7 +23,7 @@ from pathlib import Path
 
 import harness  # noqa: F401  (puts experiments/ on the import path)
 
-from hieranon.datasets import ADULT_ENV, find_adult_dir
+from hieranon.io.datasets import ADULT_ENV, find_adult_dir
 from hieranon_experiments.benchmarking import benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent

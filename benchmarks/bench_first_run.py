@@ -42,8 +42,8 @@ from pathlib import Path
 import harness  # noqa: F401  (puts experiments/ on the import path)
 import yaml
 
-from hieranon.datasets import example_path, load_adult
-from hieranon.jit import COMPILE_STAGE
+from hieranon.core.jit import COMPILE_STAGE
+from hieranon.io.datasets import example_path, load_adult
 from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 HERE = Path(__file__).resolve().parent

@@ -4,7 +4,7 @@
 QIs chosen at random among the papers' 8, k in {2, 3, 5}, ARX hierarchies,
 uniform WHD. Each is solved exactly -- record-level optimal local recoding,
 ``MinGen(mode="records", objective="distortion")`` on the Problem built by
-:func:`hieranon.api.prepare`, with a per-phase time limit; an instance the
+:func:`hieranon.job.pipeline.prepare`, with a per-phase time limit; an instance the
 program refuses (too large) or does not prove optimal within the limit is
 noted and skipped -- and by faithful KACA1, ``kaca+`` (default: 8 runs on
 tables this small), ``kaca+`` with a single run (``restarts=1``), Mondrian (strict, default options) and the optimal
@@ -33,15 +33,15 @@ from pathlib import Path
 import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
-from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.fulldomain import FullDomain
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTooLarge
 from hieranon.algorithms.mondrian import Mondrian
 from hieranon.bounds import distortion_lower_bound
-from hieranon.table import group
+from hieranon.core.table import group
+from hieranon.evaluation import metrics as M
+from hieranon.job import pipeline as api
 from hieranon_experiments.benchmarking import adult_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=10)
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     out_dir = Path(args.out)

@@ -13,7 +13,7 @@ For every run it records the solve time, the tables HeuristicMin generated
 (duplicates not counted) and expanded, the distinct rows of input and
 output, Arca & Hewett's precision Prec, and whether the output satisfies every
 requirement -- checked here by an independent group-by on the output codes
-(and by :func:`hieranon.verify.verify_codes` when that module is present).
+(and by :func:`hieranon.evaluation.verify.verify_codes` when that module is present).
 TDS and BUG (class column salary-class) run on the same configurations for
 comparison of the number of distinct rows kept.
 
@@ -46,10 +46,10 @@ from hieranon.algorithms.base import Problem
 from hieranon.algorithms.bug import BUG
 from hieranon.algorithms.heuristicmin import HeuristicMin
 from hieranon.algorithms.tds import TDS
-from hieranon.hierarchy import from_arx_csv
-from hieranon.metrics import CostModel, precision
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
+from hieranon.evaluation.metrics import CostModel, precision
+from hieranon.hierarchies.readers import from_arx_csv
 from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 HERE = Path(__file__).resolve().parent
@@ -62,9 +62,9 @@ K = 10
 
 
 def load(path: Path) -> tuple[pd.DataFrame, dict]:
-    """Adult with ARX's hierarchies: hieranon.datasets when present, else read here."""
+    """Adult with ARX's hierarchies: hieranon.io.datasets when present, else read here."""
     try:
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
     except ImportError:
         load_adult = None
     if load_adult is not None:
@@ -99,7 +99,7 @@ def check(problem: Problem, codes: np.ndarray) -> bool:
 
 def verify_api(problem: Problem, codes: np.ndarray):
     try:
-        from hieranon.verify import verify_codes
+        from hieranon.evaluation.verify import verify_codes
     except ImportError:
         return None
     return bool(verify_codes(problem.table, codes, problem.requirements,

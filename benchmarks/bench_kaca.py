@@ -42,11 +42,11 @@ from pathlib import Path
 import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1, KACA2
-from hieranon.requirements import Requirement
-from hieranon.table import encode, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import encode, group
+from hieranon.evaluation import metrics as M
 from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,14 +62,14 @@ ALGOS = {"KACA1": lambda: KACA1(), "KACA2": lambda: KACA2(max_inconsistency=0.10
 def load(path: Path):
     """Adult frame (45,222 records) and ARX hierarchies of the 8 QIs."""
     try:
-        from hieranon.datasets import load_adult
+        from hieranon.io.datasets import load_adult
 
         ad = load_adult(path, download=False)
         return ad.frame, {q: ad.hierarchies[q] for q in QI_ORDER}
     except ImportError:  # pragma: no cover - the datasets module is optional here
         import pandas as pd
 
-        from hieranon.hierarchy import from_arx_csv
+        from hieranon.hierarchies.readers import from_arx_csv
 
         cols = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",

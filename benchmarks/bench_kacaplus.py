@@ -8,7 +8,7 @@ after a warm-up (numba compiled), seed 0. For each: distortion ratio, DM,
 CAVG, classes, and the median wall time of ``--runs`` runs of ``solve``; the
 ratios to KACA1 of the same k; ARX's published local-recoding ratio at k = 10
 (0.125) for comparison. The final configuration (the default
-``kaca+``) is also run once through :func:`hieranon.api.anonymize`, whose
+``kaca+``) is also run once through :func:`hieranon.job.pipeline.anonymize`, whose
 independent verifier must accept it.
 
 Writes ``benchmarks/results/kacaplus_trials.csv`` and
@@ -30,14 +30,14 @@ from pathlib import Path
 import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
-from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.bounds import distortion_lower_bound
-from hieranon.requirements import Requirement
-from hieranon.table import EncodedTable, group
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import EncodedTable, group
+from hieranon.evaluation import metrics as M
+from hieranon.job import pipeline as api
 from hieranon_experiments.benchmarking import adult_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,7 +204,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="k = 10 only, one run, fewer trials")
     ap.add_argument("--bound-iterations", type=int, default=600, help="subgradient iterations of the lower bound")
     args = ap.parse_args()
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame

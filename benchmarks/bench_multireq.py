@@ -36,7 +36,7 @@ import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 
 import hieranon
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 from hieranon.privacy import DistinctLDiversity
 from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
@@ -68,7 +68,7 @@ def wage():
 
 
 def adult(arg):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(arg), download=False)
     qis = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]

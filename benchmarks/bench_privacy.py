@@ -18,7 +18,7 @@ partitioned with kaca+ inside, serial) is run in this process after a warm-up
 baseline). Per run: distortion ratio (suppressed records count as fully
 generalised), DM, suppressed records, classes, time of ``solve``, and the
 ratio to the same method's plain k-anonymity run. Every output is checked by
-the independent verifier (:func:`hieranon.verify.verify_codes`) with the
+the independent verifier (:func:`hieranon.evaluation.verify.verify_codes`) with the
 models.
 
 Writes ``benchmarks/results/privacy.csv`` (one row per run, written as it
@@ -49,10 +49,13 @@ from pathlib import Path
 
 import harness  # noqa: F401  (puts experiments/ on the import path)
 
-from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.registry import make_algorithm
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import EncodedTable, group
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.verify import verify_codes
+from hieranon.job import pipeline as api
 from hieranon.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -60,9 +63,6 @@ from hieranon.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from hieranon.requirements import Requirement
-from hieranon.table import EncodedTable, group
-from hieranon.verify import verify_codes
 from hieranon_experiments.benchmarking import adult_dir, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,7 +135,7 @@ def main() -> None:
     if args.summary:
         summarise(RESULTS)
         return
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(args.adult_dir), download=False)
     df = ad.frame

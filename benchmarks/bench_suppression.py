@@ -11,7 +11,7 @@ Every method that can suppress runs in this process without a budget and
 with ``max_suppression`` 1 %, 2 % and 5 % (:mod:`hieranon.algorithms.suppression`).
 Per run: the distortion ratio (suppressed records count as fully
 generalised), the ratio to the same method without a budget, the records
-suppressed, whether every output verifies (:func:`hieranon.verify.verify_codes`)
+suppressed, whether every output verifies (:func:`hieranon.evaluation.verify.verify_codes`)
 and the time of ``solve`` (wall and CPU).
 
 Writes ``benchmarks/results/suppression.csv``, ``suppression.json`` (rows and
@@ -32,12 +32,12 @@ import harness  # noqa: F401  (puts experiments/ on the import path)
 import numpy as np
 import pandas as pd
 
-from hieranon import api
-from hieranon import hierarchy as H
-from hieranon import metrics as M
 from hieranon.algorithms.registry import make_algorithm
 from hieranon.algorithms.suppression import parse_budget, with_budget
-from hieranon.verify import verify_codes
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.verify import verify_codes
+from hieranon.hierarchies import readers as H
+from hieranon.job import pipeline as api
 from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machine_info
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ K = 10
 
 
 def adult_problem(directory):
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     ad = load_adult(adult_dir(directory), download=False)
     return api.prepare(ad.frame, QI8, {q: ad.hierarchies[q] for q in QI8}, K)

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 import hieranon
-from hieranon import builders as B
+from hieranon.core.table import group
+from hieranon.hierarchies import builders as B
 from hieranon.privacy import TCloseness
-from hieranon.table import group
 from hieranon_experiments.benchmarking import machine_info
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -99,7 +99,7 @@ def run(df: pd.DataFrame, hs, wage_h, distance: str, t: float) -> dict:
 
 def emd_alone(df: pd.DataFrame, hs, wage_h, repeat: int = 5) -> dict:
     """Seconds of ``measure_hist`` on the same candidate histograms, per distance."""
-    enc = hieranon.table.encode(df, QIS, hs)
+    enc = hieranon.core.table.encode(df, QIS, hs)
     codes = np.stack([h.ancestor_at_depth(enc.codes[:, j], 2) for j, h in enumerate(enc.hierarchies)], axis=1)
     rc = group(codes).row_class
     out = {}

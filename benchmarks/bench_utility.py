@@ -104,7 +104,7 @@ def release(table: str, original: Path, qi_args: list[str], how: tuple, work: Pa
 
 
 def adult(args, work: Path) -> tuple[list, dict]:
-    from hieranon.datasets import load_adult
+    from hieranon.io.datasets import load_adult
 
     d = adult_dir(args.adult_dir)
     data = load_adult(d, download=False, hierarchies=False)

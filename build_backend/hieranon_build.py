@@ -4,7 +4,7 @@ A wheel built from this source (``pip install .``, ``python -m build``)
 holds the numba kernels already compiled for the machine that builds it,
 like a package whose C extensions are compiled at installation, so that the
 first run after installing -- or in a container started for one job --
-loads them instead of compiling for a minute (``hieranon.jit``):
+loads them instead of compiling for a minute (``hieranon.core.jit``):
 
 * :func:`get_requires_for_build_wheel` adds the project's runtime
   dependencies (read from ``pyproject.toml``, one list) to the build

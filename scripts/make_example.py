@@ -18,7 +18,7 @@ import random
 from datetime import date, timedelta
 from pathlib import Path
 
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "hieranon" / "data"
 REFERENCE = date(2024, 7, 1)  # ages are completed years on this day

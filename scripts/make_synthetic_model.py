@@ -1,5 +1,5 @@
 """Derive the synthetic-Adult model (marginal and conditional frequencies)
-from UCI Adult, for ``hieranon.datasets.synthetic``.
+from UCI Adult, for ``hieranon.io.datasets.synthetic``.
 
 Only aggregate frequencies are written (no record), rounded, to
 ``src/hieranon/data/synthetic_adult_model.json``. Run once:
@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from hieranon.datasets import synthetic as S  # noqa: E402
+from hieranon.io.datasets import synthetic as S  # noqa: E402
 
 COLS = ("age workclass fnlwgt education education-num marital-status occupation relationship race sex "
         "capital-gain capital-loss hours-per-week native-country salary-class").split()

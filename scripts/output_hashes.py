@@ -26,7 +26,7 @@ import numpy as np
 
 import hieranon
 from hieranon.algorithms.registry import available_methods
-from hieranon.datasets import ADULT_QI_ORDER, load_adult
+from hieranon.io.datasets import ADULT_QI_ORDER, load_adult
 
 #: Methods too slow or refusing on the whole table: hashed on the 300 records only.
 SMALL_ONLY = {"mingen", "heuristicmin", "allmin", "fulldomain", "tds", "bug"}

@@ -16,7 +16,7 @@ width="${WIDTH:-1280}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-data="$("$python" -c 'from hieranon.datasets import example_path; print(example_path().parent)')"
+data="$("$python" -c 'from hieranon.io.datasets import example_path; print(example_path().parent)')"
 # a first run compiles and caches numba kernels, so the report's timings are those of a normal run
 "$python" -m hieranon anonymize "$data/patients.csv" --config "$data/patients.yaml" -o "$tmp/warm-up.csv" -q
 "$python" -m hieranon anonymize "$data/patients.csv" --config "$data/patients.yaml" \

@@ -23,7 +23,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 "$python" -c "
-from hieranon.datasets import load_adult
+from hieranon.io.datasets import load_adult
 load_adult('$adult', download=False, hierarchies=False).frame.to_csv('$tmp/adult.csv', index=False)"
 qis=()
 for q in age workclass education marital-status occupation race sex native-country; do

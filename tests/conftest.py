@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ADULT = REPO.parent / "shared" / "datasets" / "adult"

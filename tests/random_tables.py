@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from hieranon import metrics, table
 from hieranon.algorithms.base import Problem
-from hieranon.hierarchy import Hierarchy
-from hieranon.requirements import Requirement
+from hieranon.core import table
+from hieranon.core.requirements import Requirement
+from hieranon.core.tree import Hierarchy
+from hieranon.evaluation import metrics
 
 
 def balanced(name: str, branching: list[int]) -> Hierarchy:

@@ -22,6 +22,7 @@ from hieranon.algorithms import registry
 from hieranon.algorithms.checks import parametrize_with_checks
 from hieranon.algorithms.contract import check_codes, check_frame
 from hieranon.algorithms.suppression import parse_budget, with_budget
+from hieranon.evaluation.verify import verify_codes
 from oracles import pycanon_entropy_l, pycanon_k, pycanon_l, pycanon_t
 from random_tables import balanced, random_frames
 
@@ -199,8 +200,8 @@ PRIVACY_RUNS = [(m, p) for m, p in RUNS if registry.method_tags(m).privacy_model
 def check_with_pycanon(problem, codes, sens, models):
     """pycanon's measures of the released table, where they measure the same
     thing (their gaps: see test_privacy)."""
+    from hieranon.core.table import decode
     from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, TCloseness
-    from hieranon.table import decode
 
     t = problem.table
     if not np.all(t.counts == 1):  # pycanon reads one row per record
@@ -222,7 +223,6 @@ def test_privacy_contract(run):
     """A method that honours privacy models returns classes (the suppressed
     records one more) that satisfy them, by the verifier and by pycanon."""
     from hieranon.privacy import PrivacyError
-    from hieranon.verify import verify_codes
     from random_tables import private_problems
 
     method, params = run

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import hieranon
 from hieranon import cli
-from hieranon import hierarchy as H
+from hieranon.hierarchies import readers as H
 
 #: More examples (and random ones) with HIERANON_FUZZ_EXAMPLES=500; the default run is fixed and fast.
 _EXAMPLES = int(os.environ.get("HIERANON_FUZZ_EXAMPLES", "0"))
@@ -337,12 +337,12 @@ def test_kill_during_the_write_then_the_next_run_cleans_up(tmp_path, job, caplog
 def test_interrupt_is_exit_130_and_writes_nothing(monkeypatch, tmp_path, job):
     table, hier = job
     out = tmp_path / "o.csv"
-    import hieranon.api
+    import hieranon.job.pipeline
 
     def interrupted(*a, **kw):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(hieranon.api, "run", interrupted)
+    monkeypatch.setattr(hieranon.job.pipeline, "run", interrupted)
     code, _, err = run_cli("anonymize", table, "-o", out, "--qi", f"sex={hier}", "-k", "2", "-q")
     assert code == 130 and "interrupted; nothing was written" in err
     assert not out.exists()

@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hieranon
-from hieranon import hierarchy as H
+from hieranon.evaluation.verify import verify
+from hieranon.hierarchies import readers as H
 from hieranon.privacy import DistinctLDiversity, PrivacyError, TCloseness
-from hieranon.verify import verify
 from test_fuzz import FUZZ, assert_contract, run_cli, workdir
 
 #: Characters Unicode (and Python's str.isspace) call whitespace.

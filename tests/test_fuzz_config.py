@@ -20,9 +20,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import hieranon
-from hieranon.roles import COMPATIBLE_ROLES
-from hieranon.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH
-from hieranon.table import DataError
+from hieranon.core.safeyaml import MAX_ALIAS_NODES, MAX_DEPTH
+from hieranon.core.table import DataError
+from hieranon.evaluation.roles import COMPATIBLE_ROLES
 from test_fuzz import FUZZ, assert_contract, error_lines, run_cli, workdir
 
 #: sex (M/F/W), age (numbers), n (counts), d (a diagnosis) and id (unique).

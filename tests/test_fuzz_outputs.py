@@ -24,7 +24,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hieranon import io as hio
-from hieranon.datasets import example_path
+from hieranon.io import writers
+from hieranon.io.datasets import example_path
 from test_fuzz import FUZZ, OK_HIER, error_lines, run_cli, workdir
 
 EXAMPLE, EXAMPLE_CFG = example_path("patients.csv"), example_path("patients.yaml")
@@ -181,7 +182,7 @@ def test_fuzz_an_output_appearing_during_the_run(appears, force):
     ours (its file intact); with --force we replace it."""
     with workdir() as d:
         inputs = _job(d)
-        real = hio._open_temporary
+        real = writers._open_temporary
 
         def other_run_finishes_first(path):
             if path.name == appears and not path.exists():
@@ -189,7 +190,7 @@ def test_fuzz_an_output_appearing_during_the_run(appears, force):
             return real(path)
 
         mp = pytest.MonkeyPatch()
-        mp.setattr(hio, "_open_temporary", other_run_finishes_first)
+        mp.setattr(writers, "_open_temporary", other_run_finishes_first)
         try:
             code, _, err = run_cli("anonymize", inputs["table"], "--config", inputs["config"], "-o", d / "o.csv",
                                    "--report", d / "r.html", "--shuffle", "--keep-order-map", d / "m.csv",
@@ -234,8 +235,8 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, where):
     inputs = _job(tmp_path)
     out = tmp_path / "o.xlsx"
     stop = "os.kill(os.getpid(), signal.SIGTERM)"
-    patch = (f"import hieranon.api\nreal = hieranon.api.run\n"
-             f"def run(*a, **k):\n    {stop}\n    return real(*a, **k)\nhieranon.api.run = run\n"
+    patch = (f"import hieranon.job.pipeline\nreal = hieranon.job.pipeline.run\n"
+             f"def run(*a, **k):\n    {stop}\n    return real(*a, **k)\nhieranon.job.pipeline.run = run\n"
              if where == "solve" else
              f"real = pd.DataFrame.to_excel\n"
              f"def to_excel(self, fh, *a, **k):\n    fh.write(b'PK half')\n    {stop}\n"

@@ -16,10 +16,10 @@ import hieranon
 from hieranon import cli
 from hieranon.algorithms.registry import METHOD_INFO, METHODS, available_methods, method_info
 from hieranon.cli.options import build_spec
-from hieranon.config import TEMPLATE, load
-from hieranon.datasets import example_path
 from hieranon.io import read_table
-from hieranon.spec import AnonymizationSpec
+from hieranon.io.datasets import example_path
+from hieranon.job.config import TEMPLATE, load
+from hieranon.job.spec import AnonymizationSpec
 
 EXAMPLE = example_path("patients.csv")
 EXAMPLE_CFG = example_path("patients.yaml")
@@ -55,7 +55,7 @@ def test_methods_command_table_and_json():
     assert r.exit_code == 0
     got = json.loads(r.stdout)
     assert [m["method"] for m in got] == available_methods()
-    assert [m for m in got if m["default"]] == [method_info(hieranon.api.DEFAULT_METHOD)]
+    assert [m for m in got if m["default"]] == [method_info(hieranon.job.pipeline.DEFAULT_METHOD)]
     r = run("methods")
     assert r.exit_code == 0
     for text in ("kaca+", "(default)", "Sun, Wang & Li 2008", "several requirements", "privacy models",
@@ -146,7 +146,7 @@ def test_check_pluralises_and_evaluate_says_verified_once(tmp_path):
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG)
     assert not re.search(r"\b1 classes\b|\b1 records\b", r.stdout)
     assert re.search(r"\b\d+ classes / \d+ records\b", r.stdout)
-    from hieranon.risk import _count
+    from hieranon.evaluation.risk import _count
     assert _count(1, "class", "classes") == "1 class" and _count(2, "record") == "2 records"
     r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG)
     assert r.exit_code == 0 and "VERIFIED: " in r.stdout and "verified" not in r.stdout.lower().replace(

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import hieranon
-from hieranon import files
-from hieranon import hierarchy as H
-from hieranon.hierarchy import AmbiguousLabelError, HierarchyError
+from hieranon.core import files
+from hieranon.core.tree import AmbiguousLabelError, HierarchyError
+from hieranon.hierarchies import readers as H
 from hieranon.io import OutputError, read_table, write_table, write_text
 from main_runner import run_main
 
@@ -181,7 +181,7 @@ def test_size_limits(monkeypatch, tmp_path):
     monkeypatch.setattr(H, "MAX_HIERARCHY_BYTES", 50)
     with pytest.raises(HierarchyError, match="more than"):
         H.from_arx_csv(f, "a")
-    from hieranon import config
+    from hieranon.job import config
     monkeypatch.setattr(config, "MAX_CONFIG_BYTES", 10)
     cfg = tmp_path / "c.yaml"
     cfg.write_text("k: 2\nquasi_identifiers: {a: h.csv}\n")
@@ -369,8 +369,8 @@ def test_a_nearly_useless_output_is_warned_about_naming_a_better_method(caplog):
 
 def test_the_warning_names_mondrian_when_it_keeps_much_more(caplog):
     from hieranon.algorithms.base import Solution
-    from hieranon.api import warn_if_useless
-    from hieranon.spec import AnonymizationSpec, build_problem
+    from hieranon.job.pipeline import warn_if_useless
+    from hieranon.job.spec import AnonymizationSpec, build_problem
 
     values = [f"v{i}" for i in range(10)]
     df = pd.DataFrame({"a": values * 5})

@@ -1,7 +1,7 @@
 """The import structure of the package: no module reaches into another's private names, and no import cycles.
 
-The contracts in pyproject.toml (``[tool.importlinter]``: the low-level modules never import the high-level
-ones, no cycles, private modules stay in their package) are checked by running ``lint-imports``.
+The contracts in pyproject.toml (``[tool.importlinter]``: each layer imports only the layers below it, no cycles,
+private modules stay in their package; ARCHITECTURE.md) are checked by running ``lint-imports``.
 
 The first two checks read the source with :mod:`ast` (nothing is imported), so they see every import, including those
 inside functions: a function-level import is still a dependency. Only imports under ``if TYPE_CHECKING:`` are
@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,3 +236,14 @@ def test_import_linter_contracts_are_kept() -> None:
     done = subprocess.run([exe, "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    """The layers contract constrains only the packages it lists: a module added at the top of the package, outside
+    every layer, would escape it. Only the public entry points and the benchmarks' helpers live there."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layered = [c for c in config["contracts"] if c["type"] == "layers"]
+    assert len(layered) == 1, "one layers contract over the package"
+    layers = {name.strip("()") for name in layered[0]["layers"]}
+    top = {name.split(".")[1] for name in _modules() if name.count(".") >= 1}
+    assert top - layers == {"__main__"}, sorted(top - layers)

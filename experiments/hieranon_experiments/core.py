@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
-from hieranon.datasets import AdultDataNotFoundError, load_adult
-from hieranon.requirements import Requirement
-from hieranon.verify import verify_codes
+from hieranon.core.requirements import Requirement
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.verify import verify_codes
+from hieranon.io.datasets import AdultDataNotFoundError, load_adult
+from hieranon.job import pipeline as api
 
 from .benchmarking import machine_info as shared
 

@@ -19,15 +19,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hieranon import api
-from hieranon import metrics as M
 from hieranon.algorithms.base import Problem
 from hieranon.algorithms.mingen import MinGen, expand_records
-from hieranon.datasets import paper_tables as PT
-from hieranon.requirements import Requirement
-from hieranon.table import decode, encode, group
-from hieranon.utility import naive_bayes_accuracy
-from hieranon.verify import verify_codes
+from hieranon.core.requirements import Requirement
+from hieranon.core.table import decode, encode, group
+from hieranon.evaluation import metrics as M
+from hieranon.evaluation.utility import naive_bayes_accuracy
+from hieranon.evaluation.verify import verify_codes
+from hieranon.io.datasets import paper_tables as PT
+from hieranon.job import pipeline as api
 
 from . import plots
 

@@ -2,12 +2,14 @@
 
 import logging
 
-from . import hierarchy, metrics, table
-from .api import AnonymizationResult, anonymize
-from .hierarchy import Hierarchy, HierarchyError
-from .requirements import Requirement, RequirementError
-from .spec import AnonymizationSpec
-from .table import DataError
+from .core import table
+from .core.requirements import Requirement, RequirementError
+from .core.table import DataError
+from .core.tree import Hierarchy, HierarchyError
+from .evaluation import metrics
+from .hierarchies import readers as hierarchy
+from .job.pipeline import AnonymizationResult, anonymize
+from .job.spec import AnonymizationSpec
 
 __version__ = "0.1.0"
 __all__ = ["anonymize", "AnonymizationResult", "AnonymizationSpec", "Hierarchy", "HierarchyError", "Requirement",

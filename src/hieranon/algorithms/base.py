@@ -4,7 +4,7 @@ Algorithms never parse files or touch DataFrames: they receive a
 :class:`Problem` (integer codes, hierarchies, requirements, a cost model,
 a seed) and return a :class:`Solution` (a generalised code matrix with one
 row per input row, in order, and which rows were suppressed). The API layer
-(:mod:`hieranon.api`) encodes, calls, decodes and verifies.
+(:mod:`hieranon.job.pipeline`) encodes, calls, decodes and verifies.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..jit import compiled_before, interpreted, small_table
-from ..metrics import CostModel
+from ..core.cost import CostModel
+from ..core.jit import compiled_before, interpreted, small_table
+from ..core.requirements import Requirement
+from ..core.table import EncodedTable
 from ..privacy import check_feasible
-from ..requirements import Requirement
-from ..table import EncodedTable
 from .params import validate_parameters
 from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
 from .tags import Tags, get_tags
@@ -195,7 +195,7 @@ class Algorithm(ABC):
         table without privacy models (their repair runs the kernels many
         times: 300 rows of ISLR Wage with an l and a t model took 153 s as
         Python, 14 s compiled) and while this method's kernels have not been
-        compiled on this machine yet (:func:`hieranon.jit.compiled_before`)."""
+        compiled on this machine yet (:func:`hieranon.core.jit.compiled_before`)."""
         table = problem.table
         return (not problem.privacy and small_table(table.n_rows, [h.height for h in table.hierarchies])
                 and not compiled_before(type(self).__module__))

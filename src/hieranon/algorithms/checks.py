@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy
-from ..metrics import CostModel
+from ..core.cost import CostModel
+from ..core.requirements import Requirement
+from ..core.table import EncodedTable
+from ..core.tree import Hierarchy
+from ..evaluation.verify import verify_codes
 from ..privacy import DistinctLDiversity, EntropyLDiversity, PrivacyError, RecursiveCLDiversity, TCloseness
-from ..requirements import Requirement
-from ..table import EncodedTable
-from ..verify import verify_codes
 from .base import Algorithm, Problem, clone
 from .contract import check_solution
 from .params import AnyOf, Interval, Options, as_constraint

@@ -1,7 +1,7 @@
 """The output contract of every anonymisation method, checked in plain Python.
 
-Independent of the library's own checks (no :mod:`hieranon.verify`, no
-:func:`hieranon.table.group`): ancestry is read off each hierarchy's parent
+Independent of the library's own checks (no :mod:`hieranon.evaluation.verify`, no
+:func:`hieranon.core.table.group`): ancestry is read off each hierarchy's parent
 array and labels, equivalence classes are counted with a dictionary, so a
 fault in the verifier cannot hide a fault in a method. Two entry points:
 

@@ -5,7 +5,7 @@ The method (Sun, Wang & Li 2008, section 3):
 * **Distance.** ``Dist(t1, t2) = Distortion(t1, t12) + Distortion(t2, t12)``
   with ``t12`` the closest common generalisation (per attribute the lowest
   common ancestor, Sun, Wang & Li 2008 Def. 7/8 = Li et al. 2006 Def. 8/9), measured with the
-  problem's cost model (:class:`~hieranon.metrics.CostModel`; attribute
+  problem's cost model (:class:`~hieranon.core.cost.CostModel`; attribute
   priorities are already folded into its per-node costs). Per attribute that
   is ``2*g[lca(a, b)] - g[a] - g[b]``.
 * **Density.** ``DistKNN(t)`` is the mean distance from record ``t`` to its
@@ -92,8 +92,8 @@ import numpy as np
 import pandas as pd
 from numba import get_num_threads, prange
 
-from ..jit import kernel
-from ..table import row_keys
+from ..core.jit import kernel
+from ..core.table import row_keys
 from . import kaca_core
 from .base import Algorithm, Problem, Solution, log
 from .details import DBCADetails

@@ -3,7 +3,7 @@
 One dataclass per family; :meth:`Details.as_dict` (and :attr:`Solution.info`)
 is the plain-dict form, without the fields that do not apply (None).
 Distortions are in the problem's cost model (``*_int``: integer units of
-:attr:`~hieranon.metrics.CostModel.scale`); times are seconds.
+:attr:`~hieranon.core.cost.CostModel.scale`); times are seconds.
 """
 
 from __future__ import annotations

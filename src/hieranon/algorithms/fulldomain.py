@@ -17,7 +17,7 @@ Three methods share one vectorised checker (:class:`~hieranon.algorithms.lattice
   equivalence classes are *rolled up* from those of a more specific node
   already checked (its class representatives are re-keyed and grouped, never
   the rows again). Objectives: ``distortion`` (the problem's
-  :class:`~hieranon.metrics.CostModel`: WHD uniform / height / priorities /
+  :class:`~hieranon.core.cost.CostModel`: WHD uniform / height / priorities /
   MAGE), ``prec`` (Arca & Hewett's precision loss) and ``dm`` (discernibility).
 * :class:`AllMin` (``allmin``) -- Samarati's binary search on the lattice
   height for all minimal-height k-anonymous nodes (Arca & Hewett, sec. 5.1.2).
@@ -134,7 +134,7 @@ class FullDomain(Algorithm):
     ----------
     objective : {"distortion", "prec", "dm"}
         What the chosen node minimises: the problem's distortion
-        (:class:`~hieranon.metrics.CostModel`, WHD uniform by default), the
+        (:class:`~hieranon.core.cost.CostModel`, WHD uniform by default), the
         precision loss ``1 - Prec`` of Arca & Hewett, or the discernibility
         ``DM = sum |E|^2`` (+ ``n`` per suppressed record). Ties go to the
         lowest lattice height, then the lexicographically smallest node.
@@ -319,7 +319,7 @@ class AllMin(_LatticeHeuristic):
     height every node is settled (with predictive tagging from the other
     probes). ``details.nodes`` lists *all* feasible nodes of the least height
     (Samarati's k-minimal generalisations of minimal height), ordered by the
-    problem's distortion (:class:`~hieranon.metrics.CostModel`), then
+    problem's distortion (:class:`~hieranon.core.cost.CostModel`), then
     lexicographically; the first of them is applied (``details.node``).
 
     ``suppression_limit`` is Samarati's MaxSup as a fraction of the records

@@ -76,7 +76,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ..table import group
+from ..core.table import group
 from .base import Algorithm, Problem, Solution, log
 from .details import HeuristicMinDetails
 from .params import Interval, Options

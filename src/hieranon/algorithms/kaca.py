@@ -22,7 +22,7 @@ semantics the papers leave open fixed as follows:
   (classes with identical tuples are one class, Def. 2).
 
 Distances are computed with the integer costs of
-:class:`hieranon.metrics.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
+:class:`hieranon.core.cost.CostModel` (``int_costs[j][v] - int_costs[j][u]`` is
 the cost of generalising attribute ``j`` from ``u`` to its ancestor ``v``), so
 ties are real ties. By Lemma 2 of Li et al. 2008 the total distortion of the output
 equals the sum of the merge distances (``details.distance_sum``).
@@ -50,9 +50,9 @@ Two interchangeable search paths find the nearest classes:
 
 The clustering loop runs in numba-compiled kernels over class arrays (tuple
 matrix, sizes, alive mask, per-class linked lists of member rows) and dense
-per-attribute LCA tables (:attr:`hieranon.hierarchy.Hierarchy.lca_table`, or an
+per-attribute LCA tables (:attr:`hieranon.hierarchies.readers.Hierarchy.lca_table`, or an
 ancestor-table walk for hierarchies above
-:data:`hieranon.hierarchy.DENSE_LCA_MAX_NODES` nodes).
+:data:`hieranon.hierarchies.readers.DENSE_LCA_MAX_NODES` nodes).
 
 Optional outlier suppression (Li et al. 2006, sec. 5): with
 ``suppression_threshold`` set, a chosen class whose nearest distance exceeds
@@ -91,10 +91,11 @@ from numbers import Real
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..jit import kernel
-from ..metrics import CostModel, distortion, inconsistency
-from ..table import group
+from ..core.cost import CostModel, distortion
+from ..core.jit import kernel
+from ..core.table import group
+from ..core.tree import Hierarchy
+from ..evaluation.metrics import inconsistency
 from .base import Algorithm, Problem, Solution, log
 from .details import KACA2Details, KACADetails
 from .kaca_core import (

@@ -3,8 +3,8 @@ the nearest-class search and the merge (Li et al. 2008, Def. 8, 10, 14).
 
 numba-compiled kernels over class arrays (tuple matrix, sizes, alive mask,
 per-class linked lists of member rows) and dense per-attribute LCA tables
-(:attr:`hieranon.hierarchy.Hierarchy.lca_table`, or an ancestor-table walk
-for hierarchies above :data:`hieranon.hierarchy.DENSE_LCA_MAX_NODES` nodes).
+(:attr:`hieranon.hierarchies.readers.Hierarchy.lca_table`, or an ancestor-table walk
+for hierarchies above :data:`hieranon.hierarchies.readers.DENSE_LCA_MAX_NODES` nodes).
 :mod:`hieranon.algorithms.kaca` (KACA1, KACA2) and
 :mod:`hieranon.algorithms.kacaplus` (finishing and refinement) drive them;
 the search paths (plain scan, trie branch-and-bound) are described in
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hierarchy import DENSE_LCA_MAX_NODES, Hierarchy
-from ..jit import kernel
-from ..metrics import CostModel
+from ..core.cost import CostModel
+from ..core.jit import kernel
+from ..core.tree import DENSE_LCA_MAX_NODES, Hierarchy
 
 _INF = np.iinfo(np.int64).max
 _W_INF = np.iinfo(np.int32).max

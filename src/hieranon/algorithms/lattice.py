@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy
+from ..core.requirements import Requirement
+from ..core.table import EncodedTable, group
+from ..core.tree import Hierarchy
 from ..privacy import classes_ok
-from ..requirements import Requirement
-from ..table import EncodedTable, group
 
 #: largest lattice the full-domain methods enumerate
 MAX_LATTICE_NODES = 2_000_000

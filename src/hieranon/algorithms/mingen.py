@@ -32,7 +32,7 @@ optimum as a constraint, so no big-M weighting and no tolerance issues):
 1. ``objective="steps"`` (default): records times generalisation steps
    (hierarchy edges climbed) summed over QI cells -- Arca & Hewett's "number of
    cell generalisations" (T9 of Figure 6 costs 14); ``objective="distortion"``:
-   the problem's :class:`~hieranon.metrics.CostModel` in its exact integer
+   the problem's :class:`~hieranon.core.cost.CostModel` in its exact integer
    scale (WHD uniform/height, priorities, MAGE);
 2. tie-break: Arca & Hewett's precision loss (``sum steps / (H-1)`` over cells,
    scaled to integers), i.e. the highest Prec among the optima.
@@ -49,7 +49,7 @@ optimum must split one, the solution is **expanded to one row per record**:
 ``Solution.codes`` then has ``n_records`` rows, input row ``i`` repeated
 ``counts[i]`` times in order, and ``details.record_row`` gives each record's
 input row (``details.expanded = True``); :func:`expand_records` builds the
-matching one-record-per-row :class:`~hieranon.table.EncodedTable` for
+matching one-record-per-row :class:`~hieranon.core.table.EncodedTable` for
 verification. ``details.parts`` always lists, per unit, its generalisations
 with their record counts. The API (which needs one output row per input row)
 and :meth:`MinGen.solve` refuse ``mode="records"`` on counted rows with a
@@ -69,7 +69,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from ..table import EncodedTable, group
+from ..core.table import EncodedTable, group
 from .base import Algorithm, Problem, Solution, log
 from .details import MinGenDetails
 from .params import Interval, Options

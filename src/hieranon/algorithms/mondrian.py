@@ -5,7 +5,7 @@ median, recursively, while a cut is *allowable* (both sides keep >= k
 records); the rows of each final partition are then generalised to the lowest
 common ancestor (LCA) of their values in every attribute's hierarchy, so the
 output is an ordinary generalised table on which every metric of
-:mod:`hieranon.metrics` applies.
+:mod:`hieranon.evaluation.metrics` applies.
 
 Choice of attribute: the one of widest *normalised range* in the partition,
 falling back to the next widest when its cut is not allowable:
@@ -62,8 +62,8 @@ import math
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..jit import kernel
+from ..core.jit import kernel
+from ..core.tree import Hierarchy
 from .base import Algorithm, Problem, Solution, log
 from .details import MondrianDetails
 from .params import NoneValue, Options

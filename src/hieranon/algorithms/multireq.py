@@ -70,10 +70,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..metrics import CostModel
-from ..requirements import Requirement
-from ..table import group
+from ..core.cost import CostModel
+from ..core.requirements import Requirement
+from ..core.table import group
+from ..core.tree import Hierarchy
 from .base import Problem, log
 from .privacy_merge import enforce_checked
 

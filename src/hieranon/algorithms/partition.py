@@ -37,9 +37,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..progress import stage
-from ..table import EncodedTable, row_keys
+from ..core.progress import stage
+from ..core.table import EncodedTable, row_keys
+from ..core.tree import Hierarchy
 from .base import Algorithm, Problem, Solution
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
@@ -149,7 +149,7 @@ class Partitioned(Algorithm):
     ----------
     inner_method : str
         The local method run in each block (default ``kaca1``). Through
-        :func:`hieranon.anonymize` / :func:`hieranon.api.make_algorithm` give
+        :func:`hieranon.anonymize` / :func:`hieranon.job.pipeline.make_algorithm` give
         it as ``params={"inner_method": "kaca+"}``: ``method`` there names
         ``partitioned`` itself.
     block_size : int
@@ -442,7 +442,7 @@ POOL_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class RunPlan:
-    """How :func:`hieranon.api.run` executes a job: ``mode`` ``whole`` or
+    """How :func:`hieranon.job.pipeline.run` executes a job: ``mode`` ``whole`` or
     ``partitioned`` (with ``blocks`` of about ``block_size`` records on
     ``executor``), why, and the expected seconds of the solver."""
 

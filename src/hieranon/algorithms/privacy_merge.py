@@ -69,9 +69,9 @@ import time
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
+from ..core.table import group
+from ..core.tree import Hierarchy
 from ..privacy import classes_ok
-from ..table import group
 from .base import Problem, Solution, log
 from .privacy_refine import improve
 

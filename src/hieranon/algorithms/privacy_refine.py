@@ -16,7 +16,7 @@ afterwards (checked on their histograms, :meth:`~hieranon.privacy.BoundModel.ok_
 A class's tuple is always the closest common generalisation of its members'
 original values (Li et al. 2006, Def. 8), so a class that loses an outlier
 record is printed lower; the distortion of a class is its records times the
-cost of its tuple, in :class:`~hieranon.metrics.CostModel`'s exact integers.
+cost of its tuple, in :class:`~hieranon.core.cost.CostModel`'s exact integers.
 It is the relocation/exchange local search of clustering (and of KACA+'s
 step 4) with the models as a side condition.
 
@@ -59,8 +59,8 @@ import time
 
 import numpy as np
 
-from ..jit import kernel
-from ..table import group
+from ..core.jit import kernel
+from ..core.table import group
 from . import kaca_core as K
 from .base import Problem, log
 

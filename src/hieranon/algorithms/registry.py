@@ -14,7 +14,7 @@ import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..safeyaml import load_yaml
+from ..core.safeyaml import load_yaml
 from .params import validate_parameters
 from .tags import Tags, get_tags
 

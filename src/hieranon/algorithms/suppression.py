@@ -50,9 +50,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.table import EncodedTable, group
+from ..evaluation.verify import verify_codes
 from ..privacy import check_feasible
-from ..table import EncodedTable, group
-from ..verify import verify_codes
 from .base import Algorithm, Details, Problem, Solution, clone, log
 from .params import Constraint, InstanceOf
 from .tags import Tags, get_tags

@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
-from ..jit import kernel
-from ..progress import stage as progress_stage
+from ..core.jit import kernel
+from ..core.progress import stage as progress_stage
 
 __all__ = ["BoundTooLarge", "SPLIT_LEVEL", "SPLIT_ROWS", "candidate_nodes"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..jit import kernel
+from ..core.jit import kernel
 
 __all__ = ["distinct_member_sets", "gather_nodes"]
 

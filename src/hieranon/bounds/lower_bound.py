@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..metrics import CostModel, full_distortion
-from ..progress import stage as progress_stage
-from ..table import EncodedTable
+from ..core.cost import CostModel, full_distortion
+from ..core.progress import stage as progress_stage
+from ..core.table import EncodedTable
 from .ascent import ascend
 from .candidates import candidate_nodes
 from .distinct import distinct_member_sets

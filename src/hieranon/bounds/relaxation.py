@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..jit import kernel
+from ..core.jit import kernel
 from .distinct import gather_nodes
 from .selection import balanced_node
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import kernel
+from ..core.jit import kernel
 
 __all__ = ["balanced_choice", "balanced_node"]
 

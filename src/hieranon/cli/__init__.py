@@ -17,7 +17,7 @@ anonymize, check, evaluate and report share the options that describe the
 job (``--config --qi -k --require --count-column --class-column --missing
 --weights --beta --encoding --risk-threshold --l-diversity --t-closeness
 --sensitive-hierarchy``, declared once in :mod:`hieranon.cli.options`): each
-builds one :class:`~hieranon.spec.AnonymizationSpec` from the configuration
+builds one :class:`~hieranon.job.spec.AnonymizationSpec` from the configuration
 with the options given laid over it.
     hieranon hierarchy build --column COL --input TABLE (--intervals 5,10,20 | --mask N | --dates dmy
                        | --suppress) [-o FILE.csv]
@@ -46,7 +46,7 @@ Progress is shown on stderr (a rich status line); ``-q`` silences progress
 and tables, ``--json`` prints machine-readable results on stdout only.
 
 The CLI parses arguments, reads files and prints; metrics come from the
-library (:mod:`hieranon.api`, :mod:`hieranon.metrics`, :mod:`hieranon.report`),
+library (:mod:`hieranon.job.pipeline`, :mod:`hieranon.evaluation.metrics`, :mod:`hieranon.report`),
 never computed here. Heavy modules (matplotlib for reports, the algorithms)
 are imported only by the commands that need them, so a run starts fast.
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ..progress import stage as progress_stage
+from ..core.progress import stage as progress_stage
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, remove_outputs, run_outputs
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (
@@ -128,7 +128,7 @@ def anonymize(
         die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
-        from ..result import AnonymizationError
+        from ..job.result import AnonymizationError
         try:
             with show_progress(quiet or as_json):
                 cli_params = parse_params(param)
@@ -212,7 +212,7 @@ def _key_option(path: Optional[Path]) -> Optional[bytes]:
     """``--pseudonym-key FILE``: the key it holds (a bad file: one line naming it)."""
     if path is None:
         return None
-    from ..pseudonyms import read_key
+    from ..io.pseudonyms import read_key
     try:
         return read_key(path, "--pseudonym-key")
     except ValueError as exc:
@@ -228,9 +228,9 @@ def _check_numeric_output(option: Optional[str]) -> None:
 
 def _missing_rows(result) -> list[tuple[str, str]]:
     """Per QI with missing cells: how many, and how they were published
-    (:func:`hieranon.builders.missing_cells`) -- kept apart from the cells
+    (:func:`hieranon.hierarchies.builders.missing_cells`) -- kept apart from the cells
     the anonymisation generalised or suppressed."""
-    from ..builders import missing_cells
+    from ..hierarchies.builders import missing_cells
 
     rows = []
     for name, (n, kept) in missing_cells(result).items():
@@ -260,12 +260,12 @@ def _suppression_rows(result) -> list[tuple[str, str]]:
 
 
 def _run_with_warnings(data, spec, **kwargs):
-    """:func:`hieranon.api.run`, its warnings (columns without a role...)
+    """:func:`hieranon.job.pipeline.run`, its warnings (columns without a role...)
     printed as one line each on stderr."""
     import os
     import warnings
 
-    from ..api import run
+    from ..job.pipeline import run
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = run(data, spec, **kwargs)
@@ -311,10 +311,10 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
 def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
                        public: bool = False):
     """--distributed on a Parquet dataset directory: stream it through
-    :func:`hieranon.scale.anonymize_parquet` into an output directory; the
+    :func:`hieranon.job.scale.anonymize_parquet` into an output directory; the
     report is built from the integer codes (the sample shows the first rows
     of the output)."""
-    from ..scale import anonymize_parquet, iter_parquet
+    from ..job.scale import anonymize_parquet, iter_parquet
 
     params = spec.params
     with status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):

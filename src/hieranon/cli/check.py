@@ -69,8 +69,8 @@ def check(
     configure_logging(True, False)
     try:
         from ..privacy import assess_privacy
-        from ..risk import assess
-        from ..spec import build_problem
+        from ..evaluation.risk import assess
+        from ..job.spec import build_problem
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
@@ -78,7 +78,7 @@ def check(
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
                           roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
-        from ..roles import assess_roles
+        from ..evaluation.roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:
             raise UsageError(f"strict: {roles.warning()}")
@@ -109,7 +109,7 @@ def _without_suppressed(prepared):
     everywhere (the 'removed' convention: suppressed records not published)."""
     import numpy as np
 
-    from ..table import EncodedTable
+    from ..core.table import EncodedTable
 
     t = prepared.table
     keep = np.flatnonzero(~(t.codes == 0).all(axis=1))

@@ -24,17 +24,17 @@ def die(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 
 def known_errors() -> tuple[type[Exception], ...]:
-    from ..config import ConfigError
-    from ..hierarchy import HierarchyError
+    from ..job.config import ConfigError
+    from ..core.tree import HierarchyError
     from ..io import InputError
-    from ..requirements import RequirementError
-    from ..table import DataError
+    from ..core.requirements import RequirementError
+    from ..core.table import DataError
     return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
 
 
 def one_line(exc: BaseException) -> str:
     """An error as one readable line (an OS error names its file and cause)."""
-    from ..files import os_error_message, shorten
+    from ..core.files import os_error_message, shorten
     if isinstance(exc, OSError) and (exc.filename is not None or exc.errno):
         return os_error_message(exc)
     return shorten(exc, 1000) or type(exc).__name__
@@ -190,7 +190,7 @@ def run(app: typer.Typer, args: Optional[list[str]] = None) -> NoReturn:
             _exit_interrupted()
         if os.environ.get("HIERANON_DEBUG"):
             raise
-        from ..files import shorten
+        from ..core.files import shorten
         typer.echo(f"hieranon: internal error: {type(exc).__name__}: {shorten(exc)} "
                    "(set HIERANON_DEBUG=1 for details and report it)", err=True)
         sys.exit(EXIT_INTERNAL)

@@ -40,8 +40,8 @@ from .options import (
 from .output import bound_rows, configure_logging, json_default, metric_rows, print_metrics, verdict_line, warn
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..result import AnonymizationResult
+    from ..job.config import Config
+    from ..job.result import AnonymizationResult
 
 
 def _unshuffle(anon, order_map: Path):

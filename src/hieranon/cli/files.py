@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..progress import stage as progress_stage
+from ..core.progress import stage as progress_stage
 from .errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..config import Config
+    from ..job.config import Config
 
 
 def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
@@ -23,9 +23,9 @@ def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
 
 def read_checked(path: Path, encoding: str, quiet: bool) -> pd.DataFrame:
     """The input table, refused before reading when it would not fit in
-    memory (:func:`hieranon.scale.check_fits`)."""
+    memory (:func:`hieranon.job.scale.check_fits`)."""
     from ..io import table_format
-    from ..scale import check_fits
+    from ..job.scale import check_fits
 
     if path.is_file():
         table_format(path)  # an unknown extension: the reader's message
@@ -68,10 +68,10 @@ def check_outputs(outputs: dict, force: bool, read: Optional[dict] = None, direc
     """The one check of a run's outputs (``{what: path}``, None left out),
     before any work: no output is a file the run reads (``read``, see
     :func:`files_read`) or another output, even with --force
-    (:func:`hieranon.files.check_distinct_paths`); each is a file name (a
+    (:func:`hieranon.core.files.check_distinct_paths`); each is a file name (a
     directory for those named in ``directory``) in an existing directory,
     and does not exist yet unless --force."""
-    from ..files import check_distinct_paths
+    from ..core.files import check_distinct_paths
 
     check_distinct_paths(outputs, read)
     for what, output in outputs.items():

@@ -55,7 +55,7 @@ def hierarchy_build(
     builders make)."""
     configure_logging(True, False)
     try:
-        from ..config import ConfigError, HierarchySpec, builder_spec
+        from ..job.config import ConfigError, HierarchySpec, builder_spec
 
         chosen = [name for name, given in (("--intervals", intervals is not None), ("--mask", mask is not None),
                                            ("--dates", dates is not None), ("--groups", groups is not None),
@@ -97,14 +97,14 @@ def hierarchy_build(
         if column not in data.columns:
             raise UsageError(f"column {column!r} is not in {input} (its columns: {list(data.columns)[:20]})")
         h = spec.build(data, "value" if missing else "error")
-        from ..cells import is_missing
+        from ..core.cells import is_missing
         n_empty = int(is_missing(data[column]).sum())
         if n_empty and not missing and not quiet:
             warn(f"column {column!r} has {n_empty} empty cell(s), left out of the hierarchy: anonymise them with "
                  "--missing root (already suppressed), or rebuild with --missing value (a leaf 'missing')")
         clash = next((label for label in h.labels if sep in label), None)
         if clash is not None:
-            from ..files import excerpt
+            from ..core.files import excerpt
             raise UsageError(f"--sep {sep!r} occurs in the label {excerpt(clash)}; choose a separator no value "
                              "contains (; , | or a tab)")
         text = h.to_arx_csv(sep)
@@ -125,7 +125,7 @@ def _missing_values(values, h) -> list[str]:
     """Distinct non-empty data values that are not leaves of ``h``."""
     import pandas as pd
 
-    from ..hierarchy import value_to_label
+    from ..core.cells import value_to_label
     labels = {value_to_label(v) for v in pd.unique(values.dropna())}
     labels.discard("")
     return sorted(labels - set(h.leaf_index))
@@ -144,7 +144,7 @@ def hierarchy_check(
     hierarchy (exit status 1 when there are any)."""
     configure_logging(True, False)
     try:
-        from ..table import check_columns
+        from ..core.table import check_columns
 
         data = read_input(input, encoding, None)
         hierarchies = build_hierarchies(build_spec(config, qi), data)

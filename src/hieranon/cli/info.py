@@ -22,7 +22,7 @@ from .output import configure_logging
 
 def config_template():
     """Print an annotated example configuration."""
-    from ..config import TEMPLATE
+    from ..job.config import TEMPLATE
     typer.echo(TEMPLATE, nl=False)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from ..prepare import prepare_kernels
+from ..job.prepare import prepare_kernels
 from .options import QuietOption
 from .output import configure_logging, show_progress
 

@@ -14,8 +14,8 @@ import typer
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..spec import AnonymizationSpec
+    from ..job.config import Config
+    from ..job.spec import AnonymizationSpec
 
 QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=mask:N, "
             "NAME=dates:month,quarter,year (or dates:dmy|mdy|ymd; a format after a second colon), NAME=groups:2,4 "
@@ -23,9 +23,9 @@ QI_FORMS = ("NAME=HIERARCHY_FILE, NAME=suppress, NAME=intervals:5,10,20, NAME=ma
 
 
 def _qi_builder(name: str, text: str, item: str):
-    """A builder form of ``--qi`` (:func:`hieranon.config.builder_spec`) as the
+    """A builder form of ``--qi`` (:func:`hieranon.job.config.builder_spec`) as the
     configuration's builder of that name; None when ``text`` names none."""
-    from ..config import ConfigError, builder_spec
+    from ..job.config import ConfigError, builder_spec
 
     try:
         return builder_spec(name, text)
@@ -55,8 +55,8 @@ def _parse_qi_options(qi: list[str]) -> dict:
 def parse_params(param: list[str]) -> dict:
     if not param:
         return {}
-    from ..files import excerpt
-    from ..safeyaml import YAMLInputError, load_yaml
+    from ..core.files import excerpt
+    from ..core.safeyaml import YAMLInputError, load_yaml
     out = {}
     for item in param:
         if "=" not in item:
@@ -148,7 +148,7 @@ def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str
     if beta is not None and not 1 <= beta < math.inf:
         raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
     if risk_threshold is not None:
-        from ..risk import check_threshold
+        from ..evaluation.risk import check_threshold
         try:
             check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
         except ValueError as exc:
@@ -157,7 +157,7 @@ def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str
 
 def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:
     """``--sensitive-hierarchy ATTR=FILE`` options -> attribute -> Hierarchy."""
-    from ..hierarchy import from_file
+    from ..hierarchies.readers import from_file
 
     out = {}
     for item in items:
@@ -190,7 +190,7 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
     change nothing). ``roles``: columns per role (``identifiers``,
     ``sensitive``, ``insensitive``), added to the config's."""
-    from ..spec import AnonymizationSpec
+    from ..job.spec import AnonymizationSpec
 
     checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
@@ -207,7 +207,8 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     return spec
 
 
-#: The option that gives each role (:data:`hieranon.roles.ROLES`), named when two roles contradict each other.
+#: The option that gives each role (:data:`hieranon.evaluation.roles.ROLES`), named when two roles contradict each
+#: other.
 ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
                 "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
 
@@ -226,13 +227,13 @@ def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> d
 
 def read_config(path: Optional[Path]) -> Optional[Config]:
     """The configuration file, read once per command (None without one)."""
-    from ..config import load
+    from ..job.config import load
     return load(path) if path is not None else None
 
 
 def build_hierarchies(spec, data=None) -> dict:
     """The spec's hierarchies (builders read ``data``)."""
-    from ..hierarchy import HierarchyError
+    from ..core.tree import HierarchyError
     try:
         return spec.build_hierarchies(data)
     except HierarchyError as exc:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 if TYPE_CHECKING:
-    from ..progress import ProgressEvent
+    from ..core.progress import ProgressEvent
 
 
 def configure_logging(quiet: bool, verbose: bool) -> None:
@@ -32,14 +32,14 @@ def status(quiet: bool, text: str) -> AbstractContextManager:
 def show_progress(quiet: bool) -> Iterator[Optional[Callable[[ProgressEvent], None]]]:
     """Show the progress events of the stages run inside as rich bars on
     stderr (nothing when ``quiet``; when stderr is not a terminal, only one
-    line when kernels compile); yields the callback for :func:`hieranon.api.run`."""
+    line when kernels compile); yields the callback for :func:`hieranon.job.pipeline.run`."""
     if quiet:
         yield None
         return
     from rich.console import Console
 
-    from ..jit import COMPILE_STAGE
-    from ..progress import reporting, rich_callback
+    from ..core.jit import COMPILE_STAGE
+    from ..core.progress import reporting, rich_callback
     console = Console(stderr=True)
     draw, stop = rich_callback(console)
     said = False

@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pandas as pd
 
-from ..cells import normalise_texts
+from ..core.cells import normalise_texts
 
 #: Histograms above this many cells are built in chunks of classes.
 HIST_CHUNK_CELLS = 1 << 24
@@ -71,7 +71,7 @@ class PrivacyModel(ABC):
 def sensitive_codes(df: pd.DataFrame, attribute: str) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` of a sensitive column: codes ``0..n-1`` per row in
     order of first appearance. Text is measured after the one normalisation
-    of cell text (:func:`hieranon.cells.normalise_text`: ``flu``, ``flu `` and
+    of cell text (:func:`hieranon.core.cells.normalise_text`: ``flu``, ``flu `` and
     ``\u00a0flu`` are one value, as a reader of the published table takes
     them), though the column is published untouched. A missing cell (NaN,
     None, or text that is blank once normalised: all print as an empty cell)

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from ..table import group
+from ..core.table import group
 from ._base import BoundModel
 from .l_diversity import DistinctLDiversity
 

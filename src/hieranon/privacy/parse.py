@@ -40,7 +40,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..hierarchy import Hierarchy, HierarchyError, from_file
+from ..core.tree import Hierarchy, HierarchyError
+from ..hierarchies.readers import from_file
 from ._base import PrivacyError, PrivacyModel
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .t_closeness import DISTANCES, TCloseness

@@ -35,8 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy, HierarchyError, value_to_label
-from ..jit import kernel
+from ..core.cells import value_to_label
+from ..core.jit import kernel
+from ..core.tree import Hierarchy, HierarchyError
 from ._base import BoundModel, PrivacyError, PrivacyModel, positive_number, row_counts, sensitive_codes
 
 __all__ = ["TCloseness", "DISTANCES", "emd_equal", "emd_ordered", "emd_hierarchical"]

@@ -12,7 +12,7 @@ URIs. Every value taken from the data or the configuration is HTML-escaped.
 
 :func:`write_report` writes it atomically (:func:`hieranon.io.write_text`);
 :func:`render_report` returns the HTML text; :func:`evaluate_pair` builds the
-:class:`~hieranon.result.AnonymizationResult` of an existing (original,
+:class:`~hieranon.job.result.AnonymizationResult` of an existing (original,
 anonymised) pair so that a table anonymised elsewhere gets the same report
 (``hieranon report ORIGINAL ANONYMISED``).
 

@@ -1,4 +1,4 @@
-"""The :class:`~hieranon.result.AnonymizationResult` of an existing (original,
+"""The :class:`~hieranon.job.result.AnonymizationResult` of an existing (original,
 anonymised) pair, so that a table anonymised elsewhere gets the same report
 (``hieranon report ORIGINAL ANONYMISED``).
 
@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import metrics as M
 from ..bounds import problem_lower_bound
+from ..core.requirements import RequirementError
+from ..core.table import encode_generalised, group
+from ..evaluation import metrics as M
+from ..evaluation.verify import verify
+from ..job.result import AnonymizationResult
+from ..job.spec import AnonymizationSpec, build_problem
 from ..privacy import sensitive_columns
-from ..requirements import RequirementError
-from ..result import AnonymizationResult
-from ..spec import AnonymizationSpec, build_problem
-from ..table import encode_generalised, group
-from ..verify import verify
 
 __all__ = ["evaluate_pair"]
 
@@ -32,15 +32,15 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                   missing: str = "error", identifiers: Sequence[str] = (), method: str = "existing table",
                   params: Mapping | None = None, lower_bound: bool = False,
                   built: Mapping | None = None, suppressed_records: str = "class"):
-    """An :class:`~hieranon.result.AnonymizationResult` for an anonymised table
+    """An :class:`~hieranon.job.result.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
-    The job is ``spec`` (an :class:`~hieranon.spec.AnonymizationSpec`), or
+    The job is ``spec`` (an :class:`~hieranon.job.spec.AnonymizationSpec`), or
     the keyword arguments (``counts`` the count column) as in
     :func:`hieranon.anonymize`. The original is encoded once
-    (:func:`hieranon.spec.build_problem`); the pair is verified with
-    :func:`hieranon.verify.verify` (which never raises on a failed check) and
-    measured with :func:`hieranon.metrics.compute` under the spec's cost
+    (:func:`hieranon.job.spec.build_problem`); the pair is verified with
+    :func:`hieranon.evaluation.verify.verify` (which never raises on a failed check) and
+    measured with :func:`hieranon.evaluation.metrics.compute` under the spec's cost
     model. When some output cell does not generalise its original value the
     codes and metrics cannot be computed: they are ``None`` and the report
     says so. Identifier columns of ``original`` absent from ``anonymised``

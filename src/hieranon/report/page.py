@@ -135,7 +135,7 @@ def kv_table(rows: Sequence[tuple[str, str]]) -> str:
 
 def setting(config: object, key: str, default: object = None) -> object:
     """``key`` of ``config``: a mapping's entry or an object's attribute (a
-    :class:`~hieranon.config.Config` or an :class:`~hieranon.spec.AnonymizationSpec`)."""
+    :class:`~hieranon.job.config.Config` or an :class:`~hieranon.job.spec.AnonymizationSpec`)."""
     if config is None:
         return default
     if isinstance(config, Mapping):

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..evaluation.risk import assess_result
 from ..io import write_text
-from ..risk import assess_result
 from .page import esc, page
 from .sections.classes import class_sizes_section, generalisation_section
 from .sections.measures import metrics_section, reading_section, sample_section, timings_section
@@ -43,7 +43,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
                   input_name: str | None = None, output_name: str | None = None, threshold: float | None = None,
                   sample_rows: int = 20, sample: pd.DataFrame | None = None, public: bool = False,
                   utility=None) -> str:
-    """The HTML report of ``result`` (an :class:`~hieranon.result.AnonymizationResult`).
+    """The HTML report of ``result`` (an :class:`~hieranon.job.result.AnonymizationResult`).
 
     Everything comes from the result: its codes, record counts, risk figures
     (computed once and cached on it) and spec; ``original_df`` is no longer

@@ -5,7 +5,7 @@ nearest class; on Adult (8 QIs, k = 10) that leaves a distortion ratio of
 about 0.147. KACA+ keeps KACA's cost model -- the closest common
 generalisation (Def. 8), the class distance of Def. 10 and the stub/trunk
 split of Def. 14, in the exact integer costs of
-:class:`~hieranon.metrics.CostModel` -- and searches better, in four steps:
+:class:`~hieranon.core.cost.CostModel` -- and searches better, in four steps:
 
 1. **Sweep of common generalisations, cheapest first.** Every record's class
    will print a common generalisation (a node of the product of the

@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ...bounds import BoundTooLarge, tightest_share
-from ...metrics import CostModel
+from ...core.cost import CostModel
 from .. import kaca_core as K
 from ..base import Algorithm, Problem, Solution, log
 from ..details import KACAPlusDetails

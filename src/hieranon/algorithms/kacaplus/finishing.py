@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import kernel
-from ...table import group
+from ...core.jit import kernel
+from ...core.table import group
 from .. import kaca_core as K
 
 #: Node expansions (and merges) of one call of a finishing kernel: between

@@ -41,8 +41,8 @@ import numpy as np
 from numba import prange
 
 from ...bounds import balanced_choice, relaxed_prices
-from ...jit import kernel
-from ...progress import stage as progress_stage
+from ...core.jit import kernel
+from ...core.progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
 from ..privacy_merge import repair_and_improve

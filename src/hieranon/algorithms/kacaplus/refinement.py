@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import kernel
-from ...table import group
+from ...core.jit import kernel
+from ...core.table import group
 from .. import kaca_core as K
 from .finishing import grow_state, kaca_args, kaca_state, state_codes
 from .sweep import append_member, detach_member

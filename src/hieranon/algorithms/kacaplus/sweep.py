@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import kernel
-from ...metrics import CostModel
+from ...core.cost import CostModel
+from ...core.jit import kernel
 from .. import kaca_core as K
 
 #: Smallest size of the sweep's hash table of groups (a power of two).
@@ -32,7 +32,7 @@ _GOLDEN = np.int64(-7046029254386353131)
 @kernel
 def _mix(h, x):
     """Hash ``x`` into ``h`` in wrapping 64-bit arithmetic (the same when the
-    kernel runs as Python on numpy integers, :func:`hieranon.jit.interpreted`)."""
+    kernel runs as Python on numpy integers, :func:`hieranon.core.jit.interpreted`)."""
     h = np.int64(h)
     return h ^ (np.int64(x) + _GOLDEN + (h << 6) + (h >> 2))
 

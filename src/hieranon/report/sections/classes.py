@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...metrics import level_fractions
+from ...evaluation.metrics import level_fractions
 from ..figures import figure_img, level_colors
 from ..page import fmt, html_table, pct
 

@@ -12,7 +12,7 @@ from ..page import esc, fmt, html_table, kv_table, value_text
 __all__ = ["INPUT_METRICS", "METRIC_TEXT", "SKIP_METRICS", "metrics_section", "reading_section", "sample_section",
            "timings_section"]
 
-#: Human names and one-line meanings of the fields of :class:`hieranon.metrics.Metrics`.
+#: Human names and one-line meanings of the fields of :class:`hieranon.evaluation.metrics.Metrics`.
 METRIC_TEXT = {
     "n_records": ("records", "records in the table (sum of counts)"),
     "n_rows": ("rows", "rows of the table"),

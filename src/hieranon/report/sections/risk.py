@@ -4,6 +4,8 @@ of each sensitive attribute with the distribution of its values per class."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...privacy.assess import classes_of
@@ -89,7 +91,6 @@ def sensitive_section(result, public: bool = False) -> str:
         out.append(f"<h3>{esc(a)}</h3>")
         mine = [m for m in models if m.attribute == a]
         if public:  # the after-figures only
-            import dataclasses
             mine = [dataclasses.replace(m, before=None) if dataclasses.is_dataclass(m) else m for m in mine]
         out.append(_model_table(mine) if mine else '<p class="note">No privacy model set for this attribute '
                    "(only its distribution is shown).</p>")

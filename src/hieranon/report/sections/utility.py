@@ -1,6 +1,6 @@
 """The "Utility for analysis" section of the HTML report (:mod:`hieranon.report`).
 
-Renders a :class:`hieranon.utility.UtilityReport`: the models trained on the
+Renders a :class:`hieranon.evaluation.utility.UtilityReport`: the models trained on the
 anonymised against the original quasi-identifiers, the loss per attribute,
 the marginal distributions before and after (plots) and the association of
 pairs of quasi-identifiers (Cramér's V before and after, a heat map).
@@ -189,7 +189,7 @@ def _pairs(u) -> str:
 
 
 def utility_section(u, public: bool = False) -> str:
-    """The HTML of the utility section for the :class:`~hieranon.utility.UtilityReport` ``u``
+    """The HTML of the utility section for the :class:`~hieranon.evaluation.utility.UtilityReport` ``u``
     (None: a note saying how to get one)."""
     if public:
         return ('<p class="note">Left out of a public report: the utility figures compare the release with '
@@ -202,8 +202,8 @@ def utility_section(u, public: bool = False) -> str:
 
 
 def result_utility_section(result, utility, public: bool) -> str:
-    """The utility section of ``result``: ``utility`` a :class:`~hieranon.utility.UtilityReport`, True or None
-    for the result's last one (computed if none), False for none."""
+    """The utility section of ``result``: ``utility`` a :class:`~hieranon.evaluation.utility.UtilityReport`, True or
+    None for the result's last one (computed if none), False for none."""
 
     if public or utility is False or result.codes is None:
         return utility_section(None, public=public) if result.codes is not None or public else \

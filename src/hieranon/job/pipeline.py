@@ -1,0 +1,367 @@
+"""The pandas-facing entry point: :func:`anonymize` (keyword arguments) and
+:func:`run` (an :class:`~hieranon.job.spec.AnonymizationSpec`).
+
+Both validate everything up front (the spec), encode the QI columns to
+integer codes (:func:`hieranon.job.spec.build_problem`), run the chosen
+algorithm, decode, and verify the output independently
+(:mod:`hieranon.evaluation.verify`) before returning it: an output that fails the
+anonymity check is never returned.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..algorithms.base import Problem, Solution
+from ..algorithms.partition import RunPlan, plan_run
+from ..algorithms.registry import (  # noqa: F401 - re-exported for users of hieranon.job.pipeline
+    DEFAULT_METHOD,
+    METHODS,
+    available_methods,
+    make_algorithm,
+    method_parameters,
+    methods_accepting,
+)
+from ..algorithms.suppression import with_budget
+from ..bounds import BoundTooLarge, problem_lower_bound
+from ..core.cells import cells_equal
+from ..core.progress import ProgressEvent, reporting
+from ..core.progress import stage as progress_stage
+from ..core.table import EncodedTable, apply_codes, check_columns
+from ..core.tree import Hierarchy
+from ..evaluation import metrics as M
+from ..evaluation.roles import check_roles, without_index
+from ..evaluation.verify import verify_codes
+from ..io import typed_numeric_qis
+from ..io.pseudonyms import new_key, protective_rng, pseudonyms
+from ..privacy import check_feasible, sensitive_columns
+from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
+from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
+
+log = logging.getLogger("hieranon")
+
+
+def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, requirements=None,
+            weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = None,
+            count_column: str | None = None, class_column: str | None = None,
+            missing: str = "error") -> Problem:
+    """Validate inputs and build the :class:`Problem` an algorithm solves
+    (keyword arguments as in :func:`anonymize`; see :func:`hieranon.job.spec.build_problem`)."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError("anonymize expects a pandas DataFrame")
+    spec = AnonymizationSpec.from_arguments(
+        quasi_identifiers, hierarchies, k, requirements=requirements, weights=weights, beta=beta,
+        priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing)
+    return build_problem(df, spec).problem
+
+
+def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, hierarchies=None,
+              k: int | None = None, *, requirements=None, method: str | None = None,
+              weights: str = "uniform", beta: float = 1.0, priorities=None, seed: int | None = None,
+              count_column: str | None = None, class_column: str | None = None, missing: str = "error",
+              identifiers: Sequence[str] = (), identifier_action: str = "drop", pseudonym_key=None,
+              params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
+              sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
+              shuffle: bool = False, risk_threshold: float | None = None, max_suppression=None,
+              execution: str = "auto", progress: Callable[[ProgressEvent], None] | None = None,
+              **method_params) -> AnonymizationResult:
+    """k-anonymise ``df`` by generalising its quasi-identifiers.
+
+    The result's table (``result.data``) has the input's columns and
+    dtypes, except the quasi-identifiers: a numeric one (its hierarchy's
+    leaves are numbers) is an **ordered pandas Categorical** whose categories
+    are its hierarchy's labels (``37``, ``[25, 50)``, ``*``) ordered by the
+    range they stand for (:func:`hieranon.io.typed_numeric_qis`;
+    :func:`hieranon.io.numeric_output` gives ranges, midpoints or
+    lower/upper bounds), any other one text labels.
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per record, or distinct rows with ``count_column``.
+    quasi_identifiers : list of str
+        QI columns (default: the keys of ``hierarchies``).
+    hierarchies : mapping column -> Hierarchy, or list in QI order
+        A hierarchy, a hierarchy file's path, or a builder written as on the
+        command line (``"intervals:5,10,20"``, ``"suppress"``,
+        ``"dates:month,quarter,year"``, ``"groups:2,4"``, ``"mask:5"``,
+        ``"mapping:FILE"``: :mod:`hieranon.hierarchies.builders`, built from ``df``).
+    missing : str
+        Empty QI cells: ``"error"`` (refused), ``"root"`` (already suppressed:
+        they stay empty in the output and count as missing, not as
+        generalised) or ``"value"`` (a value of their own: the builders' leaf
+        ``missing`` under the root, generalised like any other).
+    k : int
+        One requirement over all QIs; ``requirements`` adds ``(attributes, k)``
+        pairs or ``"A,B:K"`` strings (Arca & Hewett).
+    method : str
+        ``kaca1``, ``kaca2``, ``fulldomain``, ``allmin``, ``datafly``,
+        ``mondrian``... (default: :data:`DEFAULT_METHOD`).
+    weights, beta, priorities
+        Distortion measure the method minimises: WHD ``uniform`` or ``height``
+        (``beta``) weights (Li et al. 2006, Def. 5), MAGE; priorities per attribute
+        (mapping) or a ranking (Sun et al. 2008).
+    seed : int or None
+        Repeat a run exactly: the seed of the method's random choices (default
+        a fixed one, so outputs are reproducible) and of the shuffled row
+        order (default fresh randomness from the operating system). Never
+        written to the result's table or report.
+    identifiers, identifier_action, pseudonym_key
+        Direct identifiers are dropped (``"drop"``, default), masked with
+        ``*`` (``"mask"``) or replaced by a keyed pseudonym per value
+        (``"pseudonym"``: HMAC-SHA256 under ``pseudonym_key``, bytes or a key
+        file's path, by default a fresh random key per run;
+        :mod:`hieranon.io.pseudonyms`).
+    sensitive, insensitive : list of str
+        The other roles. The table's index is never published: a
+        non-default one is dropped with a logged warning (an error with
+        ``strict_roles``; ``df.reset_index()`` makes it a column). A column with no role (not a QI, identifier,
+        sensitive or insensitive, class or count column) is named in one
+        :class:`~hieranon.evaluation.roles.UnclassifiedColumnsWarning`; with
+        ``strict_roles`` (the configuration's ``strict``, ``--strict``) it is a
+        :class:`~hieranon.core.table.DataError` instead (``strict`` itself is
+        Mondrian's parameter). Columns published
+        unchanged that are near-unique or nearly copy a QI are logged as
+        linkage risks (``result.roles``). A column has one role (the class
+        column may also be sensitive or insensitive): two that contradict
+        each other raise :class:`~hieranon.evaluation.roles.RoleConflictError` naming
+        the column and both roles. Columns are named by the frame's labels
+        (text, or e.g. the integer ``0``); MultiIndex columns are refused.
+    shuffle : bool
+        Release the rows in a random order (fresh unless ``seed`` is given);
+        ``result.row_order[i]`` is the input row of output row ``i``.
+    risk_threshold : float
+        Prosecutor risk above which a record is "at risk" (default ``1/k``
+        of the largest k required).
+    max_suppression : str, float or int
+        Suppress at most this share (``"5%"``, ``0.05``) or number (``120``)
+        of records, each only where that lowers the total distortion
+        (:mod:`hieranon.algorithms.suppression`); ``result.info["suppression"]``
+        says how many and why.
+    params / **method_params
+        Parameters of the method (e.g. ``max_inconsistency=0.1`` for KACA2).
+    privacy : list of privacy models
+        l-diversity / t-closeness of sensitive attributes
+        (:mod:`hieranon.privacy`, e.g. ``[DistinctLDiversity("salary-class", 2)]``):
+        every equivalence class of the output, the suppressed records one
+        more, satisfies each (Machanavajjhala et al. 2007; Li et al. 2007).
+        A model the whole table cannot satisfy raises
+        :class:`~hieranon.privacy.PrivacyError` before any work.
+    sensitive : list of str
+        Sensitive columns (published unchanged, reported); every privacy
+        model's attribute is one.
+    lower_bound : bool
+        Also bound the distortion of every local recoding meeting the
+        requirements from below (:mod:`hieranon.bounds`; about 10 s on
+        45,000 records with 8 QIs on 2 cores): ``result.lower_bound``.
+    execution : {"auto", "whole", "partitioned"}
+        How to run: chosen from the table's size and shape (``auto``,
+        recorded in ``result.plan``), or forced (see :func:`run`).
+    progress : callable
+        Called with a :class:`~hieranon.core.progress.ProgressEvent` at every step
+        of every long stage, with an estimate of the time left (default: the
+        stages are logged on the ``hieranon.progress`` logger).
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError("anonymize expects a pandas DataFrame")
+    spec = AnonymizationSpec.from_arguments(
+        quasi_identifiers, hierarchies, k, requirements=requirements, method=method, weights=weights, beta=beta,
+        priorities=priorities, seed=seed, count_column=count_column, class_column=class_column, missing=missing,
+        identifiers=identifiers, identifier_action=identifier_action, pseudonym_key=pseudonym_key,
+        params={**(params or {}), **method_params},
+        privacy=tuple(privacy or ()), sensitive=sensitive or (), insensitive=insensitive or (),
+        strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression,
+        execution=execution)
+    return run(df, spec, lower_bound=lower_bound, progress=progress)
+
+
+def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        progress: Callable[[ProgressEvent], None] | None = None) -> AnonymizationResult:
+    """Anonymise ``df`` as ``spec`` says: build the problem
+    (:func:`hieranon.job.spec.build_problem`), choose how to run it
+    (``spec.execution``, :func:`hieranon.algorithms.partition.plan_run`:
+    recorded as ``result.plan``), solve, decode, verify and measure.
+    ``hierarchies``: the spec's, already built (else built here).
+    ``progress``: called with a :class:`~hieranon.core.progress.ProgressEvent` at
+    every step of every long stage (else the stages are logged on
+    ``hieranon.progress``)."""
+    with reporting(progress):
+        return _run(df, spec, lower_bound, hierarchies)
+
+
+def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
+         hierarchies: Mapping[str, Hierarchy] | None) -> AnonymizationResult:
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    # bad parameters (and a budget the method cannot spend) are refused before any work
+    with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError("anonymize expects a pandas DataFrame")
+    df = without_index(df, strict=spec.strict)
+    check_columns(df, list(spec.identifiers), "identifier")
+    with progress_stage("encoding", detail=f"{len(df)} rows, {len(spec.hierarchies)} QIs"):
+        prepared = build_problem(df, spec, hierarchies=hierarchies)  # checks the table's columns first
+        roles = check_roles(df, spec)  # DataError when strict and a column has no role
+    problem = prepared.problem
+    check_feasible(problem.privacy)  # PrivacyError before any work
+    plan = choose_plan(problem, spec)
+    method, params = run_method(spec, plan)
+    algo = with_budget(make_algorithm(method, **params), spec.max_suppression)
+    algo.check_problem(problem)
+    timings["encode"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    log.info("running %s on %d rows, %d QIs, requirements %s%s", algo.name, problem.table.n_rows,
+             len(problem.table.qi_names), [str(r) for r in problem.requirements],
+             f"; plan: {plan.describe()}" if plan is not None else "")
+    with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
+                        detail=plan.describe() if plan is not None else ""):
+        solution: Solution = algo.solve(problem)
+    timings["solve"] = time.perf_counter() - t
+    result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
+                    spec.identifier_action, spec=spec)
+    warn_if_useless(problem, solution, algo.name)
+    result.roles = roles
+    result.plan = plan.as_dict() if plan is not None else None
+    if lower_bound:
+        t = time.perf_counter()
+        try:
+            result.lower_bound = problem_lower_bound(problem, upper=result.metrics.distortion,
+                                                      start=solution.codes)
+        except BoundTooLarge as exc:  # the output stands; only its certificate is missing
+            warnings.warn(f"no lower bound: {exc}", stacklevel=2)
+        timings["lower_bound"] = time.perf_counter() - t
+    return result
+
+
+def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
+    """How to run ``spec`` on ``problem``'s table
+    (:func:`~hieranon.algorithms.partition.plan_run`), None when the spec
+    already names the partitioned method; ``spec.partition`` holds the
+    options of a partitioned run (``block_size``, ``n_workers``,
+    ``scheduler``, ``whole_seconds``)."""
+    if spec.method == "partitioned":
+        return None
+    options = spec.partition
+    plan = plan_run(problem.table, spec.method, spec.execution, block_size=options.get("block_size"),
+                    workers=options.get("n_workers"), scheduler=options.get("scheduler"),
+                    **({"whole_seconds": options["whole_seconds"]} if "whole_seconds" in options else {}))
+    log.info("plan: %s", plan.describe())
+    return plan
+
+
+def run_method(spec: AnonymizationSpec, plan: RunPlan | None) -> tuple:
+    """``(method, parameters)`` of the algorithm that carries out ``plan``."""
+    params = spec.algorithm_params()
+    if plan is None or plan.mode == "whole":
+        return spec.method, params
+    options = spec.partition
+    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
+                           "executor": plan.executor,
+                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
+
+
+#: Distortion ratio above which an output has lost nearly everything.
+USELESS_RATIO = 0.9
+
+
+def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float | None:
+    """Log a warning when ``solution`` has generalised nearly everything
+    (distortion ratio above :data:`USELESS_RATIO`): the output is k-anonymous
+    but of little use. Mondrian (fast) is tried on the same problem; when its
+    verified output keeps much more, the warning names it. Returns the
+    alternative's ratio, if one was computed."""
+    table = problem.table
+    ratio = M.distortion_ratio(table.codes, solution.codes, problem.cost, table.counts)
+    if not ratio > USELESS_RATIO:
+        return None
+    better = None
+    if method != "mondrian":
+        try:
+            alt = make_algorithm("mondrian")
+            alt.check_problem(problem)
+            alt_solution = alt.solve(problem)
+            if verify_codes(table, alt_solution.codes, problem.requirements, alt_solution.suppressed).ok:
+                better = M.distortion_ratio(table.codes, alt_solution.codes, problem.cost, table.counts)
+        except (ValueError, RuntimeError, NotImplementedError) as exc:  # mondrian cannot take this problem
+            log.debug("no comparison with mondrian: %s", exc)
+    if better is not None and better < ratio - 0.2:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f); mondrian keeps much more "
+                    "on this table (ratio %.2f): try --method mondrian (or fulldomain)", method, ratio, better)
+    else:
+        log.warning("%s's output has lost nearly everything (distortion ratio %.2f): the requirements may be too "
+                    "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
+                    method, ratio)
+    return better
+
+
+def shuffled(out: pd.DataFrame, seed: int | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows of ``out`` in a random order (:func:`hieranon.io.pseudonyms.protective_rng`:
+    fresh unless ``seed`` is given) and the permutation: output row ``i`` is
+    input row ``order[i]``."""
+    order = protective_rng(seed).permutation(len(out))
+    return out.iloc[order].reset_index(drop=True), order
+
+
+def check_order(df: pd.DataFrame, out: pd.DataFrame, order: np.ndarray, skip: Sequence[str]) -> None:
+    """The shuffled output checked against the input through the permutation:
+    ``order`` permutes the rows, and every column published unchanged (all
+    but ``skip``: the QIs, verified before, and the identifiers) equals the
+    input's row ``order[i]`` in output row ``i``."""
+    if not np.array_equal(np.sort(order), np.arange(len(df))):
+        raise AnonymizationError("shuffle: the row order is not a permutation of the input's rows")
+    src = df.iloc[order].reset_index(drop=True)
+    for c in out.columns:
+        if c not in skip and c in src.columns and not cells_equal(src[c], out[c]).all():
+            raise AnonymizationError(f"shuffle: column {c!r} of the output does not match the input through "
+                                     "the permutation")
+
+
+def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, params: dict,
+           timings: dict, identifiers: Sequence[str] = (), identifier_action: str = "drop", *,
+           spec: AnonymizationSpec | None = None) -> AnonymizationResult:
+    """Decode, verify and measure an algorithm's solution."""
+    table: EncodedTable = problem.table
+    t = time.perf_counter()
+    with progress_stage("verifying", detail=f"{table.n_rows} rows"):
+        report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed,
+                              privacy=problem.privacy)
+    timings["verify"] = time.perf_counter() - t
+    if not report.ok:
+        raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")
+
+    t = time.perf_counter()
+    out = typed_numeric_qis(apply_codes(df, table, solution.codes), dict(zip(table.qi_names, table.hierarchies)))
+    key = (spec.pseudonym_key if spec is not None else None) or new_key()
+    for c in identifiers:
+        if identifier_action == "drop":
+            out = out.drop(columns=c)
+        elif identifier_action == "pseudonym":
+            out[c] = pseudonyms(out[c], key)
+        else:
+            out[c] = "*"
+    order = None
+    if spec is not None and spec.shuffle:
+        out, order = shuffled(out, spec.seed)
+        check_order(df, out, order, [*table.qi_names, *identifiers])
+    timings["decode"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    with progress_stage("measuring"):
+        metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
+                            table.qi_names, problem.class_labels, suppressed=solution.suppressed,
+                            requirements=problem.requirements)
+    timings["metrics"] = time.perf_counter() - t
+    return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
+                               timings, solution.info, solution.codes, table.codes, table.hierarchies,
+                               spec=spec, counts=table.counts, privacy_models=list(problem.privacy),
+                               sensitive=sensitive_columns(df, spec.sensitive if spec is not None else
+                                                           [getattr(b, "attribute", None) for b in problem.privacy],
+                                                           table.counts), row_order=order)

@@ -1,0 +1,566 @@
+"""The whole anonymisation job as one validated value, and the one place a
+table is turned into the :class:`~hieranon.algorithms.base.Problem` an
+algorithm solves.
+
+:class:`AnonymizationSpec` holds everything a run needs besides the data:
+the quasi-identifiers and where their hierarchies come from, the
+requirements, the distortion measure, the method and its parameters, the
+columns with a special role, how missing values are read, the risk
+threshold and the privacy models of sensitive attributes. It is built from a
+YAML configuration (:meth:`AnonymizationSpec.from_config`), from keyword
+arguments (:meth:`AnonymizationSpec.from_arguments`, what
+:func:`hieranon.anonymize` does), and changed by command-line options through
+:meth:`AnonymizationSpec.with_overrides` (options left unset are ``None`` and
+change nothing). Every field is validated in ``__post_init__``; numpy
+integers and floats are accepted wherever Python numbers are.
+
+:func:`build_problem` encodes a table against a spec: leaf codes, record
+counts, requirements, cost model, class labels and bound privacy models.
+Anonymising, checking, evaluating and reporting all go through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..algorithms.base import Problem
+from ..algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
+from ..algorithms.suppression import SuppressionBudget, parse_budget
+from ..core.requirements import Requirement, RequirementError, normalise
+from ..core.table import DataError, EncodedTable, check_columns, encode
+from ..core.tree import Hierarchy
+from ..evaluation import metrics as M
+from ..evaluation.risk import check_threshold, default_threshold
+from ..evaluation.roles import ROLES, check_role_conflicts
+from ..io import NUMERIC_OUTPUTS
+from ..io.pseudonyms import as_key
+from ..privacy import PrivacyModel
+from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
+
+__all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
+           "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
+
+MISSING_MODES = ("error", "root", "value")
+#: How a run is executed: chosen from the table (``auto``), the whole table
+#: in one process (``whole``), or in partitioned blocks (``partitioned``).
+EXECUTIONS = ("auto", "whole", "partitioned")
+PARTITION_OPTIONS = ("block_size", "n_workers", "scheduler", "whole_seconds")
+WEIGHT_SCHEMES = ("uniform", "height", "mage")
+IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
+#: The seed of the algorithms' own random choices when the user gives none:
+#: the same input gives the same output. Never used for a choice that
+#: protects people (:func:`hieranon.io.pseudonyms.protective_rng`).
+ALGORITHM_SEED = 0
+
+
+# ------------------------------------------------------------ number checks
+def whole(value, what: str, minimum: int = 0, optional: bool = False) -> int | None:
+    """``value`` as a Python int >= ``minimum``; a ValueError naming ``what`` otherwise."""
+    if value is None and optional:
+        return None
+    if not is_integer(value) or value < minimum:
+        raise ValueError(f"{what}: expected a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def real(value, what: str, minimum: float = 0.0) -> float:
+    """``value`` as a finite Python float >= ``minimum``."""
+    if not is_number(value) or not (minimum <= float(value) < float("inf")):
+        raise ValueError(f"{what}: expected a number >= {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def plain(value):
+    """A numpy scalar as the Python number it stands for (containers recursively)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
+def _names(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    values = tuple(value)
+    bad = [v for v in values if not isinstance(v, Hashable) or isinstance(v, tuple)]
+    if bad:
+        raise ValueError(f"{what}: expected column names, got {bad[0]!r}")
+    return values
+
+
+def _column(value, what: str) -> str | None:
+    if value is not None and (not isinstance(value, Hashable) or isinstance(value, (tuple, bool))):
+        raise ValueError(f"{what}: expected a column name, got {value!r}")
+    return value
+
+
+def check_special_columns(quasi_identifiers: Sequence[str], count_column: str | None = None,
+                          class_column: str | None = None) -> None:
+    """The count and class columns must be columns of their own: not a
+    quasi-identifier (it would be generalised) and not each other
+    (:func:`hieranon.evaluation.roles.check_role_conflicts`, a DataError)."""
+    check_role_conflicts({"hierarchies": quasi_identifiers, "count_column": count_column,
+                          "class_column": class_column})
+
+
+def _requirement(r, i: int):
+    """One requirement as given, numpy k's made Python ints."""
+    if isinstance(r, (Requirement, str)):
+        return r
+    try:
+        attrs, kk = r
+    except (TypeError, ValueError):
+        raise RequirementError(f"requirements[{i}]: expected 'A,B:K', a Requirement or an (attributes, k) pair, "
+                               f"got {r!r}") from None
+    attrs = (attrs,) if isinstance(attrs, str) else tuple(attrs)
+    if not is_integer(kk) or kk < 1:
+        raise RequirementError(f"requirement on {list(attrs)}: k must be a whole number >= 1, got {kk!r}")
+    return Requirement(attrs, int(kk))
+
+
+def _privacy_models(models) -> tuple:
+    """The privacy models as a tuple; each is a :class:`~hieranon.privacy.PrivacyModel`
+    (its attribute is sensitive: :meth:`AnonymizationSpec.roles`)."""
+    if isinstance(models, PrivacyModel):
+        models = (models,)
+    out = tuple(models or ())
+    for m in out:
+        if not callable(getattr(m, "bind", None)):  # a PrivacyModel, or anything that binds like one
+            raise ValueError(f"privacy: expected privacy models (hieranon.privacy.DistinctLDiversity, "
+                             f"TCloseness, ...), got {m!r}")
+    return out
+
+
+def _hierarchy_source(name, h):
+    """A hierarchy file's path, or a builder written as on the command line
+    (``"intervals:5,10,20"``, ``"suppress"``: :func:`hieranon.job.config.builder_spec`)
+    when no file has that name, as a HierarchySpec; anything else as given."""
+    if isinstance(h, Path) or (isinstance(h, str) and Path(h).exists()):
+        return HierarchySpec(name, file=Path(h))
+    if isinstance(h, str):
+        return builder_spec(str(name), h) or HierarchySpec(name, file=Path(h))
+    return h
+
+
+# --------------------------------------------------------------------- spec
+@dataclass(frozen=True)
+class AnonymizationSpec:
+    """One anonymisation job, validated.
+
+    Attributes
+    ----------
+    hierarchies : mapping QI name -> Hierarchy or HierarchySpec
+        The quasi-identifiers, in order, with a ready hierarchy or how to
+        build it (a file, an inline tree, a builder over the data).
+    k, requirements
+        One requirement over all QIs and/or ``<B, k>`` requirements (Arca & Hewett).
+    method, params
+        The algorithm (default :data:`~hieranon.algorithms.registry.DEFAULT_METHOD`)
+        and its parameters; ``suppression_threshold`` is folded into them by
+        :meth:`algorithm_params` when the method takes it.
+    weights, beta, priorities
+        The distortion measure (Li et al. 2006, Def. 5); ``priorities`` as given, a
+        ranking (tuple) or a mapping attribute -> weight, resolved by
+        :meth:`priority_weights`.
+    privacy : tuple
+        Privacy models of sensitive attributes, bound to the data by
+        :func:`build_problem` (``model.bind(df, counts)``).
+    identifiers, identifier_action, sensitive, insensitive
+        The roles of the other columns; identifiers are dropped, masked or
+        replaced by keyed pseudonyms (``"pseudonym"``,
+        :func:`hieranon.io.pseudonyms.pseudonyms`). A column has one
+        role (the class column may also be sensitive or insensitive); the
+        attribute of a privacy model is sensitive.
+    seed : int or None
+        The user's seed: the algorithms' random choices use it (else
+        :data:`ALGORITHM_SEED`, so that outputs are reproducible), and so do
+        the choices that protect people (the shuffled row order), which
+        without it draw fresh entropy from the operating system. It is never
+        written to a report or a release.
+    pseudonym_key : bytes, path or None
+        The secret key of the pseudonyms (at least 32 bytes, or a file holding
+        them); None: a fresh random key per run.
+    origins : mapping
+        Where each role was given, ``(field, column) -> text`` such as
+        ``("sensitive", "age") -> "--sensitive"``, for the message that
+        refuses two contradictory roles (:func:`hieranon.evaluation.roles.check_role_conflicts`).
+    strict : bool
+        A column without a role is an error, not a warning
+        (:func:`hieranon.evaluation.roles.check_roles`).
+    shuffle : bool
+        Release the rows in a random order (seeded only by a given ``seed``).
+    numeric_output : {"label", "range", "midpoint", "bounds"}
+        How files written for this job print generalised numbers
+        (:func:`hieranon.io.numeric_output`); results hold labels.
+    execution : {"auto", "whole", "partitioned"}
+        ``auto`` (default): :func:`hieranon.job.pipeline.run` runs the whole table in
+        one process where that is expected to finish fast, else in
+        partitioned blocks (:func:`hieranon.algorithms.partition.plan_run`);
+        ``whole`` and ``partitioned`` force either.
+    partition : mapping
+        Options of a partitioned run: ``block_size`` (records per block),
+        ``n_workers``, ``scheduler`` (a Dask scheduler's address),
+        ``whole_seconds`` (the longest expected whole-table run ``auto`` keeps whole).
+    risk_threshold : float or None
+        Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
+        the largest k required (:meth:`threshold_for`).
+    max_suppression : SuppressionBudget or None
+        At most this many records suppressed, only where that lowers the
+        distortion (:mod:`hieranon.algorithms.suppression`); given as
+        ``"5%"``, a fraction below 1 or a number of records.
+    """
+
+    hierarchies: Mapping[str, Hierarchy | HierarchySpec] = field(default_factory=dict)
+    k: int | None = None
+    requirements: tuple = ()
+    method: str = DEFAULT_METHOD
+    params: Mapping = field(default_factory=dict)
+    weights: str = "uniform"
+    beta: float = 1.0
+    priorities: Mapping[str, float] | tuple[str, ...] | None = None
+    seed: int | None = None
+    pseudonym_key: bytes | None = field(default=None, repr=False)
+    identifiers: tuple[str, ...] = ()
+    identifier_action: str = "drop"
+    sensitive: tuple[str, ...] = ()
+    insensitive: tuple[str, ...] = ()
+    class_column: str | None = None
+    count_column: str | None = None
+    missing: str = "error"
+    suppression_threshold: float | None = None
+    risk_threshold: float | None = None
+    privacy: tuple = ()
+    source: Path | None = None
+    max_suppression: SuppressionBudget | None = None
+    strict: bool = False
+    shuffle: bool = False
+    numeric_output: str = "label"
+    execution: str = "auto"
+    partition: Mapping = field(default_factory=dict)
+    origins: Mapping = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        def set_(name, value):  # a frozen dataclass normalises its own fields here
+            object.__setattr__(self, name, value)
+
+        for role in ("identifiers", "sensitive", "insensitive"):  # a text is one column, as for quasi_identifiers
+            columns = getattr(self, role)
+            set_(role, (columns,) if isinstance(columns, str) else tuple(columns))
+        hs = self.hierarchies
+        if not isinstance(hs, Mapping):
+            raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
+        hs = {name: _hierarchy_source(name, h) for name, h in hs.items()}
+        for name, h in hs.items():  # column names are usually text; pandas allows any label
+            if not isinstance(h, (Hierarchy, HierarchySpec)):
+                raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
+                                 "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
+        set_("hierarchies", dict(hs))
+        if self.k is not None and (not is_integer(self.k) or self.k < 1):
+            raise RequirementError(f"k must be a whole number >= 1, got {self.k!r}")
+        set_("k", None if self.k is None else int(self.k))
+        reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
+        set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose one of {sorted(METHODS)}")
+        if not isinstance(self.params, Mapping) or not all(isinstance(p, str) for p in self.params):
+            raise ValueError(f"params: expected a mapping of method parameters, got {self.params!r}")
+        set_("params", plain(dict(self.params)))
+        if not isinstance(self.weights, str) or self.weights not in WEIGHT_SCHEMES:
+            raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {self.weights!r}")
+        set_("beta", real(self.beta, "beta", 1.0))
+        set_("priorities", self._checked_priorities(self.priorities))
+        set_("seed", whole(self.seed, "seed", 0, optional=True))
+        set_("pseudonym_key", as_key(self.pseudonym_key))
+        for name in ("identifiers", "sensitive", "insensitive"):
+            set_(name, _names(getattr(self, name), name))
+        if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
+            raise ValueError(f"identifier_action must be one of {', '.join(IDENTIFIER_ACTIONS)}, "
+                             f"got {self.identifier_action!r}")
+        for name in ("strict", "shuffle"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+            set_(name, bool(getattr(self, name)))
+        if not isinstance(self.numeric_output, str) or self.numeric_output not in NUMERIC_OUTPUTS:
+            raise ValueError(f"numeric_output must be one of {', '.join(NUMERIC_OUTPUTS)}, "
+                             f"got {self.numeric_output!r}")
+        set_("class_column", _column(self.class_column, "class_column"))
+        set_("count_column", _column(self.count_column, "count_column"))
+        if not isinstance(self.execution, str) or self.execution not in EXECUTIONS:
+            raise ValueError(f"execution must be one of {', '.join(EXECUTIONS)}, got {self.execution!r}")
+        if not isinstance(self.partition, Mapping) or set(self.partition) - set(PARTITION_OPTIONS):
+            raise ValueError(f"partition: expected a mapping with keys among {', '.join(PARTITION_OPTIONS)}, "
+                             f"got {self.partition!r}")
+        set_("partition", plain(dict(self.partition)))
+        if not isinstance(self.missing, str) or self.missing not in MISSING_MODES:
+            raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
+        if self.suppression_threshold is not None:
+            set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
+        if self.risk_threshold is not None:
+            set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
+        set_("max_suppression", parse_budget(self.max_suppression, "max_suppression"))
+        set_("privacy", _privacy_models(self.privacy))
+        origins = dict(self.origins or {})
+        extra = {}
+        for m in self.privacy:
+            a = getattr(m, "attribute", None)
+            if a is not None and a not in self.sensitive:
+                extra.setdefault(a, None)
+                origins.setdefault(("sensitive", a), m.describe() if callable(getattr(m, "describe", None))
+                                   else "privacy")
+        set_("sensitive", (*self.sensitive, *extra))
+        set_("origins", origins)
+        check_role_conflicts({role: getattr(self, role) for role in ROLES}, origins)
+        set_("source", None if self.source is None else Path(self.source))
+
+    @property
+    def algorithm_seed(self) -> int:
+        """The seed of the algorithm's own random choices: the user's seed,
+        else :data:`ALGORITHM_SEED` (reproducible outputs)."""
+        return ALGORITHM_SEED if self.seed is None else self.seed
+
+    @staticmethod
+    def _checked_priorities(pri):
+        if pri is None:
+            return None
+        if isinstance(pri, Mapping):
+            out = {}
+            for a, w in pri.items():
+                if not is_number(w) or not (0 <= float(w) < float("inf")):
+                    raise ValueError(f"priorities: the weight of {a!r} must be a number >= 0, got {w!r}")
+                out[a] = plain(w)
+            return out
+        if isinstance(pri, str) or not isinstance(pri, Sequence | np.ndarray | tuple):
+            raise ValueError(f"priorities: expected a ranking list or a mapping attribute -> weight, got {pri!r}")
+        ranking = tuple(plain(a) for a in pri)
+        bad = [a for a in ranking if not isinstance(a, Hashable) or isinstance(a, (tuple, bool))]
+        if bad:
+            raise ValueError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
+        twice = [a for a in dict.fromkeys(ranking) if ranking.count(a) > 1]
+        if twice:
+            raise ValueError(f"priorities: the ranking lists {twice[0]!r} twice; give each attribute one rank")
+        return ranking
+
+    # ------------------------------------------------------------ builders
+    @classmethod
+    def from_config(cls, cfg: Config) -> AnonymizationSpec:
+        """The spec of a parsed YAML configuration (:func:`hieranon.job.config.load`)."""
+        return cls(hierarchies=dict(cfg.quasi_identifiers), k=cfg.k, requirements=tuple(cfg.requirements),
+                   method=cfg.method or DEFAULT_METHOD, params=dict(cfg.params), weights=cfg.weights,
+                   beta=cfg.beta, priorities=cfg.priorities, seed=cfg.seed, pseudonym_key=cfg.pseudonym_key,
+                   identifiers=tuple(cfg.identifiers),
+                   identifier_action=cfg.identifier_action, sensitive=tuple(cfg.sensitive),
+                   insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
+                   count_column=cfg.count_column, missing=cfg.missing,
+                   suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
+                   privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
+                   strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
+                   numeric_output=getattr(cfg, "numeric_output", "label"),
+                   max_suppression=getattr(cfg, "max_suppression", None), origins=dict(getattr(cfg, "origins", {})))
+
+    @classmethod
+    def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,
+                       method: str | None = None, **fields) -> AnonymizationSpec:
+        """The spec of :func:`hieranon.anonymize`'s arguments: ``hierarchies``
+        a mapping column -> Hierarchy or a list in ``quasi_identifiers`` order."""
+        if quasi_identifiers is None:
+            if not isinstance(hierarchies, Mapping):
+                raise ValueError("give quasi_identifiers, or hierarchies as a mapping column -> Hierarchy")
+            quasi_identifiers = list(hierarchies)
+        qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
+        if not qis:
+            raise DataError("no quasi-identifiers given")
+        if len(set(qis)) != len(qis):
+            raise DataError(f"quasi-identifiers listed twice: {sorted({q for q in qis if qis.count(q) > 1})}")
+        if isinstance(hierarchies, Mapping):
+            absent = [q for q in qis if q not in hierarchies]
+            if absent:
+                raise DataError(f"no hierarchy given for quasi-identifier(s) {absent}")
+            hs = {q: hierarchies[q] for q in qis}
+        else:
+            hierarchies = list(hierarchies or ())
+            if len(hierarchies) != len(qis):
+                raise DataError(f"{len(qis)} quasi-identifiers but {len(hierarchies)} hierarchies")
+            hs = dict(zip(qis, hierarchies))
+        return cls(hierarchies=hs, k=k, method=method or DEFAULT_METHOD,
+                   **{n: v for n, v in fields.items() if v is not None or n in ("seed", "priorities")})
+
+    def with_overrides(self, *, qi: Mapping[str, Path | HierarchySpec] | None = None,
+                       require: Sequence[str] | None = None, params: Mapping | None = None,
+                       **options) -> AnonymizationSpec:
+        """This spec with command-line options applied; an option that is
+        ``None`` changes nothing. ``qi`` adds (or replaces) hierarchies (files
+        or how to build them),
+        ``require`` adds requirements, ``params`` are laid over the method's
+        parameters, ``privacy`` models and ``origins`` are added to the
+        spec's; every other option replaces the field of its name."""
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise TypeError(f"with_overrides: unknown option(s) {unknown}")
+        changes = {n: v for n, v in options.items() if v is not None}
+        if qi:
+            changes["hierarchies"] = {**self.hierarchies, **{
+                n: p if isinstance(p, (HierarchySpec, Hierarchy)) else HierarchySpec(n, file=Path(p))
+                for n, p in qi.items()}}
+        if require:
+            changes["requirements"] = (*self.requirements, *require)
+        if params:
+            changes["params"] = {**self.params, **params}
+        if options.get("origins"):
+            changes["origins"] = {**self.origins, **options["origins"]}
+        changes.pop("privacy", None)
+        if options.get("privacy"):
+            changes["privacy"] = (*self.privacy, *options["privacy"])
+        return dataclasses.replace(self, **changes) if changes else self
+
+    # ------------------------------------------------------------- queries
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return list(self.hierarchies)
+
+    @property
+    def has_requirements(self) -> bool:
+        return self.k is not None or bool(self.requirements)
+
+    def threshold_for(self, requirements: Sequence[Requirement] = ()) -> float:
+        """The risk threshold: ``risk_threshold`` when given, else ``1/k`` of
+        the largest k among ``requirements`` (:func:`hieranon.evaluation.risk.default_threshold`)."""
+        if self.risk_threshold is not None:
+            return self.risk_threshold
+        return default_threshold(max((r.k for r in requirements), default=self.k))
+
+    def priority_weights(self) -> dict | None:
+        """The priorities as a mapping attribute -> weight: as given, or a
+        ranking turned into equally scaled priorities (Sun et al. 2008),
+        attributes left out of a ranking weighing 0."""
+        pri, qis = self.priorities, self.quasi_identifiers
+        if pri is None or isinstance(pri, Mapping):
+            return None if pri is None else dict(pri)
+        unknown = [a for a in pri if a not in qis]
+        if unknown:
+            raise ValueError(f"priority ranking names {unknown}, which are not quasi-identifiers {qis}")
+        ranked = M.equal_priorities(list(pri))
+        return {a: ranked.get(a, 0) for a in qis}
+
+    def build_hierarchies(self, data: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
+        """Every QI's hierarchy, named after its column (builders read ``data``)."""
+        out = {}
+        for name, h in self.hierarchies.items():
+            h = h if isinstance(h, Hierarchy) else h.build(data, self.missing, column=name)
+            out[name] = h if h.name == name else h.renamed(name)
+        return out
+
+    def algorithm_params(self) -> dict:
+        """The method's parameters: ``params``, with ``suppression_threshold``
+        added when given and not among them; an error when the method does
+        not take it."""
+        params = dict(self.params)
+        if self.suppression_threshold is None or "suppression_threshold" in params:
+            return params
+        if "suppression_threshold" not in method_parameters(self.method):
+            raise ValueError(f"suppression_threshold: method {self.method!r} does not support it; it applies only "
+                             f"to {', '.join(methods_accepting('suppression_threshold'))} (choose one with "
+                             "--method, or remove the key)")
+        params["suppression_threshold"] = self.suppression_threshold
+        return params
+
+    def partitioned(self, **options) -> AnonymizationSpec:
+        """This job run block by block: the ``partitioned`` method whose inner
+        method (with its parameters) is this spec's method; ``options``
+        (``block_size``, ``executor``, ``scheduler``, ``n_workers``...) are the
+        partitioning's own parameters, ``None`` ones left out."""
+        if self.method == "partitioned":
+            return self.with_overrides(params={n: v for n, v in options.items() if v is not None})
+        params = {"inner_method": self.method, **{n: v for n, v in options.items() if v is not None}}
+        inner = self.algorithm_params()
+        if inner:
+            params["method_params"] = inner
+        return dataclasses.replace(self, method="partitioned", params=params, suppression_threshold=None)
+
+    def describe(self) -> dict:
+        """The settings shown in a report (plain values)."""
+        return {"weights": self.weights, "beta": self.beta, "priorities": self.priorities,
+                "identifiers": list(self.identifiers), "identifier_action": self.identifier_action,
+                "sensitive": list(self.sensitive), "class_column": self.class_column,
+                "count_column": self.count_column, "missing": self.missing,
+                "suppression_threshold": self.suppression_threshold, "source": self.source,
+                "shuffle": self.shuffle, "strict": self.strict,
+                "max_suppression": None if self.max_suppression is None else str(self.max_suppression),
+                "quasi_identifiers": dict(self.hierarchies)}
+
+
+# ------------------------------------------------------------------ problem
+@dataclass
+class Prepared:
+    """What :func:`build_problem` makes of a table: the problem an algorithm
+    solves, the spec, and the hierarchies by name."""
+
+    problem: Problem
+    spec: AnonymizationSpec
+    hierarchies: dict[str, Hierarchy]
+
+    @property
+    def table(self) -> EncodedTable:
+        return self.problem.table
+
+
+def _labels(df: pd.DataFrame, spec: AnonymizationSpec) -> np.ndarray | None:
+    if spec.class_column is None:
+        return None
+    check_columns(df, [spec.class_column], "class")
+    return df[spec.class_column].to_numpy()
+
+
+def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.ndarray | None = None,
+                       data: pd.DataFrame | None = None, *, k_within_records: bool = True) -> Problem:
+    """The problem of an encoded table: requirements normalised against its
+    QIs (and, with ``k_within_records``, its number of records; none when the
+    spec has none), the cost model, the class labels and the privacy models
+    bound to ``data``."""
+    qis = table.qi_names
+    n = table.n_records if k_within_records else None
+    reqs = normalise(spec.requirements, spec.k, qis, n) if spec.has_requirements else []
+    cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
+                             max_rows=max(table.n_records, 1))
+    problem = Problem(table, reqs, cost, spec.algorithm_seed, labels)
+    if spec.privacy and data is None:
+        raise ValueError("the privacy models need the table's sensitive columns (data=...)")
+    problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
+    return problem
+
+
+def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: bool = False,
+                  hierarchies: Mapping[str, Hierarchy] | None = None) -> Prepared:
+    """Encode ``df`` against ``spec`` (leaf codes, counts from the count
+    column, missing cells as the spec says) and build its problem.
+
+    ``generalised`` reads cells that already print inner nodes (a published
+    table, for ``check``, whose k may exceed its records: it then fails the
+    check rather than being refused); ``hierarchies`` are used instead of building them
+    again when already built."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError("expected a pandas DataFrame")
+    if len(df) == 0:
+        raise DataError("the table has no rows")
+    if not spec.hierarchies:
+        raise DataError("no quasi-identifiers given")
+    check_columns(df, spec.quasi_identifiers)  # before a builder looks for its column
+    repeated = df.columns[df.columns.duplicated()].unique()
+    if len(repeated):
+        raise DataError(f"the table has several columns named {', '.join(repr(c) for c in repeated[:5])}; "
+                        "give each column a name of its own")
+    hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
+    qis = spec.quasi_identifiers
+    table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
+    problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
+    return Prepared(problem, spec, hs)

@@ -1,0 +1,190 @@
+"""The model-preserving local search after the privacy repair
+(hieranon.algorithms.privacy_refine): on random tables (hypothesis) its
+output keeps k and every model by the verifier, never costs more than its
+input, is deterministic; hand-made cases where a move or a swap pays and
+where the only paying move would break a model."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hieranon.algorithms.kaca import KACA1
+from hieranon.algorithms.kacaplus import KACAPlus
+from hieranon.algorithms.privacy_merge import enforce_info
+from hieranon.algorithms.privacy_refine import improve
+from hieranon.core import table as T
+from hieranon.evaluation import metrics
+from hieranon.evaluation.verify import verify_codes
+from hieranon.privacy import DistinctLDiversity, TCloseness
+from random_tables import balanced, make_problem, one_column_problem, random_tables
+from test_privacy_merge import private_problem
+
+
+def _cost(problem, codes) -> float:
+    return metrics.distortion(problem.table.codes, codes, problem.cost, problem.table.counts)
+
+
+def random_classes(problem, seed: int) -> np.ndarray:
+    """The rows cut into random classes of at least k records, each printed
+    at its members' closest common generalisation."""
+    t = problem.table
+    order = np.random.default_rng(seed).permutation(t.n_rows)
+    cls = np.zeros(t.n_rows, dtype=np.int64)
+    c, held = 0, 0
+    for r in order:
+        cls[r] = c
+        held += int(t.counts[r])
+        if held >= problem.k:
+            c, held = c + 1, 0
+    if held and c:  # a short last class joins the one before
+        cls[cls == c] = c - 1
+    out = np.empty_like(t.codes)
+    for x in np.unique(cls):
+        rows = np.flatnonzero(cls == x)
+        for j, h in enumerate(t.hierarchies):
+            v = t.codes[rows[0], j]
+            for r in rows[1:]:
+                v = h.lca(v, t.codes[r, j])
+            out[rows, j] = v
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60, counts=True), st.data())
+def test_refinement_keeps_every_model_and_never_costs_more(case, data):
+    enc, problem, sens = private_problem(case, data)
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        return
+    if data.draw(st.booleans()):
+        base = KACA1(suppression_threshold=data.draw(st.sampled_from([None, 0.3]))).solve(replace(problem, privacy=[]))
+        start, start_sup = base.codes, base.suppressed
+    else:  # random classes of >= k records: a poor start, where the search has much to do
+        start, start_sup = random_classes(problem, data.draw(st.integers(0, 2**16))), np.zeros(enc.n_rows, bool)
+    codes, sup, _ = enforce_info(problem, start, start_sup)
+    out, sup_out, info = improve(problem, codes, sup)
+    rep = verify_codes(enc, out, problem.requirements, sup_out, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    assert np.array_equal(sup_out, (out == 0).all(axis=1))
+    assert (out[sup] == 0).all()  # suppressed records stay suppressed
+    before, after = _cost(problem, codes), _cost(problem, out)
+    assert after <= before + 1e-9
+    assert info["privacy_refine_gain"] >= 0 and (info["privacy_refine_gain"] > 0) == (after < before - 1e-12)
+    if info["privacy_refine_moves"] + info["privacy_refine_swaps"] == 0:
+        assert np.array_equal(out, codes)
+    again, _, _ = improve(problem, codes, sup)
+    assert np.array_equal(again, out)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_kacaplus_with_models_verifies_and_without_is_unchanged(case, data):
+    """kaca+ runs the repair and the refinement: verified with the models;
+    with no model, or models the plain output already meets, the output is
+    the plain run's (at the models' class-size floor when it is above k),
+    bit for bit."""
+    from hieranon.algorithms.base import with_smallest_class
+
+    enc, problem, sens = private_problem(case, data)
+    floor = with_smallest_class(problem) if all(b.ok_hist(b.table_hist())[0] for b in problem.privacy) else problem
+    plain = KACAPlus().solve(replace(floor, privacy=[]))
+    again = KACAPlus().solve(replace(floor, privacy=[]))
+    assert np.array_equal(plain.codes, again.codes)
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        return
+    sol = KACAPlus().solve(problem)
+    rep = verify_codes(enc, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    # the search runs only after a repair that changed something (else the output is the plain run's)
+    assert ("privacy_refine_moves" in sol.details.privacy) == (sol.details.privacy["privacy_violating_in"] > 0)
+    if sol.details.privacy["privacy_violating_in"] == 0:
+        assert np.array_equal(sol.codes, plain.codes)
+
+
+def _two_classes():
+    """One attribute: x0 = {x0.0, x0.1}, x1 = {x1.0, x1.1} under the root."""
+    hx = balanced("x", [2, 2])
+    return hx, {v: hx.node_of_label(v) for v in ("x0", "x0.0", "x0.1", "x1", "x1.0", "x1.1")}
+
+
+def test_outlier_moves_to_the_class_it_fits():
+    """A = {x0.0, x0.0, x1.0} prints the root (the x1.0 record widens it);
+    B = {x1.0, x1.0} prints x1.0. Moving the x1.0 record to B lowers A to
+    x0.0 and costs B nothing; with distinct 2-diversity the move keeps both
+    classes diverse, so it is made."""
+    hx, n = _two_classes()
+    orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    enc, problem = one_column_problem(hx, orig, "abaab", DistinctLDiversity("s", 2))
+    assert verify_codes(enc, start, problem.requirements, np.zeros(5, bool), privacy=problem.privacy).ok
+    out, sup, info = improve(problem, start, np.zeros(5, dtype=bool))
+    assert info["privacy_refine_moves"] == 1
+    assert verify_codes(enc, out, problem.requirements, sup, privacy=problem.privacy).ok
+    assert out[:, 0].tolist() == [n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]]
+    assert _cost(problem, out) < _cost(problem, start)
+
+
+def test_move_that_would_break_a_model_is_not_made():
+    """As above, but B already holds both values and A's x0.0 records share
+    one: the x1.0 record (value b) is A's only b, so moving it would leave
+    A homogeneous. Nothing may change."""
+    hx, n = _two_classes()
+    orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    enc, problem = one_column_problem(hx, orig, "aabab", DistinctLDiversity("s", 2))
+    out, sup, info = improve(problem, start, np.zeros(5, dtype=bool))
+    assert info["privacy_refine_moves"] + info["privacy_refine_swaps"] == 0
+    assert np.array_equal(out, start)
+
+
+def test_swap_when_no_class_may_lose_a_record():
+    """k = 2, t-closeness t = 0.25 on a half-a half-b table. A = {(x0.0, y0.0) a,
+    (x1.0, y0.0) b} prints (*, y0.0), B = {(x1.0, y0.1) a, (x0.0, y0.1) b}
+    prints (*, y0.1); neither may lose a record (k). Trading A's x1.0 'b'
+    for B's x0.0 'b' (one value: no histogram changes) gives (x0.0, y0) and
+    (x1.0, y0): lower, and still t-close."""
+    hx = balanced("x", [2, 2])
+    hy = balanced("y", [2, 2])
+    x00, x10 = hx.node_of_label("x0.0"), hx.node_of_label("x1.0")
+    y00, y01, y0 = hy.node_of_label("y0.0"), hy.node_of_label("y0.1"), hy.node_of_label("y0")
+    orig = np.array([[x00, y00], [x10, y00], [x10, y01], [x00, y01]], dtype=np.int32)
+    enc = T.EncodedTable(orig, [hx, hy], ["x", "y"], np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    sens = pd.DataFrame({"s": ["a", "b", "a", "b"]})
+    problem.privacy = [TCloseness("s", 0.25, "equal").bind(sens, enc.counts)]
+    start = np.column_stack([np.zeros(4, dtype=np.int32), orig[:, 1]])
+    assert verify_codes(enc, start, problem.requirements, np.zeros(4, bool), privacy=problem.privacy).ok
+    out, sup, info = improve(problem, start, np.zeros(4, dtype=bool))
+    assert info["privacy_refine_swaps"] == 1 and info["privacy_refine_moves"] == 0
+    assert verify_codes(enc, out, problem.requirements, sup, privacy=problem.privacy).ok
+    assert (out[:, 1] == y0).all() and set(out[:, 0].tolist()) == {x00, x10}
+    assert _cost(problem, out) < _cost(problem, start)
+
+
+def test_search_returns_to_python_between_chunks(monkeypatch):
+    """With one row per kernel call, the hook runs between chunks and an
+    exception raised there (a Ctrl-C) stops the search."""
+    from hieranon.algorithms import kaca_core, privacy_refine
+
+    hx, n = _two_classes()
+    orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    enc, problem = one_column_problem(hx, orig, "abaab", DistinctLDiversity("s", 2))
+    stages = []
+    monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 1)
+    monkeypatch.setattr(kaca_core, "chunk_done", stages.append)
+    out, _, info = improve(problem, start, np.zeros(5, dtype=bool))
+    assert info["privacy_refine_moves"] == 1
+    assert stages.count("privacy refinement") >= 5  # one per row of the first pass at least
+
+    def interrupt(stage):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kaca_core, "chunk_done", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        improve(problem, start, np.zeros(5, dtype=bool))
