@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The package as users get it: `python -m build` makes a wheel and an sdist;
+# The package as users get it: a wheel (as `pip install .` builds it) and an sdist;
 # each holds every file of src/hieranon/data, installs alone in a clean venv,
 # runs the README's quick start on the example data it ships, and
 # `hieranon --version` equals the installed metadata's version. The wheel
@@ -10,7 +10,11 @@ set -euo pipefail
 py="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-HIERANON_PREBUILT_KERNELS=require "$py" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+# the sdist with `python -m build`; the wheel the way `pip install .` builds it (pip's isolated build
+# environment, which reaches its packages through PYTHONPATH: the kernels are compiled in there)
+"$py" -m build --sdist --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+HIERANON_PREBUILT_KERNELS=require "$py" -m pip wheel -q --no-deps --disable-pip-version-check -w "$work/dist" . \
+    >>"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 wheel=("$work"/dist/*.whl) sdist=("$work"/dist/*.tar.gz)
 [ -f "${wheel[0]}" ] && [ -f "${sdist[0]}" ] || { echo "check_dist: build made no wheel or no sdist" >&2; exit 1; }
 # every shipped data file is in the wheel and in the sdist

@@ -73,8 +73,9 @@ class BuildPyWithKernels(build_py):
             return
         target = package / "_prebuilt_kernels"
         shutil.rmtree(target, ignore_errors=True)
-        env = {**os.environ, TARGET_ENV: str(target), "PYTHONPATH": str(package.parent),
-               "MPLBACKEND": "Agg"}
+        # pip's isolated build environment reaches its packages through PYTHONPATH: put the copy first, keep the rest
+        path = os.pathsep.join(p for p in (str(package.parent), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, TARGET_ENV: str(target), "PYTHONPATH": path, "MPLBACKEND": "Agg"}
         env.pop("NUMBA_CACHE_DIR", None)
         print("hieranon: compiling the numba kernels into the wheel (a minute or two; "
               f"{SWITCH}=0 skips it)", file=sys.stderr)
