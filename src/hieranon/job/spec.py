@@ -25,13 +25,14 @@ import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import Problem
-from ..algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
-from ..algorithms.suppression import SuppressionBudget, parse_budget
+from ..algorithms.base import Algorithm, Problem
+from ..algorithms.registry import DEFAULT_METHOD, METHODS, make_algorithm, method_parameters, methods_accepting
+from ..algorithms.suppression import SuppressionBudget, parse_budget, with_budget
 from ..core.requirements import Requirement, RequirementError, normalise
 from ..core.table import DataError, EncodedTable, check_columns, encode
 from ..core.tree import Hierarchy
@@ -43,7 +44,11 @@ from ..io.pseudonyms import as_key
 from ..privacy import PrivacyModel
 from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
 
+if TYPE_CHECKING:
+    from ..algorithms.partition import RunPlan
+
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
+           "build_algorithm", "run_method",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
 
 MISSING_MODES = ("error", "root", "value")
@@ -564,3 +569,27 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
     problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
     return Prepared(problem, spec, hs)
+
+
+# ---------------------------------------------------------------- algorithm
+def run_method(spec: AnonymizationSpec, plan: RunPlan | None = None) -> tuple[str, dict]:
+    """``(method, parameters)`` of the algorithm that carries out ``spec``
+    (on ``plan``, a :class:`~hieranon.algorithms.partition.RunPlan`, when it
+    runs in partitioned blocks: the ``partitioned`` method around the spec's)."""
+    params = spec.algorithm_params()
+    if plan is None or plan.mode == "whole":
+        return spec.method, params
+    options = spec.partition
+    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
+                           "executor": plan.executor,
+                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
+
+
+def build_algorithm(spec: AnonymizationSpec, plan: RunPlan | None = None) -> Algorithm:
+    """The algorithm of ``spec`` (:func:`run_method`), built from the registry
+    (its parameters validated once, at construction) and spending the spec's
+    suppression budget (:func:`~hieranon.algorithms.suppression.with_budget`):
+    bad parameters, or a budget the method cannot spend, are refused here,
+    before any work."""
+    method, params = run_method(spec, plan)
+    return with_budget(make_algorithm(method, **params), spec.max_suppression)
