@@ -47,6 +47,7 @@ from .spec import (  # noqa: F401 - MISSING_MODES, check_special_columns, run_me
     build_algorithm,
     build_problem,
     check_special_columns,
+    measure,
     run_method,
 )
 
@@ -349,9 +350,7 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     t = time.perf_counter()
     with progress_stage("measuring"):
-        metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                            table.qi_names, problem.class_labels, suppressed=solution.suppressed,
-                            requirements=problem.requirements)
+        metrics = measure(problem, solution.codes, solution.suppressed)
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,

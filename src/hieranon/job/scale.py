@@ -26,12 +26,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
-from ..evaluation import metrics as M
 from ..io import dataset_schema, table_format
 from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
 from ..privacy import BoundModel, check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
-from .spec import AnonymizationSpec, build_algorithm, problem_from_table
+from .spec import AnonymizationSpec, build_algorithm, measure, problem_from_table
 
 # pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
 
@@ -356,8 +355,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     t = time.perf_counter()
-    metrics = M.compute(table.codes, sol.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                        table.qi_names, labels, suppressed=sol.suppressed, requirements=problem.requirements)
+    metrics = measure(problem, sol.codes, sol.suppressed)
     timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(None, metrics, report, spec.method, algo.run_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,

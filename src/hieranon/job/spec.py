@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..algorithms.partition import RunPlan
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
-           "build_algorithm", "run_method",
+           "build_algorithm", "run_method", "measure",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
 
 MISSING_MODES = ("error", "root", "value")
@@ -542,6 +542,17 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
         raise ValueError("the privacy models need the table's sensitive columns (data=...)")
     problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
     return problem
+
+
+def measure(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> M.Metrics:
+    """Every metric of ``codes`` (one generalised row per row of the problem's
+    table; ``suppressed`` rows left out of the classes) under the problem's
+    cost model, with the smallest class of each requirement
+    (:func:`hieranon.evaluation.metrics.compute`): how the pipeline, the
+    Parquet run and the evaluation of an existing pair all measure an output."""
+    t = problem.table
+    return M.compute(t.codes, codes, t.hierarchies, problem.k, t.counts, problem.cost, t.qi_names,
+                     problem.class_labels, suppressed=suppressed, requirements=problem.requirements)
 
 
 def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: bool = False,
