@@ -9,10 +9,11 @@ from .core.tree import Hierarchy, HierarchyError
 from .evaluation import metrics
 from .hierarchies import readers as hierarchy
 from .job.pipeline import AnonymizationResult, anonymize
+from .job.settings import SettingError
 from .job.spec import AnonymizationSpec
 
 __version__ = "0.1.0"
 __all__ = ["anonymize", "AnonymizationResult", "AnonymizationSpec", "Hierarchy", "HierarchyError", "Requirement",
-           "RequirementError", "DataError", "hierarchy", "metrics", "table", "__version__"]
+           "RequirementError", "DataError", "SettingError", "hierarchy", "metrics", "table", "__version__"]
 
 logging.getLogger("hieranon").addHandler(logging.NullHandler())

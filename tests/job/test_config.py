@@ -56,6 +56,7 @@ BAD = {
     "weights unknown": (with_(weights="heavy"), ["weights", "uniform, height or mage"]),
     "beta below 1": (with_(beta=0.5), ["beta", ">= 1"]),
     "beta text": (with_(beta="1"), ["beta", "number"]),
+    "beta infinite": (with_(beta=float("inf")), ["beta", "finite", "inf"]),
     "priorities wrong type": (with_(priorities="age"), ["priorities", "ranking", "mapping"]),
     "seed negative": (with_(seed=-1), ["seed", ">= 0"]),
     "seed bool": (with_(seed=False), ["seed", "whole number"]),

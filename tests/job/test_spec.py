@@ -181,3 +181,18 @@ def test_config_values_may_be_numpy_numbers(tmp_path):
 def test_a_ranking_listing_an_attribute_twice_is_refused():
     with pytest.raises(ValueError, match="'age' twice"):
         AnonymizationSpec(hierarchies={"age": "suppress", "zip": "suppress"}, k=2, priorities=["age", "age", "zip"])
+
+
+def test_one_measure_for_a_run_and_for_an_existing_pair(table):
+    from hieranon.job.spec import measure
+
+    df, hs = table
+    spec = AnonymizationSpec(hierarchies=hs, k=2, requirements=[(["sex"], 4)], class_column="label",
+                             count_column="n", missing="root", identifiers=["id"], weights="height", beta=1.5,
+                             method="kaca1")
+    result = hieranon.job.pipeline.run(df, spec)
+    problem = build_problem(df, spec).problem
+    measured = measure(problem, result.codes, result.suppressed)
+    assert measured == result.metrics
+    assert set(measured.achieved_k_per_requirement) == {str(r) for r in problem.requirements}
+    assert evaluate_pair(df, result.data, spec=spec).metrics == measured

@@ -142,7 +142,8 @@ class Algorithm(ABC):
     (several requirements, privacy models, a class column, suppression...) is
     its :attr:`tags` (:mod:`hieranon.algorithms.tags`). :meth:`solve` checks
     the problem against them (:meth:`check_problem`) once, then calls
-    :meth:`_solve`. As with scikit-learn estimators (Pedregosa et al. 2011;
+    :meth:`_solve` (through :meth:`solve_checked`, which a caller that checked
+    the problem itself calls directly). As with scikit-learn estimators (Pedregosa et al. 2011;
     Buitinck et al. 2013), :meth:`get_params`, :meth:`set_params` and
     :func:`clone` rebuild an equal method from its parameters.
     """
@@ -187,6 +188,13 @@ class Algorithm(ABC):
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
         check_feasible(problem.privacy)
+        return self.solve_checked(problem)
+
+    def solve_checked(self, problem: Problem) -> Solution:
+        """:meth:`solve` on a problem already checked (:meth:`check_problem`
+        and :func:`~hieranon.privacy.check_feasible` passed): a caller that
+        refuses bad problems before its own work (the job pipeline), or a
+        wrapper solving the problem it checked, does not check it again."""
         with interpreted(self._run_as_python(problem)):
             return self._solve(with_smallest_class(problem))
 

@@ -201,16 +201,21 @@ def as_constraint(spec: Any) -> Constraint:
     raise TypeError(f"cannot make a parameter constraint of {spec!r}")
 
 
+def refuse_undeclared(method: str, declared: Mapping[str, Any], names) -> None:
+    """Refuse (ValueError naming them and what the method takes) the ``names`` not ``declared``."""
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise ValueError(f"method {method!r}: invalid parameter(s) {', '.join(unknown)}: it takes "
+                         f"{', '.join(declared) or 'none'}")
+
+
 def validate_parameters(method: str, declared: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
     """Check ``values`` against the ``declared`` constraints; return them normalised.
 
     Raises ValueError naming the method, the parameter, the value and what
     is allowed; names not declared are refused, naming them.
     """
-    unknown = sorted(set(values) - set(declared))
-    if unknown:
-        raise ValueError(f"method {method!r}: invalid parameter(s) {', '.join(unknown)}: it takes "
-                         f"{', '.join(declared) or 'none'}")
+    refuse_undeclared(method, declared, values)
     out = {}
     for name, value in values.items():
         constraint = as_constraint(declared[name])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.safeyaml import load_yaml
-from .params import validate_parameters
+from .params import refuse_undeclared
 from .tags import Tags, get_tags
 
 if TYPE_CHECKING:  # for annotations only: the base class imports the registry
@@ -114,7 +114,8 @@ def make_algorithm(method: str, /, **params) -> Algorithm:
     method, the parameter, the value and what is allowed).
     """
     klass = method_class(method)
-    return klass(**validate_parameters(method, klass.parameters, params))
+    refuse_undeclared(method, klass.parameters, params)
+    return klass(**params)  # the constructor validates the values (Algorithm.__init_subclass__)
 
 
 # ------------------------------------------------------------------ guidance

@@ -52,7 +52,6 @@ import numpy as np
 
 from ..core.table import EncodedTable, group
 from ..evaluation.verify import verify_codes
-from ..privacy import check_feasible
 from .base import Algorithm, Details, Problem, Solution, clone, log
 from .params import Constraint, InstanceOf
 from .tags import Tags, get_tags
@@ -350,16 +349,15 @@ class BudgetedSuppression(Algorithm):
         """The wrapped method's parameters and ``max_suppression`` as the budget reads (``'5%'``, ``'120 records'``)."""
         return {**self.inner.run_params(), "max_suppression": str(self.budget)}
 
-    def solve(self, problem: Problem) -> Solution:
-        self.check_problem(problem)
-        check_feasible(problem.privacy)
+    def solve_checked(self, problem: Problem) -> Solution:
+        """Spend the budget on a checked problem (the wrapped method checks the same problem once)."""
         return self._solve(problem)
 
     def _solve(self, problem: Problem) -> Solution:
         t, cost = problem.table, problem.cost
         n = t.n_records
         limit = self.budget.limit(n)
-        base = self.inner.solve(problem)
+        base = self.inner.solve_checked(problem)
         full = _total(t, np.zeros_like(t.codes), cost) or 1
         d0 = _total(t, base.codes, cost)
         facts = {"budget": str(self.budget), "budget_records": limit, "distortion_ratio_without": d0 / full}
@@ -377,7 +375,7 @@ class BudgetedSuppression(Algorithm):
 
     def _native(self, problem: Problem, base: Solution, d0: int, limit: int) -> tuple[Solution, str]:
         limited = clone(self.inner).set_params(**{get_tags(self).suppression.setting: limit / problem.table.n_records})
-        sol = limited.solve(problem)
+        sol = limited.solve_checked(problem)
         d = _total(problem.table, sol.codes, problem.cost)
         if d < d0 and sol.suppressed.any():
             return sol, (f"the {self.name} search with a suppression limit of {limit} records: suppressing them "

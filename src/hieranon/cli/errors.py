@@ -29,7 +29,9 @@ def known_errors() -> tuple[type[Exception], ...]:
     from ..io import InputError
     from ..core.requirements import RequirementError
     from ..core.table import DataError
-    return (ConfigError, HierarchyError, InputError, RequirementError, DataError, UsageError, ValueError, OSError)
+    from ..job.settings import SettingError
+    return (ConfigError, SettingError, HierarchyError, InputError, RequirementError, DataError, UsageError,
+            ValueError, OSError)
 
 
 def one_line(exc: BaseException) -> str:

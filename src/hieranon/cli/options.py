@@ -4,7 +4,6 @@ types), their parsing (``--qi``, ``--param``, the roles, the privacy models) and
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -73,8 +72,6 @@ def parse_params(param: list[str]) -> dict:
     return out
 
 
-MISSING_MODES = ("error", "root", "value")
-
 # ------------------------------------------------------------------ shared options
 # Declared once: anonymize, check, evaluate and report take them alike.
 RISK_THRESHOLD_HELP = "Prosecutor risk 1/|class| above which a record counts as at risk, 0 < T <= 1 (default: " \
@@ -136,23 +133,20 @@ QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
 
+#: The option that gives each setting of :mod:`hieranon.job.settings`, named when its value is refused.
+SETTING_OPTIONS = {"k": "-k", "seed": "--seed", "missing": "--missing", "beta": "--beta",
+                   "risk_threshold": "--risk-threshold"}
+
+
 def checked_options(k: Optional[int], seed: Optional[int], missing: Optional[str], beta: Optional[float],
                     risk_threshold: Optional[float]) -> None:
-    """The options whose bad values get a message naming the option."""
-    if k is not None and k < 1:
-        raise UsageError(f"-k {k}: k must be >= 1")
-    if seed is not None and seed < 0:
-        raise UsageError(f"--seed {seed}: expected a whole number >= 0")
-    if missing is not None and missing not in MISSING_MODES:
-        raise UsageError(f"--missing {missing!r}: expected one of {', '.join(MISSING_MODES)}")
-    if beta is not None and not 1 <= beta < math.inf:
-        raise UsageError(f"--beta {beta:g}: expected a finite number >= 1")
-    if risk_threshold is not None:
-        from ..evaluation.risk import check_threshold
-        try:
-            check_threshold(risk_threshold, f"--risk-threshold {risk_threshold:g}")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    """The settings given on the command line, checked before any work as the
+    spec checks them (:func:`hieranon.job.settings.check_settings`): a bad one
+    is a :class:`~hieranon.job.settings.SettingError` naming its option."""
+    from ..job.settings import check_settings
+
+    given = {"k": k, "seed": seed, "missing": missing, "beta": beta, "risk_threshold": risk_threshold}
+    check_settings(SETTING_OPTIONS, **{name: value for name, value in given.items() if value is not None})
 
 
 def _parse_sensitive_hierarchies(items: Sequence[str]) -> dict:

@@ -41,7 +41,6 @@ name, or comma-separated names). Relative hierarchy paths are read relative to t
 from __future__ import annotations
 
 import difflib
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,13 +53,13 @@ from ..algorithms.suppression import parse_budget
 from ..core.files import MAX_CONFIG_BYTES, read_text_file
 from ..core.safeyaml import load_yaml
 from ..core.tree import Hierarchy
-from ..evaluation.risk import check_threshold
 from ..evaluation.roles import ROLE_KEYS, check_role_conflicts
 from ..hierarchies import builders as B
 from ..hierarchies import readers as H
 from ..io import NUMERIC_OUTPUTS
 from ..io.pseudonyms import read_key
 from ..privacy import PrivacyError, parse_privacy_config
+from .settings import MISSING_MODES, SettingError, check_setting, is_integer, is_number  # noqa: F401 - re-exported
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
@@ -80,18 +79,10 @@ KIND_OPTIONS = {"intervals": {"origin"}, "dates": {"date_format"}, "groups": {"o
                 "hierarchy": {"unbalanced"}, "file": {"unbalanced"}}
 
 
-class ConfigError(ValueError):
-    """A configuration key or value is invalid; the message names the key."""
-
-
-def is_integer(value) -> bool:
-    """A whole number: a Python or numpy integer, never a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def is_number(value) -> bool:
-    """A real number: a Python or numpy integer or float, never a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+#: A configuration key or value is invalid; the message names the key. The
+#: same class as a bad setting given on the command line or to the API: one
+#: error type however a value came in.
+ConfigError = SettingError
 
 
 def _py(value):
@@ -381,10 +372,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
     if not isinstance(qis, Mapping):
         raise ConfigError("quasi_identifiers: expected a mapping of column name to hierarchy")
     cfg.quasi_identifiers = {str(n): _hier_spec(str(n), v, base) for n, v in qis.items()}
-    if "k" in raw and raw["k"] is not None:
-        if not is_integer(raw["k"]) or raw["k"] < 1:
-            raise ConfigError(f"k: expected a whole number >= 1, got {raw['k']!r}")
-        cfg.k = int(raw["k"])
+    cfg.k = check_setting("k", raw.get("k"))
     reqs = raw.get("requirements") or []
     if not isinstance(reqs, list):
         raise ConfigError("requirements: expected a list like ['education,sex:4']")
@@ -418,10 +406,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         raise ConfigError("params: expected a mapping of method parameters")
     cfg.params = dict(params)
     cfg.weights = _choice(raw, "weights", ("uniform", "height", "mage"))
-    beta = raw.get("beta", 1.0)
-    if not is_number(beta) or beta < 1:
-        raise ConfigError(f"beta: expected a number >= 1, got {beta!r}")
-    cfg.beta = float(beta)
+    cfg.beta = check_setting("beta", raw.get("beta", 1.0))
     pri = raw.get("priorities")
     if pri is not None and not isinstance(pri, (list, Mapping)):
         raise ConfigError("priorities: expected a ranking list [most important, ...] or a mapping attribute -> weight")
@@ -437,10 +422,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if bad:
             raise ConfigError(f"priorities: a ranking lists attribute names, got {bad[0]!r}")
     cfg.priorities = pri
-    seed = raw.get("seed")
-    if seed is not None and (not is_integer(seed) or seed < 0):
-        raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
-    cfg.seed = None if seed is None else int(seed)
+    cfg.seed = check_setting("seed", raw.get("seed"))
     key = raw.get("pseudonym_key")
     if key is not None and not isinstance(key, str):
         raise ConfigError(f"pseudonym_key: expected the path of a key file, got {key!r}")
@@ -464,7 +446,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         if v is not None and not isinstance(v, str):
             raise ConfigError(f"{key}: expected a column name, got {v!r}")
         setattr(cfg, key, v)
-    cfg.missing = _choice(raw, "missing", ("error", "root", "value"))
+    cfg.missing = check_setting("missing", raw.get("missing", MISSING_MODES[0]))
     cfg.numeric_output = _choice(raw, "numeric_output", NUMERIC_OUTPUTS)
     st = raw.get("suppression_threshold")
     if st is not None and (not is_number(st) or not (0 <= st < float("inf"))):
@@ -475,11 +457,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             cfg.max_suppression = parse_budget(raw["max_suppression"], "max_suppression")
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    if raw.get("risk_threshold") is not None:
-        try:
-            cfg.risk_threshold = check_threshold(raw["risk_threshold"], "risk_threshold")
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+    cfg.risk_threshold = check_setting("risk_threshold", raw.get("risk_threshold"))
     if raw.get("input") is not None:
         if not isinstance(raw["input"], str):
             raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")

@@ -28,7 +28,6 @@ from ..algorithms.registry import (  # noqa: F401 - re-exported for users of hie
     method_parameters,
     methods_accepting,
 )
-from ..algorithms.suppression import with_budget
 from ..bounds import BoundTooLarge, problem_lower_bound
 from ..core.cells import cells_equal
 from ..core.progress import ProgressEvent, reporting
@@ -42,7 +41,15 @@ from ..io import typed_numeric_qis
 from ..io.pseudonyms import new_key, protective_rng, pseudonyms
 from ..privacy import check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
-from .spec import MISSING_MODES, AnonymizationSpec, build_problem, check_special_columns  # noqa: F401
+from .spec import (  # noqa: F401 - MISSING_MODES, check_special_columns, run_method re-exported
+    MISSING_MODES,
+    AnonymizationSpec,
+    build_algorithm,
+    build_problem,
+    check_special_columns,
+    measure,
+    run_method,
+)
 
 log = logging.getLogger("hieranon")
 
@@ -200,8 +207,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
          hierarchies: Mapping[str, Hierarchy] | None) -> AnonymizationResult:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    # bad parameters (and a budget the method cannot spend) are refused before any work
-    with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
+    algo = build_algorithm(spec)  # bad parameters (and a budget the method cannot spend): refused before any work
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     df = without_index(df, strict=spec.strict)
@@ -212,8 +218,8 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
     plan = choose_plan(problem, spec)
-    method, params = run_method(spec, plan)
-    algo = with_budget(make_algorithm(method, **params), spec.max_suppression)
+    if plan is not None and plan.mode != "whole":  # the spec's method runs in each block
+        algo = build_algorithm(spec, plan)
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t0
 
@@ -223,7 +229,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
              f"; plan: {plan.describe()}" if plan is not None else "")
     with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
                         detail=plan.describe() if plan is not None else ""):
-        solution: Solution = algo.solve(problem)
+        solution: Solution = algo.solve_checked(problem)  # checked above, before any work
     timings["solve"] = time.perf_counter() - t
     result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
@@ -255,17 +261,6 @@ def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
                     **({"whole_seconds": options["whole_seconds"]} if "whole_seconds" in options else {}))
     log.info("plan: %s", plan.describe())
     return plan
-
-
-def run_method(spec: AnonymizationSpec, plan: RunPlan | None) -> tuple:
-    """``(method, parameters)`` of the algorithm that carries out ``plan``."""
-    params = spec.algorithm_params()
-    if plan is None or plan.mode == "whole":
-        return spec.method, params
-    options = spec.partition
-    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
-                           "executor": plan.executor,
-                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
 
 
 #: Distortion ratio above which an output has lost nearly everything.
@@ -355,9 +350,7 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
 
     t = time.perf_counter()
     with progress_stage("measuring"):
-        metrics = M.compute(table.codes, solution.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                            table.qi_names, problem.class_labels, suppressed=solution.suppressed,
-                            requirements=problem.requirements)
+        metrics = measure(problem, solution.codes, solution.suppressed)
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,

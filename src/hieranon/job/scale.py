@@ -25,15 +25,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..algorithms.registry import make_algorithm
-from ..algorithms.suppression import with_budget
 from ..core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
-from ..evaluation import metrics as M
 from ..io import dataset_schema, table_format
 from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
 from ..privacy import BoundModel, check_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
-from .spec import AnonymizationSpec, problem_from_table
+from .spec import AnonymizationSpec, build_algorithm, measure, problem_from_table
 
 # pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
 
@@ -316,7 +313,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         spec = AnonymizationSpec.from_arguments(quasi_identifiers, hierarchies, k, requirements=requirements,
                                                 method=method, seed=seed, weights=weights, params=method_params)
     spec = spec.partitioned(block_size=block_size, executor=executor, scheduler=scheduler, n_workers=n_workers)
-    algo = with_budget(make_algorithm(spec.method, **spec.algorithm_params()), spec.max_suppression)
+    algo = build_algorithm(spec)
     output_dir = Path(output_dir)
     if output_dir.exists() and not force:
         raise FileExistsError(f"output {output_dir} already exists; pass force=True (--force) to replace it")
@@ -332,7 +329,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     timings["encode"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    sol = algo.solve(problem)
+    sol = algo.solve_checked(problem)  # checked above, before any work
     timings["solve"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -358,8 +355,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     t = time.perf_counter()
-    metrics = M.compute(table.codes, sol.codes, table.hierarchies, problem.k, table.counts, problem.cost,
-                        table.qi_names, labels, suppressed=sol.suppressed, requirements=problem.requirements)
+    metrics = measure(problem, sol.codes, sol.suppressed)
     timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(None, metrics, report, spec.method, algo.run_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,

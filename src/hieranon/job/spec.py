@@ -25,28 +25,33 @@ import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import Problem
-from ..algorithms.registry import DEFAULT_METHOD, METHODS, method_parameters, methods_accepting
-from ..algorithms.suppression import SuppressionBudget, parse_budget
+from ..algorithms.base import Algorithm, Problem
+from ..algorithms.registry import DEFAULT_METHOD, METHODS, make_algorithm, method_parameters, methods_accepting
+from ..algorithms.suppression import SuppressionBudget, parse_budget, with_budget
 from ..core.requirements import Requirement, RequirementError, normalise
 from ..core.table import DataError, EncodedTable, check_columns, encode
 from ..core.tree import Hierarchy
 from ..evaluation import metrics as M
-from ..evaluation.risk import check_threshold, default_threshold
+from ..evaluation.risk import default_threshold
 from ..evaluation.roles import ROLES, check_role_conflicts
 from ..io import NUMERIC_OUTPUTS
 from ..io.pseudonyms import as_key
 from ..privacy import PrivacyModel
-from .config import Config, HierarchySpec, builder_spec, is_integer, is_number
+from .config import Config, HierarchySpec, builder_spec
+from .settings import MISSING_MODES, check_setting, is_integer, is_number
+
+if TYPE_CHECKING:
+    from ..algorithms.partition import RunPlan
 
 __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table", "check_special_columns",
+           "build_algorithm", "run_method", "measure",
            "MISSING_MODES", "WEIGHT_SCHEMES", "IDENTIFIER_ACTIONS"]
 
-MISSING_MODES = ("error", "root", "value")
 #: How a run is executed: chosen from the table (``auto``), the whole table
 #: in one process (``whole``), or in partitioned blocks (``partitioned``).
 EXECUTIONS = ("auto", "whole", "partitioned")
@@ -60,15 +65,6 @@ ALGORITHM_SEED = 0
 
 
 # ------------------------------------------------------------ number checks
-def whole(value, what: str, minimum: int = 0, optional: bool = False) -> int | None:
-    """``value`` as a Python int >= ``minimum``; a ValueError naming ``what`` otherwise."""
-    if value is None and optional:
-        return None
-    if not is_integer(value) or value < minimum:
-        raise ValueError(f"{what}: expected a whole number >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def real(value, what: str, minimum: float = 0.0) -> float:
     """``value`` as a finite Python float >= ``minimum``."""
     if not is_number(value) or not (minimum <= float(value) < float("inf")):
@@ -266,9 +262,8 @@ class AnonymizationSpec:
                 raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
                                  "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
         set_("hierarchies", dict(hs))
-        if self.k is not None and (not is_integer(self.k) or self.k < 1):
-            raise RequirementError(f"k must be a whole number >= 1, got {self.k!r}")
-        set_("k", None if self.k is None else int(self.k))
+        for name in ("k", "seed", "missing", "beta", "risk_threshold"):
+            set_(name, check_setting(name, getattr(self, name)))
         reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
         set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
         if not isinstance(self.method, str) or self.method not in METHODS:
@@ -278,9 +273,7 @@ class AnonymizationSpec:
         set_("params", plain(dict(self.params)))
         if not isinstance(self.weights, str) or self.weights not in WEIGHT_SCHEMES:
             raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {self.weights!r}")
-        set_("beta", real(self.beta, "beta", 1.0))
         set_("priorities", self._checked_priorities(self.priorities))
-        set_("seed", whole(self.seed, "seed", 0, optional=True))
         set_("pseudonym_key", as_key(self.pseudonym_key))
         for name in ("identifiers", "sensitive", "insensitive"):
             set_(name, _names(getattr(self, name), name))
@@ -302,12 +295,8 @@ class AnonymizationSpec:
             raise ValueError(f"partition: expected a mapping with keys among {', '.join(PARTITION_OPTIONS)}, "
                              f"got {self.partition!r}")
         set_("partition", plain(dict(self.partition)))
-        if not isinstance(self.missing, str) or self.missing not in MISSING_MODES:
-            raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {self.missing!r}")
         if self.suppression_threshold is not None:
             set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
-        if self.risk_threshold is not None:
-            set_("risk_threshold", check_threshold(self.risk_threshold, "risk_threshold"))
         set_("max_suppression", parse_budget(self.max_suppression, "max_suppression"))
         set_("privacy", _privacy_models(self.privacy))
         origins = dict(self.origins or {})
@@ -539,6 +528,17 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
     return problem
 
 
+def measure(problem: Problem, codes: np.ndarray, suppressed: np.ndarray) -> M.Metrics:
+    """Every metric of ``codes`` (one generalised row per row of the problem's
+    table; ``suppressed`` rows left out of the classes) under the problem's
+    cost model, with the smallest class of each requirement
+    (:func:`hieranon.evaluation.metrics.compute`): how the pipeline, the
+    Parquet run and the evaluation of an existing pair all measure an output."""
+    t = problem.table
+    return M.compute(t.codes, codes, t.hierarchies, problem.k, t.counts, problem.cost, t.qi_names,
+                     problem.class_labels, suppressed=suppressed, requirements=problem.requirements)
+
+
 def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: bool = False,
                   hierarchies: Mapping[str, Hierarchy] | None = None) -> Prepared:
     """Encode ``df`` against ``spec`` (leaf codes, counts from the count
@@ -564,3 +564,27 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
     problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
     return Prepared(problem, spec, hs)
+
+
+# ---------------------------------------------------------------- algorithm
+def run_method(spec: AnonymizationSpec, plan: RunPlan | None = None) -> tuple[str, dict]:
+    """``(method, parameters)`` of the algorithm that carries out ``spec``
+    (on ``plan``, a :class:`~hieranon.algorithms.partition.RunPlan`, when it
+    runs in partitioned blocks: the ``partitioned`` method around the spec's)."""
+    params = spec.algorithm_params()
+    if plan is None or plan.mode == "whole":
+        return spec.method, params
+    options = spec.partition
+    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
+                           "executor": plan.executor,
+                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
+
+
+def build_algorithm(spec: AnonymizationSpec, plan: RunPlan | None = None) -> Algorithm:
+    """The algorithm of ``spec`` (:func:`run_method`), built from the registry
+    (its parameters validated once, at construction) and spending the spec's
+    suppression budget (:func:`~hieranon.algorithms.suppression.with_budget`):
+    bad parameters, or a budget the method cannot spend, are refused here,
+    before any work."""
+    method, params = run_method(spec, plan)
+    return with_budget(make_algorithm(method, **params), spec.max_suppression)

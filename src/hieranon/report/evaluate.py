@@ -20,7 +20,7 @@ from ..core.table import encode_generalised, group
 from ..evaluation import metrics as M
 from ..evaluation.verify import verify
 from ..job.result import AnonymizationResult
-from ..job.spec import AnonymizationSpec, build_problem
+from ..job.spec import AnonymizationSpec, build_problem, measure
 from ..privacy import sensitive_columns
 
 __all__ = ["evaluate_pair"]
@@ -40,7 +40,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     :func:`hieranon.anonymize`. The original is encoded once
     (:func:`hieranon.job.spec.build_problem`); the pair is verified with
     :func:`hieranon.evaluation.verify.verify` (which never raises on a failed check) and
-    measured with :func:`hieranon.evaluation.metrics.compute` under the spec's cost
+    measured with :func:`hieranon.job.spec.measure` under the spec's cost
     model. When some output cell does not generalise its original value the
     codes and metrics cannot be computed: they are ``None`` and the report
     says so. Identifier columns of ``original`` absent from ``anonymised``
@@ -82,8 +82,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
             codes = None
         else:
             all_root = M.suppressed_mask(codes)
-            metrics = M.compute(enc.codes, codes, enc.hierarchies, problem.k, enc.counts, problem.cost, qis,
-                                problem.class_labels, suppressed=all_root, requirements=reqs)
+            metrics = measure(problem, codes, all_root)
             if suppressed_records == "class" and all_root.any():  # the rows of '*' are a class: k counts it
                 metrics = dataclasses.replace(
                     metrics, achieved_k=int(group(codes, enc.counts).sizes.min()),

@@ -1,0 +1,67 @@
+"""One job through :mod:`hieranon.job.pipeline`: the algorithm built once, the
+problem checked once, before any work."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import hieranon
+from hieranon import hierarchy as H
+from hieranon.algorithms import base, suppression
+from hieranon.algorithms.kaca import KACA1
+
+
+def _table() -> tuple[pd.DataFrame, dict]:
+    values = [f"v{i}" for i in range(6)]
+    df = pd.DataFrame({"a": values * 4, "b": [f"w{i % 3}" for i in range(24)]})
+    hs = {"a": H.suppression("a", values), "b": H.suppression("b", ["w0", "w1", "w2"])}
+    return df, hs
+
+
+class _Counts:
+    def __init__(self, monkeypatch):
+        self.built = self.checked = self.feasible = 0
+        init, check = KACA1.__init__, KACA1.check_problem
+
+        def counted_init(obj, *args, **kw):
+            self.built += 1
+            init(obj, *args, **kw)
+
+        def counted_check(obj, problem):
+            self.checked += 1
+            check(obj, problem)
+
+        feasible = base.check_feasible
+
+        def counted_feasible(models):
+            self.feasible += 1
+            feasible(models)
+
+        monkeypatch.setattr(KACA1, "__init__", counted_init)
+        monkeypatch.setattr(KACA1, "check_problem", counted_check)
+        for module in (base, suppression, hieranon.job.pipeline):
+            if hasattr(module, "check_feasible"):
+                monkeypatch.setattr(module, "check_feasible", counted_feasible)
+
+
+@pytest.mark.parametrize("budget", [None, "10%"])
+def test_the_algorithm_is_built_and_the_problem_checked_once(monkeypatch, budget):
+    df, hs = _table()
+    counts = _Counts(monkeypatch)
+    r = hieranon.anonymize(df, ["a", "b"], hs, k=2, method="kaca1", max_suppression=budget, execution="whole")
+    assert r.verification.ok
+    assert counts.built == 1
+    assert counts.checked == 1
+    assert counts.feasible == 1
+
+
+def test_bad_parameters_are_refused_before_the_table_is_read(monkeypatch):
+    df, hs = _table()
+
+    def no_encoding(*args, **kw):
+        raise AssertionError("the table was encoded")
+
+    monkeypatch.setattr(hieranon.job.pipeline, "build_problem", no_encoding)
+    with pytest.raises(ValueError, match="max_inconsistency"):
+        hieranon.anonymize(df, ["a", "b"], hs, k=2, method="kaca2", max_inconsistency=-1)
