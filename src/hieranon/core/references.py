@@ -151,6 +151,35 @@ REFERENCES: dict[str, Reference] = {
         ("Cramér",), 1946,
         "Mathematical methods of statistics (Cramér's V)",
         "Princeton University Press"),
+    # -- re-identification risk and population uniqueness
+    "pitman1996": Reference(
+        ("Pitman",), 1996,
+        "Some developments of the Blackwell-MacQueen urn scheme",
+        "Statistics, Probability and Game Theory: Papers in Honor of David Blackwell, IMS Lecture Notes 30"),
+    "hoshino2001": Reference(
+        ("Hoshino",), 2001,
+        "Applying Pitman's sampling formula to microdata disclosure risk assessment",
+        "Journal of Official Statistics 17(4)"),
+    "zayatz1991": Reference(
+        ("Zayatz",), 1991,
+        "Estimation of the percent of unique population elements on a microdata file using the sample",
+        "US Bureau of the Census, Statistical Research Division Report RR-91/08"),
+    "chen1998": Reference(
+        ("Chen", "Keller-McNulty"), 1998,
+        "Estimation of identification disclosure risk in microdata",
+        "Journal of Official Statistics 14(1)"),
+    "haas1998": Reference(
+        ("Haas", "Stokes"), 1998,
+        "Estimating the number of classes in a finite population",
+        "Journal of the American Statistical Association 93(444)"),
+    "dankar2012": Reference(
+        ("Dankar", "El Emam", "Neisa", "Roffey"), 2012,
+        "Estimating the re-identification risk of clinical data sets",
+        "BMC Medical Informatics and Decision Making 12:66"),
+    "elemam2013": Reference(
+        ("El Emam",), 2013,
+        "Guide to the de-identification of personal health information",
+        "CRC Press (Auerbach)"),
     # -- optimisation (the Lagrangian bounds and heuristic)
     "fisher1981": Reference(
         ("Fisher",), 1981,
