@@ -29,7 +29,9 @@ from .options import (
     QiOption,
     QuietOption,
     RequireOption,
+    PopulationOption,
     RiskThresholdOption,
+    SamplingFractionOption,
     SensitiveHierarchyOption,
     SensitiveOption,
     StrictOption,
@@ -39,6 +41,7 @@ from .options import (
     build_spec,
     parse_params,
     read_config,
+    population_model,
 )
 from .output import (
     bound_rows,
@@ -73,6 +76,8 @@ def anonymize(
     missing: MissingOption = None,
     report: Optional[Path] = typer.Option(None, "--report", help="Write an HTML report here."),
     risk_threshold: RiskThresholdOption = None,
+    sampling_fraction: SamplingFractionOption = None,
+    population: PopulationOption = None,
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
@@ -140,6 +145,7 @@ def anonymize(
                 cfg = read_config(config)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
                                   risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
+                                  population=population_model(sampling_fraction, population),
                                   l_diversity=l_diversity, t_closeness=t_closeness,
                                   sensitive_hierarchy=sensitive_hierarchy, count_column=count_column,
                                   class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,

@@ -24,7 +24,9 @@ from .options import (
     QiOption,
     QuietOption,
     RequireOption,
+    PopulationOption,
     RiskThresholdOption,
+    SamplingFractionOption,
     SensitiveHierarchyOption,
     SensitiveOption,
     StrictOption,
@@ -34,6 +36,7 @@ from .options import (
     build_hierarchies,
     build_spec,
     check_suppressed,
+    population_model,
 )
 from .output import configure_logging, json_default, print_metrics, warn
 
@@ -50,6 +53,8 @@ def check(
     weights: WeightsOption = None,
     beta: BetaOption = None,
     risk_threshold: RiskThresholdOption = None,
+    sampling_fraction: SamplingFractionOption = None,
+    population: PopulationOption = None,
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
@@ -74,6 +79,7 @@ def check(
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
+                          population=population_model(sampling_fraction, population),
                           weights=weights, count_column=count_column, class_column=class_column,
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
@@ -88,7 +94,7 @@ def check(
         reqs = prepared.problem.requirements
         table, models = _without_suppressed(prepared) if suppressed == "removed" else \
             (prepared.table, prepared.problem.privacy)
-        result = assess(table, reqs, threshold=spec.threshold_for(reqs))
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs), population=spec.population)
         privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except known_errors() as exc:

@@ -25,7 +25,9 @@ from .options import (
     QiOption,
     QuietOption,
     RequireOption,
+    PopulationOption,
     RiskThresholdOption,
+    SamplingFractionOption,
     SensitiveHierarchyOption,
     SuppressedOption,
     TargetOption,
@@ -36,8 +38,19 @@ from .options import (
     build_spec,
     check_suppressed,
     read_config,
+    population_model,
 )
-from .output import bound_rows, configure_logging, json_default, metric_rows, print_metrics, verdict_line, warn
+from .output import (
+    bound_rows,
+    configure_logging,
+    json_default,
+    metric_rows,
+    print_metrics,
+    risk_rows,
+    risk_summary,
+    verdict_line,
+    warn,
+)
 
 if TYPE_CHECKING:
     from ..job.config import Config
@@ -129,6 +142,16 @@ def order_warning(result, quiet: bool) -> None:
              "back; release it with anonymize --shuffle")
 
 
+def _risk_json(pair) -> dict | None:
+    before, after, _ = pair.risk()
+    return risk_summary(before, after, pair.risk_threshold) if before is not None else None
+
+
+def _risk_rows(pair) -> list[tuple[str, str]]:
+    before, after, _ = pair.risk()
+    return risk_rows(before, after, pair.risk_threshold)
+
+
 def evaluate(
     original: Path = typer.Argument(..., help="The original table."),
     anonymised: Path = typer.Argument(..., help="The anonymised table."),
@@ -142,6 +165,8 @@ def evaluate(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    sampling_fraction: SamplingFractionOption = None,
+    population: PopulationOption = None,
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
@@ -162,7 +187,8 @@ def evaluate(
         check_suppressed(suppressed)
         cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
-                          beta=beta, missing=missing, risk_threshold=risk_threshold, l_diversity=l_diversity,
+                          beta=beta, missing=missing, risk_threshold=risk_threshold,
+                          population=population_model(sampling_fraction, population), l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
@@ -172,13 +198,13 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
                                "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
-                               "privacy": pair.privacy().as_dict(),
+                               "privacy": pair.privacy().as_dict(), "risk": _risk_json(pair),
                                **(utility_json(pair) if utility or target is not None else {})},
                               default=json_default, indent=2))
     elif not quiet:
         if metrics is not None:
             print_metrics(f"{anonymised.name} against {original.name}",
-                          metric_rows(metrics) + bound_rows(pair) + pair.privacy().rows(), False)
+                          metric_rows(metrics) + bound_rows(pair) + _risk_rows(pair) + pair.privacy().rows(), False)
         if utility or target is not None:
             print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
             u = pair.risk_cache.get("utility:last")

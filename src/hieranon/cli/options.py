@@ -129,6 +129,12 @@ UtilityOption = Annotated[bool, typer.Option(
 TargetOption = Annotated[Optional[str], typer.Option(
     "--target", help="Column of ORIGINAL the utility's models predict (logistic regression, random forest, "
     "naive Bayes; ridge and random forest for a numeric target), by 5-fold cross-validation; implies --utility.")]
+SamplingFractionOption = Annotated[Optional[float], typer.Option(
+    "--sampling-fraction", help="Share of its population the table holds, 0 < F <= 1, for the journalist, marketer "
+    "and population-uniqueness risk (default: 0.01, assumed and said so).")]
+PopulationOption = Annotated[Optional[str], typer.Option(
+    "--population", help="Size of the population the table was sampled from (a number of people); instead of "
+    "--sampling-fraction.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -243,3 +249,34 @@ def check_suppressed(option: str) -> None:
 def excerpt_option(exc: Exception, column: str) -> str:
     """A configuration error about a builder, without its configuration key."""
     return str(exc).removeprefix(f"quasi_identifiers.{column}").lstrip(".: ")
+
+
+def population_model(sampling_fraction: Optional[float], population: Optional[str]):
+    """The population model of ``--sampling-fraction`` / ``--population``
+    (:class:`hieranon.evaluation.risk.PopulationModel`); None when neither is given."""
+    from ..evaluation.risk import PopulationModel
+
+    if sampling_fraction is not None and population is not None:
+        raise UsageError("--sampling-fraction and --population: give one of them (the fraction is the table's "
+                         "records / the population)")
+    if sampling_fraction is not None:
+        if not 0 < sampling_fraction <= 1:
+            raise UsageError(f"--sampling-fraction {sampling_fraction:g}: expected a number in (0, 1] (the share of "
+                             "the population the table holds, e.g. 0.01)")
+        return PopulationModel(sampling_fraction=sampling_fraction)
+    if population is None:
+        return None
+    try:
+        size = float(population.replace("_", ""))
+    except ValueError:
+        return population_table(Path(population))
+    if not (size >= 1 and size.is_integer()):
+        raise UsageError(f"--population {population}: expected a whole number of people (at least 1)")
+    return PopulationModel(population=int(size))
+
+
+def population_table(path: Path):
+    """``--population FILE``: a population table. Not read here; the hook for
+    population tables (class sizes in the population)."""
+    raise UsageError(f"--population {path}: population tables are not supported here yet; give the population "
+                     "size as a number (--population 3000000) or --sampling-fraction")

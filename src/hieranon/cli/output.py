@@ -113,21 +113,41 @@ def metric_rows(m) -> list[tuple[str, str]]:
     return rows
 
 
+#: The risk estimates --json gives by name, each a share of records (:class:`hieranon.evaluation.risk.RiskModels`).
+RISK_KEYS = ("prosecutor", "journalist", "marketer", "pitman", "zayatz", "snb", "dankar")
+
+
 def risk_summary(before, after, threshold: float) -> dict:
-    """The risk figures of a result before and after, for --json."""
+    """The risk figures of a result before and after, for --json: the
+    estimates of :data:`RISK_KEYS` for the release (the original when nothing
+    was released) at the top, every figure of each table under ``before``
+    and ``after``."""
     def part(r):
         if r is None:
             return None
         return {"records": r.n_records, "records_at_risk": r.records_at_risk, "risk_max": r.risk_max,
-                "risk_mean": r.risk_mean, "sample_uniques": r.sample_uniques, "achieved_k": r.achieved_k}
-    return {"threshold": threshold, "before": part(before), "after": part(after)}
+                "risk_mean": r.risk_mean, "sample_uniques": r.sample_uniques, "achieved_k": r.achieved_k,
+                "models": r.models.as_dict() if r.models is not None else None}
+    shown = after if after is not None else before
+    top = {key: getattr(shown.models, key) for key in RISK_KEYS} if shown is not None and shown.models else {}
+    return {"threshold": threshold, **top, "before": part(before), "after": part(after)}
 
 
 def risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
     if before is None:
         return []
-    return [(f"records at risk (risk above {threshold:.3g}) before / after",
+    rows = [(f"records at risk (risk above {threshold:.3g}) before / after",
              f"{before.records_at_risk} / {after.records_at_risk if after is not None else '-'}")]
+    if before.models is None:
+        return rows
+    b, a = before.models, (after.models if after is not None else None)
+    assumed = " (assumed)" if b.sampling_fraction_assumed else ""
+    for key, label in (("prosecutor", "prosecutor risk, average"), ("journalist", "journalist risk, average"),
+                       ("marketer", "marketer risk"), ("dankar", "population uniques (Dankar et al.)")):
+        rows.append((f"{label} before / after", f"{getattr(b, key):.4f} / "
+                     f"{f'{getattr(a, key):.4f}' if a is not None else '-'}"))
+    rows.append(("sampling fraction / population", f"{b.sampling_fraction:.4g}{assumed} / {b.population_size}"))
+    return rows
 
 
 def warn(line: str) -> None:

@@ -25,7 +25,9 @@ from .options import (
     QiOption,
     QuietOption,
     RequireOption,
+    PopulationOption,
     RiskThresholdOption,
+    SamplingFractionOption,
     SensitiveHierarchyOption,
     SuppressedOption,
     TargetOption,
@@ -36,6 +38,7 @@ from .options import (
     check_suppressed,
     checked_options,
     read_config,
+    population_model,
 )
 from .output import bound_rows, configure_logging, json_default, risk_rows, risk_summary, status, verdict_line
 
@@ -55,6 +58,8 @@ def report_command(
     beta: BetaOption = None,
     missing: MissingOption = None,
     risk_threshold: RiskThresholdOption = None,
+    sampling_fraction: SamplingFractionOption = None,
+    population: PopulationOption = None,
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
@@ -87,6 +92,7 @@ def report_command(
             cfg = read_config(config)
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
+                          population=population_model(sampling_fraction, population),
                               l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
                                                                 anonymised_table=anonymised, configuration=config,

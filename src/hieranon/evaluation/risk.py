@@ -1,8 +1,12 @@
-"""Re-identification risk of a table as it is (prosecutor model).
+"""Re-identification risk of a table as it is.
 
 Under the prosecutor model an attacker who knows a person is in the table
 re-identifies them with probability ``1/|E|``, ``E`` their equivalence class
-over the quasi-identifiers (El Emam; ARX's risk analysis).
+over the quasi-identifiers (El Emam 2013; ARX's risk analysis). The journalist
+and marketer models (El Emam 2013) and the population-uniqueness estimators
+(:mod:`hieranon.privacy.population`) complete the picture a data-protection
+officer asks for: :func:`risk_models` computes them all as ARX 3.9 does,
+:class:`RiskModels` holds them with the assumptions they rest on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import numpy as np
 
 from ..core.requirements import Requirement
 from ..core.table import EncodedTable, group
+from ..privacy import population as pop
 
 #: Prosecutor risk above which a record counts as "at risk" when there is no
 #: requirement to derive it from (see :func:`default_threshold`).
@@ -36,6 +41,133 @@ def check_threshold(value, what: str = "risk_threshold") -> float:
         raise ValueError(f"{what}: expected a number in (0, 1] (a prosecutor risk 1/|class|, e.g. 0.2 = classes of "
                          f"fewer than 5 records), got {value!r}")
     return float(value)
+
+
+#: Sampling fraction assumed when neither the fraction nor the population size
+#: is given: the table is taken as a 1% sample of its population (ARX's example
+#: setting). Every output that uses it says so (``sampling_fraction_assumed``).
+DEFAULT_SAMPLING_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class PopulationModel:
+    """What is known of the population the table was sampled from: its
+    sampling fraction or its size (at most one); neither means
+    :data:`DEFAULT_SAMPLING_FRACTION`, assumed."""
+
+    sampling_fraction: float | None = None
+    population: int | None = None
+
+    def __post_init__(self):
+        if self.sampling_fraction is not None and self.population is not None:
+            raise ValueError("give the sampling fraction or the population size, not both")
+        if self.sampling_fraction is not None:
+            pop.population_size(1, self.sampling_fraction)  # the range check, one message
+        if self.population is not None and (isinstance(self.population, bool) or not self.population >= 1):
+            raise ValueError(f"population: expected a number of people (at least 1), got {self.population!r}")
+
+    @property
+    def assumed(self) -> bool:
+        """True when the default sampling fraction stands in for what was not given."""
+        return self.sampling_fraction is None and self.population is None
+
+    def size(self, n: int) -> int:
+        """The population size for a sample of ``n`` records (``round(n / f)``)."""
+        if self.population is not None:
+            return pop.population_size(n, population=self.population)
+        return pop.population_size(n, self.sampling_fraction or DEFAULT_SAMPLING_FRACTION)
+
+
+@dataclass
+class RiskModels:
+    """Re-identification risk of one table under the attacker models and the
+    population-uniqueness estimators, every figure a share of records.
+
+    ``prosecutor``, ``journalist``, ``marketer`` are the expected shares of
+    records an attacker re-identifies ("success rate"; El Emam 2013); the
+    ``highest`` figures are the largest probability any one record has, and
+    ``at_risk`` the share of records whose probability exceeds ``threshold``.
+    Without a population table, the population class of every record is
+    taken to be its sample class (ARX's convention), so the journalist
+    figures equal the prosecutor's and bound them from above.
+    ``pitman``, ``zayatz``, ``snb``, ``dankar`` are estimated shares of the
+    population's records unique in it (:mod:`hieranon.privacy.population`),
+    for ``population_size`` people (``sampling_fraction`` = records /
+    population; ``sampling_fraction_assumed`` when it is
+    :data:`DEFAULT_SAMPLING_FRACTION` and not the user's).
+    """
+
+    threshold: float
+    prosecutor: float
+    prosecutor_highest: float
+    prosecutor_at_risk: float
+    journalist: float
+    journalist_highest: float
+    journalist_at_risk: float
+    marketer: float
+    sample_uniques: float
+    pitman: float
+    zayatz: float
+    snb: float
+    dankar: float
+    dankar_model: str
+    sampling_fraction: float
+    population_size: int
+    sampling_fraction_assumed: bool
+    journalist_population: str = "sample"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, value) rows for a console table."""
+        basis = (f"{self.sampling_fraction:.4g} (assumed)" if self.sampling_fraction_assumed
+                 else f"{self.sampling_fraction:.4g}")
+        return [
+            ("attacker model: highest / average / records at risk", ""),
+            ("  prosecutor", f"{self.prosecutor_highest:.4f} / {self.prosecutor:.4f} / {self.prosecutor_at_risk:.2%}"),
+            ("  journalist", f"{self.journalist_highest:.4f} / {self.journalist:.4f} / {self.journalist_at_risk:.2%}"),
+            ("  marketer (average)", f"{self.marketer:.4f}"),
+            (f"population uniques (sampling fraction {basis}, population {self.population_size})", ""),
+            ("  Pitman / Zayatz / SNB", f"{self.pitman:.4%} / {self.zayatz:.4%} / {self.snb:.4%}"),
+            (f"  Dankar et al. ({self.dankar_model})", f"{self.dankar:.4%}"),
+        ]
+
+
+def risk_models(class_sizes, threshold: float, population: PopulationModel | None = None,
+                population_class_sizes=None, population_size: int | None = None) -> RiskModels:
+    """Every risk figure of a table from its equivalence-class sizes (one per class).
+
+    ``population_class_sizes`` (one per class, at least the sample's) are the
+    sizes of the same classes in the population, from a population table;
+    without it each class is its own population class (ARX's convention when
+    no population table is given). ``population_size`` overrides the size the
+    ``population`` model gives (a release keeps its original's population).
+    Highest risk ``1/min|E|``; average ``classes / records`` for the
+    prosecutor, ``max(classes / sum F_j, sum(f_j / F_j) / n)`` for the
+    journalist, ``sum(f_j / F_j) / n`` for the marketer; at risk: the records
+    whose ``1/|E|`` exceeds ``threshold`` (El Emam 2013).
+    """
+    population = population or PopulationModel()
+    f = np.asarray(class_sizes, dtype=np.int64)
+    big_f = f if population_class_sizes is None else np.asarray(population_class_sizes, dtype=np.int64)
+    n, u = float(f.sum()), float(len(f))
+    if n == 0:
+        raise ValueError("risk of an empty table: no records")
+    big_n = population_size if population_size is not None else population.size(int(n))
+    est = pop.estimate(f, population=big_n)
+    ratio = float((f / big_f).sum())
+    return RiskModels(
+        threshold=threshold,
+        prosecutor=u / n, prosecutor_highest=1.0 / float(f.min()),
+        prosecutor_at_risk=float(f[1.0 / f > threshold].sum()) / n,
+        journalist=max(u / float(big_f.sum()), ratio / n), journalist_highest=1.0 / float(big_f.min()),
+        journalist_at_risk=float(f[1.0 / big_f > threshold].sum()) / n,
+        marketer=ratio / n, sample_uniques=est.sample_uniques,
+        pitman=est.pitman, zayatz=est.zayatz, snb=est.snb, dankar=est.dankar, dankar_model=est.dankar_model,
+        sampling_fraction=est.sampling_fraction, population_size=est.population_size,
+        sampling_fraction_assumed=population.assumed,
+        journalist_population="sample" if population_class_sizes is None else "population table")
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -73,6 +205,9 @@ class RiskReport:
         Class size -> number of classes.
     requirements : list[dict]
         Per requirement: achieved k, classes and records below its k.
+    models : RiskModels
+        Prosecutor, journalist, marketer risk and population uniqueness
+        (:func:`risk_models`).
     """
 
     n_records: int
@@ -85,6 +220,7 @@ class RiskReport:
     sample_uniques: float
     class_size_histogram: dict
     requirements: list = field(default_factory=list)
+    models: RiskModels | None = None
 
     @property
     def ok(self) -> bool:
@@ -93,6 +229,7 @@ class RiskReport:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["ok"] = self.ok
+        d["risk"] = d.pop("models")
         return d
 
     def size_distribution(self, k: int | None = None) -> list[dict]:
@@ -131,7 +268,7 @@ class RiskReport:
             for b in self.size_distribution(k):
                 out.append((f"classes of size {b['sizes']}" + (" (below k)" if b["below_k"] else ""),
                             f"{_count(b['classes'], 'class', 'classes')} / {_count(b['records'], 'record')}"))
-        return out
+        return out + (self.models.rows() if self.models is not None else [])
 
 
 def class_sizes(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +278,12 @@ def class_sizes(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarray | None = None,
-           threshold: float = DEFAULT_THRESHOLD) -> RiskReport:
-    """Risk of ``codes`` (default: the table as it is) and each requirement's status."""
+           threshold: float = DEFAULT_THRESHOLD, population: PopulationModel | None = None,
+           population_size: int | None = None) -> RiskReport:
+    """Risk of ``codes`` (default: the table as it is) and each requirement's
+    status; the risk models (:func:`risk_models`) for the ``population`` model
+    (default: :data:`DEFAULT_SAMPLING_FRACTION` assumed), or for
+    ``population_size`` people when given."""
     codes = table.codes if codes is None else codes
     counts = table.counts
     sizes, row_size = class_sizes(codes, counts)
@@ -166,10 +307,12 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
         sample_uniques=float(counts[row_size == 1].sum() / n),
         class_size_histogram={int(s): int(c) for s, c in zip(hist_sizes, hist_counts)},
         requirements=reqs,
+        models=risk_models(sizes, threshold, population, population_size=population_size),
     )
 
 
-def assess_result(result, counts: np.ndarray | None = None, threshold: float | None = None):
+def assess_result(result, counts: np.ndarray | None = None, threshold: float | None = None,
+                  population: PopulationModel | None = None):
     """Risk of an :class:`~hieranon.job.result.AnonymizationResult` before and after:
     ``(before, after, suppressed_records)``, from the result alone (its
     original and output codes, record counts and suppressed rows).
@@ -179,19 +322,23 @@ def assess_result(result, counts: np.ndarray | None = None, threshold: float | N
     original codes. ``threshold`` defaults to the result's spec's
     ``risk_threshold``; the figures are computed once per threshold and kept
     on the result (``counts`` overrides the result's record counts and is
-    not cached)."""
+    not cached). ``population`` is the population model of the original; the
+    release is measured against the same population (its size fixed by the
+    original's records)."""
     if threshold is None:
         threshold = getattr(result, "risk_threshold", DEFAULT_THRESHOLD)
+    population = population or getattr(result, "population_model", None) or PopulationModel()
     cache = getattr(result, "risk_cache", None)
-    if counts is None and cache is not None and threshold in cache:
-        return cache[threshold]
-    figures = _assess_result(result, counts, threshold)
+    key = threshold if population.assumed else (threshold, population)
+    if counts is None and cache is not None and key in cache:
+        return cache[key]
+    figures = _assess_result(result, counts, threshold, population)
     if counts is None and cache is not None:
-        cache[threshold] = figures
+        cache[key] = figures
     return figures
 
 
-def _assess_result(result, counts, threshold: float):
+def _assess_result(result, counts, threshold: float, population: PopulationModel):
     if result.original_codes is None:
         return None, None, 0
     n_rows = result.original_codes.shape[0]
@@ -200,7 +347,7 @@ def _assess_result(result, counts, threshold: float):
     counts = np.ones(n_rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     qi_names = [h.name for h in result.hierarchies]
     before = assess(EncodedTable(result.original_codes, result.hierarchies, qi_names, counts),
-                    result.requirements, threshold=threshold)
+                    result.requirements, threshold=threshold, population=population)
     if result.codes is None:
         return before, None, 0
     sup = np.zeros(n_rows, dtype=bool) if result.suppressed is None else np.asarray(result.suppressed, dtype=bool)
@@ -208,5 +355,6 @@ def _assess_result(result, counts, threshold: float):
     if not keep.any():
         return before, None, int(counts[sup].sum())
     after = assess(EncodedTable(result.original_codes[keep], result.hierarchies, qi_names, counts[keep]),
-                   result.requirements, codes=result.codes[keep], threshold=threshold)
+                   result.requirements, codes=result.codes[keep], threshold=threshold, population=population,
+                   population_size=before.models.population_size)
     return before, after, int(counts[sup].sum())

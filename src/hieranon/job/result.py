@@ -126,10 +126,17 @@ class AnonymizationResult:
             return self.spec.threshold_for(self.requirements)
         return default_threshold(max((r.k for r in self.requirements), default=None))
 
-    def risk(self, threshold: float | None = None):
+    @property
+    def population_model(self):
+        """The spec's population model (None: the default sampling fraction, assumed)."""
+        return getattr(self.spec, "population", None) if self.spec is not None else None
+
+    def risk(self, threshold: float | None = None, population=None):
         """``(before, after, suppressed_records)`` risk figures
-        (:func:`hieranon.evaluation.risk.assess_result`), computed once per threshold."""
-        return assess_risk(self, threshold=threshold)
+        (:func:`hieranon.evaluation.risk.assess_result`), computed once per threshold
+        and population model (a :class:`hieranon.evaluation.risk.PopulationModel`;
+        default: the sampling fraction it assumes)."""
+        return assess_risk(self, threshold=threshold, population=population)
 
     def privacy(self):
         """The privacy figures before and after

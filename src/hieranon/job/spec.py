@@ -37,7 +37,7 @@ from ..core.requirements import Requirement, RequirementError, normalise
 from ..core.table import DataError, EncodedTable, check_columns, encode
 from ..core.tree import Hierarchy
 from ..evaluation import metrics as M
-from ..evaluation.risk import default_threshold
+from ..evaluation.risk import PopulationModel, default_threshold
 from ..evaluation.roles import ROLES, check_role_conflicts
 from ..io import NUMERIC_OUTPUTS
 from ..io.pseudonyms import as_key
@@ -211,6 +211,10 @@ class AnonymizationSpec:
     risk_threshold : float or None
         Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
         the largest k required (:meth:`threshold_for`).
+    population : PopulationModel or None
+        The population the table was sampled from (sampling fraction or
+        size) for the journalist, marketer and population-uniqueness risk;
+        None: the default sampling fraction, assumed and said so.
     max_suppression : SuppressionBudget or None
         At most this many records suppressed, only where that lowers the
         distortion (:mod:`hieranon.algorithms.suppression`); given as
@@ -236,6 +240,7 @@ class AnonymizationSpec:
     missing: str = "error"
     suppression_threshold: float | None = None
     risk_threshold: float | None = None
+    population: PopulationModel | None = None
     privacy: tuple = ()
     source: Path | None = None
     max_suppression: SuppressionBudget | None = None
@@ -264,6 +269,9 @@ class AnonymizationSpec:
         set_("hierarchies", dict(hs))
         for name in ("k", "seed", "missing", "beta", "risk_threshold"):
             set_(name, check_setting(name, getattr(self, name)))
+        if self.population is not None and not isinstance(self.population, PopulationModel):
+            raise ValueError(f"population: expected a hieranon.evaluation.risk.PopulationModel (sampling fraction "
+                             f"or population size), got {self.population!r}")
         reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
         set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
         if not isinstance(self.method, str) or self.method not in METHODS:
@@ -562,6 +570,8 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     hs = dict(hierarchies) if hierarchies is not None else spec.build_hierarchies(df)
     qis = spec.quasi_identifiers
     table = encode(df, qis, hs, counts=spec.count_column, missing=spec.missing, generalised=generalised)
+    if spec.population is not None:  # a population smaller than the table is refused before any work
+        spec.population.size(int(table.counts.sum()))
     problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
     return Prepared(problem, spec, hs)
 

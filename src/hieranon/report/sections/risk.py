@@ -35,6 +35,10 @@ def risk_section(risk_before, risk_after, n_suppressed: int, public: bool = Fals
          a.records_at_risk if a else None),
         ("sample uniques", pct(risk_before.sample_uniques), pct(a.sample_uniques) if a else None),
     ]
+    mb, ma = risk_before.models, (a.models if a else None)
+    if mb is not None:
+        after_rows = _model_rows(ma) if ma is not None else [(None, None)] * 4
+        rows += [(label, b, x) for (label, b), (_, x) in zip(_model_rows(mb), after_rows)]
     after_req = {r["requirement"]: r for r in (a.requirements if a else [])}
     for r in risk_before.requirements:
         ra = after_req.get(r["requirement"])
@@ -48,8 +52,29 @@ def risk_section(risk_before, risk_after, n_suppressed: int, public: bool = Fals
     if n_suppressed:
         note += (f" The {n_suppressed:,} suppressed record(s) (every QI cell '*') are left out of the "
                  "figures after anonymisation.")
-    out.append(f'<p class="note">{esc(note)}</p>')
+    out.append(f'<p class="note">{esc(note + _model_note(mb))}</p>')
     return "".join(out)
+
+
+def _model_rows(m) -> list[tuple[str, object]]:
+    """The journalist, marketer and population-uniqueness rows of one table's risk models."""
+    return [("journalist risk, average", m.journalist), ("marketer risk", m.marketer),
+            ("population uniques: Pitman / Zayatz / SNB", " / ".join(_share(v) for v in (m.pitman, m.zayatz, m.snb))),
+            (f"population uniques: Dankar et al. ({m.dankar_model})", _share(m.dankar))]
+
+
+def _share(x: float) -> str:
+    """A share of records as a percentage, small ones with their significant digits."""
+    return f"{100 * float(x):.3g}%"
+
+
+def _model_note(m) -> str:
+    if m is None:
+        return ""
+    basis = "assumed (not given)" if m.sampling_fraction_assumed else "given"
+    return (f" Journalist and marketer: each record's population class taken as its class in the table (no "
+            f"population table), as ARX does. Population uniques (shares of the population; Dankar et al. 2012): "
+            f"sampling fraction {m.sampling_fraction:.4g}, {basis}, population {m.population_size:,}.")
 
 
 def _risk_after_only(a, n_suppressed: int) -> str:
@@ -57,6 +82,7 @@ def _risk_after_only(a, n_suppressed: int) -> str:
     rows = [("records", a.n_records), ("equivalence classes", a.n_classes), ("k achieved (smallest class)",
             a.achieved_k), ("prosecutor risk, highest", a.risk_max), ("prosecutor risk, average", a.risk_mean),
             (f"records at risk (risk > {a.threshold:.3g}{_risk_hint(a.threshold)})", a.records_at_risk)]
+    rows += _model_rows(a.models) if a.models is not None else []
     for r in a.requirements:
         rows.append((f"{r['requirement']}: achieved k", r["achieved_k"]))
     note = ("Prosecutor model: an attacker who knows a person is in the table re-identifies them with "
