@@ -39,6 +39,7 @@ from .options import (
     build_spec,
     parse_params,
     read_config,
+    risk_options,
 )
 from .output import (
     bound_rows,
@@ -76,6 +77,15 @@ def anonymize(
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
+    k_map: Optional[int] = typer.Option(None, "--k-map", help="k-map: every class of OUTPUT matches at least "
+                                        "this many records of the --population table."),
+    delta_presence: Optional[str] = typer.Option(None, "--delta-presence", help="MIN,MAX: every class's records "
+                                                 "are between MIN and MAX of the --population records it "
+                                                 "matches."),
+    population: Optional[Path] = typer.Option(None, "--population", help="The population table (same QI columns) "
+                                              "for --k-map and --delta-presence."),
+    average_risk: Optional[float] = typer.Option(None, "--average-risk", help="Average re-identification risk "
+                                                 "(classes / records) of OUTPUT at most this."),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -138,10 +148,12 @@ def anonymize(
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 cfg = read_config(config)
+                risk_models = risk_options(k_map, delta_presence, average_risk, population, encoding)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
                                   risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
                                   l_diversity=l_diversity, t_closeness=t_closeness,
-                                  sensitive_hierarchy=sensitive_hierarchy, count_column=count_column,
+                                  sensitive_hierarchy=sensitive_hierarchy, risk_models=risk_models,
+                                  count_column=count_column,
                                   class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,
                                   identifier_action=identifier_action, numeric_output=numeric_output,
                                   pseudonym_key=_key_option(pseudonym_key),

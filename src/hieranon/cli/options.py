@@ -174,11 +174,27 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
             + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
 
 
+def risk_options(k_map: Optional[int], delta_presence: Optional[str], average_risk: Optional[float],
+                 population: Optional[Path], encoding: str = "utf-8") -> list:
+    """The risk-based models of ``--k-map``, ``--delta-presence`` and
+    ``--average-risk``; the ``--population`` table is read (through
+    :mod:`hieranon.io`) only when a model needs it."""
+    from ..privacy import parse_risk_options
+
+    if population is not None and k_map is None and delta_presence is None:
+        raise UsageError("--population is read by --k-map and --delta-presence; give one of them or leave it out")
+    table = None
+    if population is not None and (k_map is not None or delta_presence is not None):
+        from .files import read_input
+        table = read_input(population, encoding, None)
+    return parse_risk_options(k_map, delta_presence, average_risk, table)
+
+
 def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
                seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
                risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
                sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None,
-               **options) -> AnonymizationSpec:
+               risk_models: Sequence = (), **options) -> AnonymizationSpec:
     """The job: the configuration (a file, or one :func:`read_config` read) with
     the command-line options laid over it
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
@@ -187,7 +203,7 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     from ..job.spec import AnonymizationSpec
 
     checked_options(k, seed, missing, beta, risk_threshold)
-    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
+    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy) + list(risk_models)
     cfg = read_config(config) if isinstance(config, Path) else config
     spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
     options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))

@@ -44,10 +44,11 @@ from ..core.tree import Hierarchy, HierarchyError
 from ..hierarchies.readers import from_file
 from ._base import PrivacyError, PrivacyModel
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .risk_models import AverageRisk, DeltaPresence, KMap, RiskModel
 from .t_closeness import DISTANCES, TCloseness
 
 __all__ = ["parse_l_diversity", "parse_t_closeness", "parse_privacy_config", "L_DIVERSITY_FORM",
-           "T_CLOSENESS_FORM", "L_VARIANTS"]
+           "T_CLOSENESS_FORM", "L_VARIANTS", "parse_risk_options"]
 
 L_DIVERSITY_FORM = "ATTR=L, ATTR=entropy:L or ATTR=recursive:C,L (e.g. salary-class=2)"
 T_CLOSENESS_FORM = "ATTR=T or ATTR=T:equal|ordered|hierarchical (e.g. salary-class=0.2:equal)"
@@ -169,3 +170,26 @@ def _config_l(attr: str, item: Mapping) -> PrivacyModel:
     if variant == "entropy":
         return EntropyLDiversity(attr, l)
     return RecursiveCLDiversity(attr, item["c"], l)
+
+
+def parse_risk_options(k_map=None, delta_presence: str | None = None, average_risk=None,
+                       population=None) -> list[RiskModel]:
+    """The risk-based models of ``--k-map K``, ``--delta-presence MIN,MAX``
+    and ``--average-risk R`` (each None when not given); ``population`` is
+    the population table (``--population FILE``, read by the caller) that
+    k-map and delta-presence need."""
+    out: list[RiskModel] = []
+    if (k_map is not None or delta_presence is not None) and population is None:
+        option = "--k-map" if k_map is not None else "--delta-presence"
+        raise PrivacyError(f"{option} needs the population table: give --population FILE (a table with the "
+                           "same quasi-identifier columns)")
+    if k_map is not None:
+        out.append(KMap(k_map, population))
+    if delta_presence is not None:
+        parts = [p.strip() for p in str(delta_presence).split(",")]
+        if len(parts) != 2:
+            raise PrivacyError(f"--delta-presence {delta_presence!r}: expected MIN,MAX (e.g. 0.1,0.6)")
+        out.append(DeltaPresence(_number(parts[0]), _number(parts[1]), population))
+    if average_risk is not None:
+        out.append(AverageRisk(average_risk))
+    return out
