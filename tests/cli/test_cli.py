@@ -1418,3 +1418,47 @@ def test_l_diversity_counts_padded_sensitive_values_once(tmp_path):
     released = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert released["sex"].nunique() == 1  # the m class alone would be 1-diverse
     assert released["disease"].tolist() == df["disease"].tolist()  # published byte for byte
+
+
+# ------------------------------------------------------------ risk-based models
+def _release_classes(out: Path) -> list[int]:
+    df = read_table(out)
+    return df.groupby(QIS, dropna=False).size().tolist()
+
+
+def test_anonymize_with_average_risk_and_k_map_meets_both(tmp_path):
+    out, pop = tmp_path / "out.csv", tmp_path / "pop.csv"
+    example = read_table(EXAMPLE)
+    example.to_csv(pop, index=False)  # the table is its own population: k-map K = classes of >= K records
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--average-risk", 0.1,
+            "--k-map", 5, "--population", pop, "--json")
+    assert r.exit_code == 0, r.stderr
+    sizes = _release_classes(out)
+    assert len(sizes) / sum(sizes) <= 0.1
+    assert min(sizes) >= 5
+    plain = tmp_path / "plain.csv"
+    assert run("anonymize", EXAMPLE, "-o", plain, "--config", EXAMPLE_CFG).exit_code == 0
+    assert len(_release_classes(plain)) / len(example) > 0.1  # the option changed the release
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--average-risk", 0.001], "--average-risk 0.0125 or more"),
+    (["--k-map", 3], "--k-map needs the population table: give --population FILE"),
+    (["--delta-presence", "0.5", "--population", EXAMPLE], "--delta-presence '0.5': expected MIN,MAX"),
+    (["--k-map", 1000, "--population", EXAMPLE], "use --k-map 80 or less"),
+])
+def test_anonymize_refuses_bad_risk_options_in_one_line_before_any_work(tmp_path, options, message):
+    out = tmp_path / "out.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, *options)
+    assert r.exit_code == 2
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not out.exists()
+
+
+def test_a_population_without_a_quasi_identifier_column_is_named(tmp_path):
+    pop = tmp_path / "pop.csv"
+    read_table(EXAMPLE).drop(columns=["postcode"]).to_csv(pop, index=False)
+    r = run("anonymize", EXAMPLE, "-o", tmp_path / "out.csv", "--config", EXAMPLE_CFG, "--k-map", 2,
+            "--population", pop)
+    assert r.exit_code == 2
+    assert "population" in r.stderr and "postcode" in r.stderr and len(r.stderr.strip().splitlines()) == 1

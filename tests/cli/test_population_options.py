@@ -47,7 +47,7 @@ def test_anonymize_and_evaluate_json(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (("--sampling-fraction", "2"), "--sampling-fraction 2: expected a number in (0, 1]"),
     (("--sampling-fraction", "0.1", "--population", "100"), "give one of them"),
-    (("--population", "pop.csv"), "--population pop.csv: population tables are not supported here yet"),
+    (("--population", "no-such-population.csv"), "no-such-population.csv"),
     (("--population", "2.5"), "--population 2.5: expected a whole number"),
     (("--population", "10"), "at least the sample's 80 records"),
 ])
@@ -58,3 +58,19 @@ def test_bad_population_options(args, words, tmp_path):
     out = tmp_path / "o.csv"
     r = run("anonymize", EXAMPLE, "-o", out, "-c", CFG, *args)
     assert r.exit_code == 2 and not out.exists()
+
+
+def test_a_population_table_gives_the_population_size(tmp_path):
+    """``--population FILE`` is a population table (k-map, delta-presence); for
+    the risk estimates its number of records is the population's size."""
+    import pandas as pd
+
+    population = pd.concat([pd.read_csv(EXAMPLE)] * 5, ignore_index=True)
+    path = tmp_path / "population.csv"
+    population.to_csv(path, index=False)
+
+    r = run("check", EXAMPLE, "-c", CFG, "--json", "--population", path)
+
+    assert r.exit_code == 1 and "Traceback" not in r.stderr  # 1: the raw example is not 3-anonymous
+    risk = json.loads(r.stdout)["risk"]
+    assert risk["population_size"] == len(population) and risk["sampling_fraction_assumed"] is False

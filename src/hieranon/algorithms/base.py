@@ -27,8 +27,10 @@ from ..core.jit import compiled_before, interpreted, small_table
 from ..core.requirements import Requirement
 from ..core.table import EncodedTable
 from ..privacy import check_feasible
+from ..privacy.risk_models import risk_feasible
 from .params import validate_parameters
 from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
+from .risk_repair import enforce_risk
 from .tags import Tags, get_tags
 
 log = logging.getLogger("hieranon.algorithms")
@@ -68,6 +70,11 @@ class Problem:
         Privacy models on sensitive attributes, bound to the input table
         (:mod:`hieranon.privacy`); every equivalence class of the output,
         the suppressed records one more, must satisfy each.
+    risk : list[BoundRiskModel]
+        Risk-based models (:mod:`hieranon.privacy.risk_models`: k-map,
+        delta-presence, average risk) bound to the encoded table; the output's
+        classes must satisfy each, enforced after the method's own work by
+        :func:`hieranon.algorithms.risk_repair.enforce_risk`.
     """
 
     table: EncodedTable
@@ -76,6 +83,7 @@ class Problem:
     seed: int | None = 0
     class_labels: np.ndarray | None = None
     privacy: list = field(default_factory=list)
+    risk: list = field(default_factory=list)
 
     @property
     def k(self) -> int:
@@ -188,6 +196,7 @@ class Algorithm(ABC):
         model the whole table violates, is refused before any work."""
         self.check_problem(problem)
         check_feasible(problem.privacy)
+        risk_feasible(problem.risk)
         return self.solve_checked(problem)
 
     def solve_checked(self, problem: Problem) -> Solution:
@@ -196,7 +205,16 @@ class Algorithm(ABC):
         refuses bad problems before its own work (the job pipeline), or a
         wrapper solving the problem it checked, does not check it again."""
         with interpreted(self._run_as_python(problem)):
-            return self._solve(with_smallest_class(problem))
+            solution = self._solve(with_smallest_class(problem))
+        if not problem.risk:
+            return solution
+        codes, sup, info = enforce_risk(problem, solution.codes, solution.suppressed)
+        details = solution.details
+        if details is not None and isinstance(getattr(details, "privacy", None), dict):
+            details.privacy.update(info)
+        elif details is not None and hasattr(details, "privacy"):
+            details.privacy = info
+        return Solution(codes, sup, details)
 
     def _run_as_python(self, problem: Problem) -> bool:
         """Run the kernels as Python rather than compile them: only on a small
@@ -228,6 +246,14 @@ class Algorithm(ABC):
                 f"method {self.name!r} does not support l-diversity / t-closeness; "
                 f"use {', '.join(privacy_methods())}"
             )
+        if problem.risk and not tags.privacy_models:
+            raise ValueError(
+                f"method {self.name!r} does not support privacy models ({problem.risk[0].describe()}); "
+                f"use {', '.join(privacy_methods())}"
+            )
+        if problem.risk and not problem.single_full_requirement:
+            raise ValueError(f"{problem.risk[0].describe()} needs one k over all quasi-identifiers, not several "
+                             "requirements over different attribute sets")
         if tags.needs_class_column:
             if problem.class_labels is None:
                 raise ValueError(

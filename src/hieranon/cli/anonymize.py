@@ -42,6 +42,8 @@ from .options import (
     parse_params,
     read_config,
     population_model,
+    read_population_table,
+    risk_options,
 )
 from .output import (
     bound_rows,
@@ -81,6 +83,17 @@ def anonymize(
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
+    k_map: Optional[int] = typer.Option(None, "--k-map", help="k-map: every class of OUTPUT matches at least "
+                                        "this many records of the --population table."),
+    delta_presence: Optional[str] = typer.Option(None, "--delta-presence", help="MIN,MAX: every class's records "
+                                                 "are between MIN and MAX of the --population records it "
+                                                 "matches."),
+    average_risk: Optional[float] = typer.Option(None, "--average-risk", help="Average re-identification risk "
+                                                 "(classes / records) of OUTPUT at most this."),
+    population_uniqueness: Optional[str] = typer.Option(
+        None, "--population-uniqueness", help="P or P:pitman|zayatz|snb|dankar: the share of the population "
+        "estimated unique over the QIs in OUTPUT at most P (default estimator: dankar; the population from "
+        "--sampling-fraction or --population, else 0.01 assumed)."),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -143,11 +156,15 @@ def anonymize(
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 cfg = read_config(config)
+                population_table = read_population_table(population, encoding)
+                risk_models = risk_options(k_map, delta_presence, average_risk, population_table,
+                                           population_uniqueness, sampling_fraction, population)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
                                   risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
-                                  population=population_model(sampling_fraction, population),
+                                  population=population_model(sampling_fraction, population, population_table),
                                   l_diversity=l_diversity, t_closeness=t_closeness,
-                                  sensitive_hierarchy=sensitive_hierarchy, count_column=count_column,
+                                  sensitive_hierarchy=sensitive_hierarchy, risk_models=risk_models,
+                                  count_column=count_column,
                                   class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,
                                   identifier_action=identifier_action, numeric_output=numeric_output,
                                   pseudonym_key=_key_option(pseudonym_key),

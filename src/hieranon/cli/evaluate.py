@@ -39,6 +39,7 @@ from .options import (
     check_suppressed,
     read_config,
     population_model,
+    read_population_table,
 )
 from .output import (
     bound_rows,
@@ -188,7 +189,9 @@ def evaluate(
         cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
                           beta=beta, missing=missing, risk_threshold=risk_threshold,
-                          population=population_model(sampling_fraction, population), l_diversity=l_diversity,
+                          population=population_model(sampling_fraction, population,
+                                                      read_population_table(population, encoding)),
+                          l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)

@@ -133,8 +133,9 @@ SamplingFractionOption = Annotated[Optional[float], typer.Option(
     "--sampling-fraction", help="Share of its population the table holds, 0 < F <= 1, for the journalist, marketer "
     "and population-uniqueness risk (default: 0.01, assumed and said so).")]
 PopulationOption = Annotated[Optional[str], typer.Option(
-    "--population", help="Size of the population the table was sampled from (a number of people); instead of "
-    "--sampling-fraction.")]
+    "--population", help="The population the table was sampled from: its size (a number of people), or a table "
+    "of it (FILE, the same QI columns: its records are the population for --k-map and --delta-presence, and "
+    "their number its size); instead of --sampling-fraction.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
@@ -180,11 +181,26 @@ def _privacy_options(l_diversity: Sequence[str], t_closeness: Sequence[str],
             + [parse_t_closeness(t, hierarchies=hierarchies) for t in t_closeness])
 
 
+def risk_options(k_map: Optional[int], delta_presence: Optional[str], average_risk: Optional[float],
+                 population_table=None, population_uniqueness: Optional[str] = None,
+                 sampling_fraction: Optional[float] = None, population: Optional[str] = None) -> list:
+    """The risk-based models of ``--k-map``, ``--delta-presence``,
+    ``--average-risk`` and ``--population-uniqueness``;
+    ``population_table``: the table of ``--population FILE``
+    (:func:`read_population_table`), which the first two compare with; the
+    last estimates with ``--sampling-fraction`` or ``--population``."""
+    from ..privacy import parse_risk_options
+
+    size = _population_size(population)
+    return parse_risk_options(k_map, delta_presence, average_risk, population_table, population_uniqueness,
+                              sampling_fraction, int(size) if size is not None and size.is_integer() else None)
+
+
 def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
                seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
                risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
                sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None,
-               **options) -> AnonymizationSpec:
+               risk_models: Sequence = (), **options) -> AnonymizationSpec:
     """The job: the configuration (a file, or one :func:`read_config` read) with
     the command-line options laid over it
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
@@ -193,7 +209,7 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
     from ..job.spec import AnonymizationSpec
 
     checked_options(k, seed, missing, beta, risk_threshold)
-    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy)
+    privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy) + list(risk_models)
     cfg = read_config(config) if isinstance(config, Path) else config
     spec = AnonymizationSpec.from_config(cfg) if cfg is not None else AnonymizationSpec()
     options.update({role: tuple(dict.fromkeys((*getattr(spec, role), *columns)))
@@ -251,9 +267,31 @@ def excerpt_option(exc: Exception, column: str) -> str:
     return str(exc).removeprefix(f"quasi_identifiers.{column}").lstrip(".: ")
 
 
-def population_model(sampling_fraction: Optional[float], population: Optional[str]):
+def _population_size(population: Optional[str]) -> Optional[float]:
+    """``--population`` read as a number of people, None when it is not one
+    (then it names a population table)."""
+    if population is None:
+        return None
+    try:
+        return float(population.replace("_", ""))
+    except ValueError:
+        return None
+
+
+def read_population_table(population: Optional[str], encoding: str = "utf-8"):
+    """``--population FILE``: the population table (read through
+    :mod:`hieranon.io`), None when ``--population`` is a number or not given."""
+    if population is None or _population_size(population) is not None:
+        return None
+    from .files import read_input
+    return read_input(Path(population), encoding, None)
+
+
+def population_model(sampling_fraction: Optional[float], population: Optional[str], population_table=None):
     """The population model of ``--sampling-fraction`` / ``--population``
-    (:class:`hieranon.evaluation.risk.PopulationModel`); None when neither is given."""
+    (:class:`hieranon.evaluation.risk.PopulationModel`): a fraction, a number
+    of people, or the size of the population table of ``--population FILE``
+    (``population_table``); None when neither is given."""
     from ..evaluation.risk import PopulationModel
 
     if sampling_fraction is not None and population is not None:
@@ -266,17 +304,12 @@ def population_model(sampling_fraction: Optional[float], population: Optional[st
         return PopulationModel(sampling_fraction=sampling_fraction)
     if population is None:
         return None
-    try:
-        size = float(population.replace("_", ""))
-    except ValueError:
-        return population_table(Path(population))
+    size = _population_size(population)
+    if size is None:
+        if population_table is None:
+            raise UsageError(f"--population {population}: not a number of people, and no population table was read")
+        return PopulationModel(population=len(population_table))
     if not (size >= 1 and size.is_integer()):
-        raise UsageError(f"--population {population}: expected a whole number of people (at least 1)")
+        raise UsageError(f"--population {population}: expected a whole number of people (at least 1) or a "
+                         "population table's file")
     return PopulationModel(population=int(size))
-
-
-def population_table(path: Path):
-    """``--population FILE``: a population table. Not read here; the hook for
-    population tables (class sizes in the population)."""
-    raise UsageError(f"--population {path}: population tables are not supported here yet; give the population "
-                     "size as a number (--population 3000000) or --sampling-fraction")

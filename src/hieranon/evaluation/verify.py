@@ -66,7 +66,8 @@ __all__ = ["VIOLATION_KINDS", "MAX_LISTED_PER_KIND", "Violation", "VerificationR
 
 #: The kinds of violation, in the order they are checked.
 VIOLATION_KINDS = ("rows", "columns", "non_qi_changed", "not_generalisation", "requirement", "l-diversity",
-                   "t-closeness")
+                   "t-closeness", "k-map", "delta-presence", "average-risk",
+                   "population-uniqueness")
 #: At most this many violations of each kind are listed (all are counted).
 MAX_LISTED_PER_KIND = 20
 
@@ -299,6 +300,51 @@ def _check_requirements(keys: np.ndarray, qi_names: Sequence[str], reqs: Sequenc
     return achieved
 
 
+def _check_risk(keys: np.ndarray, gen: np.ndarray, qi_names: Sequence[str], risk: Sequence, counts: np.ndarray,
+                describe: Callable[[int, Sequence[str]], str], out: _Collector,
+                exempt: np.ndarray | None = None) -> dict[str, float]:
+    """Group the rows by their printed QI ``keys`` as :func:`_check_privacy`
+    does and check every risk model (:mod:`hieranon.privacy.risk_models`) on
+    the classes: a per-class model on each class's tuple (``gen``, node codes,
+    its first row's) and size, a global model on the class sizes; returns
+    each model's value (worst class, or the table's)."""
+    worst: dict[str, float] = {}
+    if not risk or len(keys) == 0:
+        return worst
+    row_class, sizes = _group(keys, counts)
+    _, first = np.unique(row_class, return_index=True)
+    keep = np.ones(len(sizes), dtype=bool)
+    if exempt is not None and exempt.any():  # 'removed': the suppressed records are not published
+        keep[int(row_class[np.flatnonzero(exempt)[0]])] = False
+    tuples = np.asarray(gen, dtype=np.int64)[first]
+    for b in risk:
+        name = b.describe()
+        if b.is_global:
+            value = b.table_measure(sizes[keep])
+            worst[name] = float(value)
+            if not b.table_ok(sizes[keep]):
+                out.add(Violation(b.kind, None, None,
+                                  f"{name} fails: the release has {b.achieved_text(value)} "
+                                  f"({int(keep.sum())} classes, {int(sizes[keep].sum())} records); "
+                                  f"required: {b.required_text()}", requirement=name))
+            continue
+        values = b.measure_classes(tuples, sizes)
+        ok = b.classes_ok(tuples, sizes) | ~keep
+        worst[name] = float(b.worst(values[keep]))
+        bad = np.flatnonzero(~ok)
+        bad = bad[np.argsort(first[bad], kind="stable")]
+        for c in bad[:MAX_LISTED_PER_KIND]:
+            members = np.flatnonzero(row_class == c)
+            out.add(Violation(
+                b.kind, None, int(members[0]),
+                f"{name} fails: class {describe(int(members[0]), qi_names)} ({int(sizes[c])} record(s), "
+                f"row(s) {_rows_text(members)}) has {b.achieved_text(float(values[c]))}; "
+                f"required: {b.required_text()}", requirement=name))
+        if len(bad) > MAX_LISTED_PER_KIND:
+            out.counts[b.kind] += len(bad) - MAX_LISTED_PER_KIND
+    return worst
+
+
 def _check_privacy(keys: np.ndarray, qi_names: Sequence[str], privacy: Sequence[BoundModel], counts: np.ndarray,
                    describe: Callable[[int, Sequence[str]], str], out: _Collector,
                    exempt: np.ndarray | None = None) -> dict[str, float]:
@@ -354,7 +400,8 @@ def _check_convention(suppressed_records: str) -> str:
 
 def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Sequence[Requirement],
                  suppressed: np.ndarray | None = None, *,
-                 privacy: Sequence[BoundModel] = (), suppressed_records: str = "class") -> VerificationReport:
+                 privacy: Sequence[BoundModel] = (), suppressed_records: str = "class",
+                 risk: Sequence = ()) -> VerificationReport:
     """Verify an algorithm's output in code form against the encoded input.
 
     Checks that ``gen_codes`` has one row per input row and one column per QI,
@@ -369,6 +416,9 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     ``privacy``: models bound to the input table
     (:meth:`hieranon.privacy.PrivacyModel.bind`); every equivalence class over
     all QIs -- the suppressed records one more class -- must satisfy each.
+    ``risk``: risk-based models bound to ``table``
+    (:mod:`hieranon.privacy.risk_models`: k-map, delta-presence, average
+    risk), checked on the same classes.
 
     Vectorised (no Python loop over rows): per QI one ancestor look-up, per
     requirement one mixed-radix key and one ``np.unique``, per privacy model
@@ -440,6 +490,8 @@ def verify_codes(table: EncodedTable, gen_codes: np.ndarray, requirements: Seque
     exempt = all_root if suppressed_records == "removed" else None
     achieved = _check_requirements(keys, table.qi_names, reqs, table.counts, exempt, describe, out)
     worst = _check_privacy(keys, table.qi_names, privacy, table.counts, describe, out, exempt)
+    if not out.counts["not_generalisation"]:  # invalid cells: no tuple to match against the population
+        worst.update(_check_risk(keys, gen, table.qi_names, risk, table.counts, describe, out, exempt))
     return out.report(achieved_k=achieved, n_suppressed=int(table.counts[all_root].sum()),
                       achieved_privacy=worst, **base)
 

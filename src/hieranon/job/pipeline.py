@@ -39,7 +39,7 @@ from ..evaluation.roles import check_roles, without_index
 from ..evaluation.verify import verify_codes
 from ..io import typed_numeric_qis
 from ..io.pseudonyms import new_key, protective_rng, pseudonyms
-from ..privacy import check_feasible, sensitive_columns
+from ..privacy import check_feasible, risk_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
 from .spec import (  # noqa: F401 - MISSING_MODES, check_special_columns, run_method re-exported
     MISSING_MODES,
@@ -217,6 +217,7 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
         roles = check_roles(df, spec)  # DataError when strict and a column has no role
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
+    risk_feasible(problem.risk)
     plan = choose_plan(problem, spec)
     if plan is not None and plan.mode != "whole":  # the spec's method runs in each block
         algo = build_algorithm(spec, plan)
@@ -327,7 +328,7 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
     t = time.perf_counter()
     with progress_stage("verifying", detail=f"{table.n_rows} rows"):
         report = verify_codes(table, solution.codes, problem.requirements, solution.suppressed,
-                              privacy=problem.privacy)
+                              privacy=problem.privacy, risk=problem.risk)
     timings["verify"] = time.perf_counter() - t
     if not report.ok:
         raise AnonymizationError(f"method {method!r} produced an output that fails verification: {report.summary()}")

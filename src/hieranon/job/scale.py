@@ -28,7 +28,7 @@ import pandas as pd
 from ..core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 from ..io import dataset_schema, table_format
 from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
-from ..privacy import BoundModel, check_feasible, sensitive_columns
+from ..privacy import BoundModel, check_feasible, risk_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult
 from .spec import AnonymizationSpec, build_algorithm, measure, problem_from_table
 
@@ -250,7 +250,8 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
     columns) are kept."""
     qis = spec.quasi_identifiers
     parts, counts, labels, sens = [], [], [], []
-    sens_cols = list(dict.fromkeys([*spec.sensitive, *(m.attribute for m in spec.privacy)]))
+    protected = [m.attribute for m in spec.privacy if m.attribute is not None]
+    sens_cols = list(dict.fromkeys([*spec.sensitive, *protected]))
     for batch in iter_parquet(path, batch_rows):
         check_columns(batch, list(spec.identifiers), "identifier")
         enc = encode(batch, qis, hs, counts=spec.count_column, missing=spec.missing)
@@ -259,8 +260,8 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
         if spec.class_column is not None:
             check_columns(batch, [spec.class_column], "class")
             labels.append(batch[spec.class_column].to_numpy())
-        if spec.privacy:
-            check_columns(batch, [m.attribute for m in spec.privacy], "sensitive")
+        if protected:
+            check_columns(batch, protected, "sensitive")
         sens.append(batch[[c for c in sens_cols if c in batch.columns]].reset_index(drop=True))
     if not parts:
         raise DataError(f"the dataset {path} has no rows")
@@ -325,6 +326,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     table, labels, sensitive = _encode_dataset(input_path, spec, hs, batch_rows)
     problem = problem_from_table(table, spec, labels, sensitive)
     check_feasible(problem.privacy)  # PrivacyError before any work
+    risk_feasible(problem.risk)
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t
 

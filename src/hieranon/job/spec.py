@@ -41,7 +41,7 @@ from ..evaluation.risk import PopulationModel, default_threshold
 from ..evaluation.roles import ROLES, check_role_conflicts
 from ..io import NUMERIC_OUTPUTS
 from ..io.pseudonyms import as_key
-from ..privacy import PrivacyModel
+from ..privacy import PrivacyModel, RiskModel
 from .config import Config, HierarchySpec, builder_spec
 from .settings import MISSING_MODES, check_setting, is_integer, is_number
 
@@ -530,9 +530,11 @@ def problem_from_table(table: EncodedTable, spec: AnonymizationSpec, labels: np.
     cost = M.CostModel.build(table.hierarchies, spec.weights, spec.beta, spec.priority_weights(),
                              max_rows=max(table.n_records, 1))
     problem = Problem(table, reqs, cost, spec.algorithm_seed, labels)
-    if spec.privacy and data is None:
+    sensitive = [m for m in spec.privacy if not isinstance(m, RiskModel)]
+    if sensitive and data is None:
         raise ValueError("the privacy models need the table's sensitive columns (data=...)")
-    problem.privacy = [m.bind(data, table.counts) for m in spec.privacy]
+    problem.privacy = [m.bind(data, table.counts) for m in sensitive]
+    problem.risk = [m.bind(table) for m in spec.privacy if isinstance(m, RiskModel)]
     return problem
 
 

@@ -39,13 +39,31 @@ import numpy as np
 from ._base import BoundModel, PrivacyError, PrivacyModel
 from .assess import PrivacyAssessment, assess_privacy, sensitive_columns
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
-from .parse import L_DIVERSITY_FORM, T_CLOSENESS_FORM, parse_l_diversity, parse_privacy_config, parse_t_closeness
+from .parse import (
+    L_DIVERSITY_FORM,
+    T_CLOSENESS_FORM,
+    parse_l_diversity,
+    parse_privacy_config,
+    parse_risk_options,
+    parse_t_closeness,
+)
+from .risk_models import (
+    AverageRisk,
+    BoundRiskModel,
+    DeltaPresence,
+    KMap,
+    PopulationUniqueness,
+    RiskModel,
+    bind_risk,
+    risk_feasible,
+)
 from .t_closeness import DISTANCES, TCloseness
 
 __all__ = ["PrivacyError", "PrivacyModel", "BoundModel", "DistinctLDiversity", "EntropyLDiversity",
            "RecursiveCLDiversity", "TCloseness", "DISTANCES", "parse_l_diversity", "parse_t_closeness",
            "parse_privacy_config", "L_DIVERSITY_FORM", "T_CLOSENESS_FORM", "bind_all", "check_feasible", "classes_ok",
-           "PrivacyAssessment", "assess_privacy", "sensitive_columns"]
+           "PrivacyAssessment", "assess_privacy", "sensitive_columns", "RiskModel", "BoundRiskModel", "KMap",
+           "DeltaPresence", "AverageRisk", "PopulationUniqueness", "bind_risk", "risk_feasible", "parse_risk_options"]
 
 
 def bind_all(models, df, counts=None) -> list[BoundModel]:

@@ -37,6 +37,7 @@ Every error is a :class:`~hieranon.privacy.PrivacyError` naming the option
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,10 +45,13 @@ from ..core.tree import Hierarchy, HierarchyError
 from ..hierarchies.readers import from_file
 from ._base import PrivacyError, PrivacyModel
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .risk_models import DEFAULT_SAMPLING_FRACTION, AverageRisk, DeltaPresence, KMap, PopulationUniqueness, RiskModel
 from .t_closeness import DISTANCES, TCloseness
 
+log = logging.getLogger(__name__)
+
 __all__ = ["parse_l_diversity", "parse_t_closeness", "parse_privacy_config", "L_DIVERSITY_FORM",
-           "T_CLOSENESS_FORM", "L_VARIANTS"]
+           "T_CLOSENESS_FORM", "L_VARIANTS", "parse_risk_options"]
 
 L_DIVERSITY_FORM = "ATTR=L, ATTR=entropy:L or ATTR=recursive:C,L (e.g. salary-class=2)"
 T_CLOSENESS_FORM = "ATTR=T or ATTR=T:equal|ordered|hierarchical (e.g. salary-class=0.2:equal)"
@@ -169,3 +173,50 @@ def _config_l(attr: str, item: Mapping) -> PrivacyModel:
     if variant == "entropy":
         return EntropyLDiversity(attr, l)
     return RecursiveCLDiversity(attr, item["c"], l)
+
+
+def parse_risk_options(k_map=None, delta_presence: str | None = None, average_risk=None,
+                       population=None, population_uniqueness: str | None = None,
+                       sampling_fraction: float | None = None, population_size: int | None = None) -> list[RiskModel]:
+    """The risk-based models of ``--k-map K``, ``--delta-presence MIN,MAX``,
+    ``--average-risk R`` and ``--population-uniqueness P[:ESTIMATOR]`` (each
+    None when not given); ``population`` is the population table
+    (``--population FILE``, read by the caller) that k-map and
+    delta-presence need; the population-uniqueness estimate uses
+    ``sampling_fraction`` or ``population_size`` (or the population table's
+    size), else assumes :data:`~hieranon.privacy.risk_models.DEFAULT_SAMPLING_FRACTION`
+    and says so in a warning."""
+    out: list[RiskModel] = []
+    if (k_map is not None or delta_presence is not None) and population is None:
+        option = "--k-map" if k_map is not None else "--delta-presence"
+        raise PrivacyError(f"{option} needs the population table: give --population FILE (a table with the "
+                           "same quasi-identifier columns)")
+    if k_map is not None:
+        out.append(KMap(k_map, population))
+    if delta_presence is not None:
+        parts = [p.strip() for p in str(delta_presence).split(",")]
+        if len(parts) != 2:
+            raise PrivacyError(f"--delta-presence {delta_presence!r}: expected MIN,MAX (e.g. 0.1,0.6)")
+        out.append(DeltaPresence(_number(parts[0]), _number(parts[1]), population))
+    if average_risk is not None:
+        out.append(AverageRisk(average_risk))
+    if population_uniqueness is not None:
+        out.append(_population_uniqueness(population_uniqueness, sampling_fraction,
+                                          population_size if population_size is not None
+                                          else (len(population) if population is not None else None)))
+    return out
+
+
+def _population_uniqueness(text: str, sampling_fraction, population_size) -> PopulationUniqueness:
+    """``P`` or ``P:ESTIMATOR`` of ``--population-uniqueness``."""
+    value, _, estimator = str(text).partition(":")
+    estimator = estimator.strip().lower() or "dankar"
+    if sampling_fraction is None and population_size is None:
+        log.warning("--population-uniqueness: no --sampling-fraction or --population given: the table is assumed to "
+                    "be %g of its population", DEFAULT_SAMPLING_FRACTION)
+    try:
+        return PopulationUniqueness(_number(value), estimator, sampling_fraction=sampling_fraction,
+                                    population=population_size)
+    except PrivacyError as exc:
+        raise PrivacyError(f"--population-uniqueness {text!r}: {exc}; expected P or P:"
+                           "pitman|zayatz|snb|dankar (e.g. 0.01:dankar)") from None
