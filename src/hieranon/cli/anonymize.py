@@ -128,6 +128,7 @@ def anonymize(
         die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
+        from ..algorithms.partition import BLOCK_SIZE
         from ..job.result import AnonymizationError
         try:
             with show_progress(quiet or as_json):
@@ -168,15 +169,13 @@ def anonymize(
                 data = None if dataset else read_checked(input, encoding, quiet or as_json)
                 if distributed:
                     _quiet_dask(verbose)
-                    spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
+                    spec = spec.partitioned(block_size=block_size or BLOCK_SIZE, executor="dask", scheduler=scheduler,
                                             n_workers=workers)
                 else:
                     if scheduler is not None:
                         _quiet_dask(verbose)
-                    partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
                     spec = spec.with_overrides(execution="whole" if whole_table else None,
-                                               partition={**spec.partition, **{n: v for n, v in partition.items()
-                                                                                if v is not None}} or None)
+                                               partition=_partition_options(spec, block_size, workers, scheduler))
                 if dataset:
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
@@ -206,6 +205,15 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _partition_options(spec, block_size: Optional[int], workers: Optional[int],
+                       scheduler: Optional[str]) -> Optional[dict]:
+    """The spec's partition options with ``--block-size``, ``--workers`` and
+    ``--scheduler`` laid over them (None: nothing given, nothing changed)."""
+    given = {n: v for n, v in (("block_size", block_size), ("n_workers", workers), ("scheduler", scheduler))
+             if v is not None}
+    return {**spec.partition, **given} if given else None
 
 
 def _key_option(path: Optional[Path]) -> Optional[bytes]:
@@ -316,11 +324,8 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     of the output)."""
     from ..job.scale import anonymize_parquet, iter_parquet
 
-    params = spec.params
-    with status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):
-        res = anonymize_parquet(input, output, spec, block_size=params.get("block_size", 20_000),
-                                executor=params.get("executor", "dask"), scheduler=params.get("scheduler"),
-                                n_workers=params.get("n_workers"), force=force)
+    with status(quiet, f"anonymising the dataset {input} in blocks of {spec.partition['block_size']}..."):
+        res = anonymize_parquet(input, output, spec, force=force)
     result = res.result
     run_outputs().append(output)
     html = None

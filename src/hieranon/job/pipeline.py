@@ -218,24 +218,23 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     problem = prepared.problem
     check_feasible(problem.privacy)  # PrivacyError before any work
     plan = choose_plan(problem, spec)
-    if plan is not None and plan.mode != "whole":  # the spec's method runs in each block
+    if plan.mode != "whole":  # the spec's method runs in each block
         algo = build_algorithm(spec, plan)
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    log.info("running %s on %d rows, %d QIs, requirements %s%s", algo.name, problem.table.n_rows,
-             len(problem.table.qi_names), [str(r) for r in problem.requirements],
-             f"; plan: {plan.describe()}" if plan is not None else "")
-    with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
-                        detail=plan.describe() if plan is not None else ""):
+    log.info("running %s on %d rows, %d QIs, requirements %s; plan: %s", algo.name, problem.table.n_rows,
+             len(problem.table.qi_names), [str(r) for r in problem.requirements], plan.describe())
+    with progress_stage(f"solving with {spec.method}", expected_seconds=plan.estimated_seconds,
+                        detail=plan.describe()):
         solution: Solution = algo.solve_checked(problem)  # checked above, before any work
     timings["solve"] = time.perf_counter() - t
     result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
     warn_if_useless(problem, solution, algo.name)
     result.roles = roles
-    result.plan = plan.as_dict() if plan is not None else None
+    result.plan = plan.as_dict()
     if lower_bound:
         t = time.perf_counter()
         try:
@@ -247,14 +246,11 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     return result
 
 
-def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
-    """How to run ``spec`` on ``problem``'s table
-    (:func:`~hieranon.algorithms.partition.plan_run`), None when the spec
-    already names the partitioned method; ``spec.partition`` holds the
-    options of a partitioned run (``block_size``, ``n_workers``,
-    ``scheduler``, ``whole_seconds``)."""
-    if spec.method == "partitioned":
-        return None
+def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan:
+    """How to run ``spec`` on ``problem``'s table, chosen once
+    (:func:`~hieranon.algorithms.partition.plan_run`): as ``spec.execution``
+    asks, with the options of a partitioned run in ``spec.partition``
+    (``block_size``, ``n_workers``, ``scheduler``, ``whole_seconds``)."""
     options = spec.partition
     plan = plan_run(problem.table, spec.method, spec.execution, block_size=options.get("block_size"),
                     workers=options.get("n_workers"), scheduler=options.get("scheduler"),
