@@ -216,3 +216,29 @@ def test_one_measure_for_a_run_and_for_an_existing_pair(table):
     assert measured == result.metrics
     assert set(measured.achieved_k_per_requirement) == {str(r) for r in problem.requirements}
     assert evaluate_pair(df, result.data, spec=spec).metrics == measured
+
+
+def test_with_overrides_checks_only_the_fields_it_changes(monkeypatch):
+    """An override checks the fields it changes (and the role check when it
+    changes a role), not the whole spec again; the spec it came from is left as it was."""
+    import dataclasses
+
+    from hieranon.evaluation.roles import RoleConflictError
+    from hieranon.job import spec as S
+
+    hs = {"a": H.suppression("a", ["x", "y"]), "b": H.suppression("b", ["u", "v"])}
+    spec = AnonymizationSpec(hierarchies=hs, k=2, sensitive=["s"])
+    calls = []
+    source = S._hierarchy_source
+    monkeypatch.setattr(S, "_hierarchy_source", lambda name, h: calls.append(name) or source(name, h))
+    over = spec.with_overrides(k=5, seed=np.int64(3), beta=2.0)
+    assert calls == [] and (over.k, over.seed, over.beta) == (5, 3, 2.0) and type(over.seed) is int
+    assert (spec.k, spec.seed, spec.beta) == (2, None, 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        over.k = 7
+    with pytest.raises(hieranon.SettingError, match="seed"):
+        spec.with_overrides(seed=-1)
+    over = spec.with_overrides(qi={"c": H.suppression("c", ["p", "q"])})
+    assert calls == ["a", "b", "c"] and over.quasi_identifiers == ["a", "b", "c"]
+    with pytest.raises(RoleConflictError, match="'a'"):
+        spec.with_overrides(insensitive=("a",))

@@ -15,10 +15,12 @@ from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_lin
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (
     BetaOption,
+    BoundOption,
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
     EncodingOption,
+    ForceOption,
     IdentifierActionOption,
     IdentifierOption,
     InsensitiveOption,
@@ -26,6 +28,7 @@ from .options import (
     KOption,
     LDiversityOption,
     MissingOption,
+    PublicOption,
     QiOption,
     QuietOption,
     RequireOption,
@@ -76,7 +79,7 @@ def anonymize(
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
-    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
+    force: ForceOption = False,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
     encoding: EncodingOption = "utf-8",
@@ -91,8 +94,7 @@ def anonymize(
     block_size: Optional[int] = typer.Option(None, "--block-size", help="Records per block (default 20000 with "
                                              "--distributed, else chosen with the plan)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a partitioned run."),
-    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
-                               "and print how far the output is from it (minutes on large tables)."),
+    bound: BoundOption = False,
     strict: StrictOption = None,
     identifier: IdentifierOption = [],
     identifier_action: IdentifierActionOption = None,
@@ -107,8 +109,7 @@ def anonymize(
         None, "--pseudonym-key", help="With --identifier-action pseudonym: a secret key file (at least 32 random "
         "bytes) so that the same identifier gets the same pseudonym across releases (default: a fresh key per "
         "run). Make one with: python -c \"import secrets; print(secrets.token_hex(32))\" > FILE"),
-    public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
-                                "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    public: PublicOption = False,
     numeric_output: Optional[str] = typer.Option(
         None, "--numeric-output", help="Generalised numbers in OUTPUT: label ([25, 50)) | range | midpoint | bounds "
         "(two numeric columns NAME_lower, NAME_upper); default: the config's numeric_output, else label."),

@@ -129,6 +129,13 @@ UtilityOption = Annotated[bool, typer.Option(
 TargetOption = Annotated[Optional[str], typer.Option(
     "--target", help="Column of ORIGINAL the utility's models predict (logistic regression, random forest, "
     "naive Bayes; ridge and random forest for a numeric target), by 5-fold cross-validation; implies --utility.")]
+ForceOption = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
+BoundOption = Annotated[bool, typer.Option(
+    "--bound", help="Also bound every local recoding's distortion from below and print how far the anonymised "
+    "table is from it (minutes on large tables).")]
+PublicOption = Annotated[bool, typer.Option(
+    "--public", help="In the report, leave out everything computed on the original table (sample uniques, input "
+    "class sizes, before-figures), for sharing outside.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 
