@@ -498,19 +498,20 @@ def scheduler_configured() -> str | None:
 
 
 def plan_run(table: EncodedTable, method: str, execution: str = "auto", *, block_size: int | None = None,
-             workers: int | None = None, scheduler: str | None = None,
+             workers: int | None = None, scheduler: str | None = None, executor: str | None = None,
              whole_seconds: float = WHOLE_TABLE_SECONDS) -> RunPlan:
     """Choose how to run ``method`` on ``table``: the whole table when it is
     expected to take at most ``whole_seconds`` (or the method has no time
     model), else blocks of about ``block_size`` records (default
     :data:`AUTO_BLOCK_SIZE`) in worker processes, or on Dask when a
     ``scheduler`` is given or configured. ``execution`` ``whole`` or
-    ``partitioned`` forces either."""
+    ``partitioned`` forces either; ``executor`` (one of :data:`EXECUTORS`)
+    is the blocks' when given."""
     n, m = table.n_rows, len(table.qi_names)
     distinct = len(np.unique(row_keys(table.codes))) if n else 0
     est_whole = estimate_seconds(method, distinct, m)
     scheduler = scheduler or scheduler_configured()
-    executor = "dask" if scheduler else "processes"
+    executor = executor or ("dask" if scheduler else "processes")
     workers = workers or os.cpu_count() or 1
     size = block_size or AUTO_BLOCK_SIZE
     records = table.n_records

@@ -250,10 +250,11 @@ def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan:
     """How to run ``spec`` on ``problem``'s table, chosen once
     (:func:`~hieranon.algorithms.partition.plan_run`): as ``spec.execution``
     asks, with the options of a partitioned run in ``spec.partition``
-    (``block_size``, ``n_workers``, ``scheduler``, ``whole_seconds``)."""
+    (``block_size``, ``executor``, ``n_workers``, ``scheduler``, ``whole_seconds``)."""
     options = spec.partition
     plan = plan_run(problem.table, spec.method, spec.execution, block_size=options.get("block_size"),
                     workers=options.get("n_workers"), scheduler=options.get("scheduler"),
+                    executor=options.get("executor"),
                     **({"whole_seconds": options["whole_seconds"]} if "whole_seconds" in options else {}))
     log.info("plan: %s", plan.describe())
     return plan

@@ -669,14 +669,14 @@ def run_method(spec: AnonymizationSpec, plan: RunPlan | None = None) -> tuple[st
     the spec's method, or the ``partitioned`` method around it when the run
     is partitioned -- as ``plan`` (a :class:`~hieranon.algorithms.partition.RunPlan`)
     chose, else as ``spec.execution`` asks -- with the spec's partition
-    options (the plan's block size and executor where the spec gives none)."""
+    options (the plan's block size and executor, chosen from them)."""
     params = spec.algorithm_params()
     partitioned = plan.mode == "partitioned" if plan is not None else spec.execution == "partitioned"
     if not partitioned:
         return spec.method, params
     options = {n: v for n, v in spec.partition.items() if n != "whole_seconds" and v is not None}
     if plan is not None:
-        options = {"block_size": plan.block_size, "executor": plan.executor, **options}
+        options.update(block_size=plan.block_size, executor=plan.executor)
     return "partitioned", {"inner_method": spec.method, "method_params": params, **options}
 
 
