@@ -247,3 +247,16 @@ def test_every_module_belongs_to_a_layer() -> None:
     layers = {name.strip("()") for name in layered[0]["layers"]}
     top = {name.split(".")[1] for name in _modules() if name.count(".") >= 1}
     assert top - layers == {"__main__"}, sorted(top - layers)
+
+
+def test_builders_and_datasets_are_reachable_from_the_top_level_as_before_the_layers():
+    """``from hieranon import builders`` and ``hieranon.datasets`` (what the README used) still work, in a
+    fresh interpreter where nothing else imported the modules first."""
+    code = ("import hieranon\n"
+            "from hieranon import builders, datasets\n"
+            "import hieranon.hierarchies.builders as b, hieranon.io.datasets as d\n"
+            "assert builders is b and datasets is d and hieranon.datasets.load_adult is d.load_adult\n"
+            "assert {'builders', 'datasets'} <= set(hieranon.__all__)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr

@@ -13,7 +13,7 @@ from hieranon.algorithms.registry import DEFAULT_METHOD
 from hieranon.core.requirements import Requirement, RequirementError
 from hieranon.hierarchies import readers as H
 from hieranon.job import config as C
-from hieranon.job.spec import AnonymizationSpec, build_problem
+from hieranon.job.spec import AnonymizationSpec, build_problem, run_method
 from hieranon.report import evaluate_pair
 
 
@@ -81,13 +81,33 @@ def test_config_and_overrides(tmp_path):
 
 
 def test_partitioned_runs_the_spec_method_inside():
+    """A partitioned run is one thing in the spec -- ``execution`` with the
+    ``partition`` options -- however it was asked for: ``spec.partitioned()``,
+    ``execution=`` or the ``partitioned`` method with its parameters."""
     hs = {"a": H.suppression("a", ["x", "y"])}
     spec = AnonymizationSpec(hierarchies=hs, k=2).partitioned(block_size=100, executor="serial", scheduler=None)
-    assert spec.method == "partitioned"
-    assert spec.params == {"inner_method": DEFAULT_METHOD, "block_size": 100, "executor": "serial"}
+    assert (spec.method, spec.execution, spec.partition) == (DEFAULT_METHOD, "partitioned",
+                                                             {"block_size": 100, "executor": "serial"})
+    assert run_method(spec) == ("partitioned", {"inner_method": DEFAULT_METHOD, "method_params": {},
+                                                "block_size": 100, "executor": "serial"})
     spec = AnonymizationSpec(hierarchies=hs, k=2, method="kaca1", suppression_threshold=1).partitioned()
-    assert spec.params == {"inner_method": "kaca1", "method_params": {"suppression_threshold": 1.0}}
-    assert spec.suppression_threshold is None
+    assert run_method(spec) == ("partitioned", {"inner_method": "kaca1",
+                                                "method_params": {"suppression_threshold": 1.0}})
+    as_method = AnonymizationSpec(hierarchies=hs, k=2, method="partitioned",
+                                  params={"inner_method": "kaca2", "block_size": 100, "executor": "serial",
+                                          "method_params": {"max_inconsistency": 0.1}})
+    as_execution = AnonymizationSpec(hierarchies=hs, k=2, method="kaca2", params={"max_inconsistency": 0.1},
+                                     execution="partitioned", partition={"block_size": 100, "executor": "serial"})
+    assert as_method == as_execution and as_method.method == "kaca2"
+    # the method's own default inner method and block size, as make_algorithm("partitioned") has them
+    spec = AnonymizationSpec(hierarchies=hs, k=2, method="partitioned")
+    assert (spec.method, spec.partition) == ("kaca1", {"block_size": 20_000})
+    # the partitioned method's parameters laid over a partitioned run reach its blocks, not the inner method
+    over = as_execution.with_overrides(params={"block_size": 50})
+    assert (over.method, over.params, over.partition) == ("kaca2", {"max_inconsistency": 0.1},
+                                                          {"block_size": 50, "executor": "serial"})
+    with pytest.raises(ValueError, match="contradicts"):
+        AnonymizationSpec(hierarchies=hs, k=2, method="partitioned", execution="whole")
 
 
 class _RecordingModel:
@@ -196,3 +216,29 @@ def test_one_measure_for_a_run_and_for_an_existing_pair(table):
     assert measured == result.metrics
     assert set(measured.achieved_k_per_requirement) == {str(r) for r in problem.requirements}
     assert evaluate_pair(df, result.data, spec=spec).metrics == measured
+
+
+def test_with_overrides_checks_only_the_fields_it_changes(monkeypatch):
+    """An override checks the fields it changes (and the role check when it
+    changes a role), not the whole spec again; the spec it came from is left as it was."""
+    import dataclasses
+
+    from hieranon.evaluation.roles import RoleConflictError
+    from hieranon.job import spec as S
+
+    hs = {"a": H.suppression("a", ["x", "y"]), "b": H.suppression("b", ["u", "v"])}
+    spec = AnonymizationSpec(hierarchies=hs, k=2, sensitive=["s"])
+    calls = []
+    source = S._hierarchy_source
+    monkeypatch.setattr(S, "_hierarchy_source", lambda name, h: calls.append(name) or source(name, h))
+    over = spec.with_overrides(k=5, seed=np.int64(3), beta=2.0)
+    assert calls == [] and (over.k, over.seed, over.beta) == (5, 3, 2.0) and type(over.seed) is int
+    assert (spec.k, spec.seed, spec.beta) == (2, None, 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        over.k = 7
+    with pytest.raises(hieranon.SettingError, match="seed"):
+        spec.with_overrides(seed=-1)
+    over = spec.with_overrides(qi={"c": H.suppression("c", ["p", "q"])})
+    assert calls == ["a", "b", "c"] and over.quasi_identifiers == ["a", "b", "c"]
+    with pytest.raises(RoleConflictError, match="'a'"):
+        spec.with_overrides(insensitive=("a",))

@@ -51,6 +51,10 @@ from .tags import Tags
 log = logging.getLogger("hieranon.partition")
 
 EXECUTORS = ("auto", "dask", "processes", "serial")
+#: The method run in each block when none is named.
+DEFAULT_INNER_METHOD = "kaca1"
+#: Records per block of the ``partitioned`` method when none is given.
+BLOCK_SIZE = 20_000
 
 
 def dfs_rank(h: Hierarchy) -> np.ndarray:
@@ -179,13 +183,14 @@ class Partitioned(Algorithm):
                   "n_workers": Interval(Integral, 1, None) | None, "max_in_flight": Interval(Integral, 1, None),
                   "method_params": dict | NoneValue()}
 
-    def __init__(self, inner_method: str | None = None, block_size: int = 20_000, executor: str = "auto",
+    def __init__(self, inner_method: str | None = None, block_size: int = BLOCK_SIZE, executor: str = "auto",
                  scheduler: str | None = None, n_workers: int | None = None, max_in_flight: int = 2,
                  method_params: dict | None = None, *, method: str | None = None):
         if method is not None and inner_method is not None and method != inner_method:
             raise ValueError(f"partitioned: inner_method={inner_method!r} and method={method!r} disagree; "
                              "give the inner method once, as inner_method")
-        inner_method = inner_method if inner_method is not None else (method if method is not None else "kaca1")
+        inner_method = inner_method if inner_method is not None else (method if method is not None
+                                                                       else DEFAULT_INNER_METHOD)
         if inner_method == "partitioned":
             raise ValueError("partitioned: inner_method cannot be 'partitioned'")
         if inner_method not in METHODS:
@@ -493,19 +498,20 @@ def scheduler_configured() -> str | None:
 
 
 def plan_run(table: EncodedTable, method: str, execution: str = "auto", *, block_size: int | None = None,
-             workers: int | None = None, scheduler: str | None = None,
+             workers: int | None = None, scheduler: str | None = None, executor: str | None = None,
              whole_seconds: float = WHOLE_TABLE_SECONDS) -> RunPlan:
     """Choose how to run ``method`` on ``table``: the whole table when it is
     expected to take at most ``whole_seconds`` (or the method has no time
     model), else blocks of about ``block_size`` records (default
     :data:`AUTO_BLOCK_SIZE`) in worker processes, or on Dask when a
     ``scheduler`` is given or configured. ``execution`` ``whole`` or
-    ``partitioned`` forces either."""
+    ``partitioned`` forces either; ``executor`` (one of :data:`EXECUTORS`)
+    is the blocks' when given."""
     n, m = table.n_rows, len(table.qi_names)
     distinct = len(np.unique(row_keys(table.codes))) if n else 0
     est_whole = estimate_seconds(method, distinct, m)
     scheduler = scheduler or scheduler_configured()
-    executor = "dask" if scheduler else "processes"
+    executor = executor or ("dask" if scheduler else "processes")
     workers = workers or os.cpu_count() or 1
     size = block_size or AUTO_BLOCK_SIZE
     records = table.n_records

@@ -15,10 +15,12 @@ from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_lin
 from .files import check_outputs, files_read, read_checked, require_rows
 from .options import (
     BetaOption,
+    BoundOption,
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
     EncodingOption,
+    ForceOption,
     IdentifierActionOption,
     IdentifierOption,
     InsensitiveOption,
@@ -26,6 +28,7 @@ from .options import (
     KOption,
     LDiversityOption,
     MissingOption,
+    PublicOption,
     QiOption,
     QuietOption,
     RequireOption,
@@ -94,7 +97,7 @@ def anonymize(
         None, "--population-uniqueness", help="P or P:pitman|zayatz|snb|dankar: the share of the population "
         "estimated unique over the QIs in OUTPUT at most P (default estimator: dankar; the population from "
         "--sampling-fraction or --population, else 0.01 assumed)."),
-    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
+    force: ForceOption = False,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
     encoding: EncodingOption = "utf-8",
@@ -109,8 +112,7 @@ def anonymize(
     block_size: Optional[int] = typer.Option(None, "--block-size", help="Records per block (default 20000 with "
                                              "--distributed, else chosen with the plan)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a partitioned run."),
-    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
-                               "and print how far the output is from it (minutes on large tables)."),
+    bound: BoundOption = False,
     strict: StrictOption = None,
     identifier: IdentifierOption = [],
     identifier_action: IdentifierActionOption = None,
@@ -125,8 +127,7 @@ def anonymize(
         None, "--pseudonym-key", help="With --identifier-action pseudonym: a secret key file (at least 32 random "
         "bytes) so that the same identifier gets the same pseudonym across releases (default: a fresh key per "
         "run). Make one with: python -c \"import secrets; print(secrets.token_hex(32))\" > FILE"),
-    public: bool = typer.Option(False, "--public", help="With --report: leave out everything computed on INPUT "
-                                "(sample uniques, input class sizes, before-figures), for sharing outside."),
+    public: PublicOption = False,
     numeric_output: Optional[str] = typer.Option(
         None, "--numeric-output", help="Generalised numbers in OUTPUT: label ([25, 50)) | range | midpoint | bounds "
         "(two numeric columns NAME_lower, NAME_upper); default: the config's numeric_output, else label."),
@@ -146,6 +147,7 @@ def anonymize(
         die(f"--workers {workers}: expected a whole number >= 1")
     dataset = distributed and input.is_dir()
     try:
+        from ..algorithms.partition import BLOCK_SIZE
         from ..job.result import AnonymizationError
         try:
             with show_progress(quiet or as_json):
@@ -191,15 +193,13 @@ def anonymize(
                 data = None if dataset else read_checked(input, encoding, quiet or as_json)
                 if distributed:
                     _quiet_dask(verbose)
-                    spec = spec.partitioned(block_size=block_size or 20_000, executor="dask", scheduler=scheduler,
+                    spec = spec.partitioned(block_size=block_size or BLOCK_SIZE, executor="dask", scheduler=scheduler,
                                             n_workers=workers)
                 else:
                     if scheduler is not None:
                         _quiet_dask(verbose)
-                    partition = {"block_size": block_size, "n_workers": workers, "scheduler": scheduler}
                     spec = spec.with_overrides(execution="whole" if whole_table else None,
-                                               partition={**spec.partition, **{n: v for n, v in partition.items()
-                                                                                if v is not None}} or None)
+                                               partition=_partition_options(spec, block_size, workers, scheduler))
                 if dataset:
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
@@ -229,6 +229,15 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _partition_options(spec, block_size: Optional[int], workers: Optional[int],
+                       scheduler: Optional[str]) -> Optional[dict]:
+    """The spec's partition options with ``--block-size``, ``--workers`` and
+    ``--scheduler`` laid over them (None: nothing given, nothing changed)."""
+    given = {n: v for n, v in (("block_size", block_size), ("n_workers", workers), ("scheduler", scheduler))
+             if v is not None}
+    return {**spec.partition, **given} if given else None
 
 
 def _key_option(path: Optional[Path]) -> Optional[bytes]:
@@ -339,11 +348,8 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     of the output)."""
     from ..job.scale import anonymize_parquet, iter_parquet
 
-    params = spec.params
-    with status(quiet, f"anonymising the dataset {input} in blocks of {params.get('block_size')}..."):
-        res = anonymize_parquet(input, output, spec, block_size=params.get("block_size", 20_000),
-                                executor=params.get("executor", "dask"), scheduler=params.get("scheduler"),
-                                n_workers=params.get("n_workers"), force=force)
+    with status(quiet, f"anonymising the dataset {input} in blocks of {spec.partition['block_size']}..."):
+        res = anonymize_parquet(input, output, spec, force=force)
     result = res.result
     run_outputs().append(output)
     html = None

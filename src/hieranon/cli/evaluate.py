@@ -13,6 +13,7 @@ from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_lin
 from .files import read_checked, read_input, require_rows
 from .options import (
     BetaOption,
+    BoundOption,
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
@@ -174,8 +175,7 @@ def evaluate(
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
-    bound: bool = typer.Option(False, "--bound", help="Also bound every local recoding's distortion from below "
-                               "and print how far ANONYMISED is from it (minutes on large tables)."),
+    bound: BoundOption = False,
     suppressed: SuppressedOption = "class",
     order_map: OrderMapOption = None,
     utility: UtilityOption = False,

@@ -13,6 +13,10 @@ import typer
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
 from .files import check_outputs, files_read, read_input
 from .options import (
+    ConfigOption,
+    EncodingOption,
+    ForceOption,
+    QiOption,
     build_hierarchies,
     build_spec,
     excerpt_option,
@@ -46,9 +50,9 @@ def hierarchy_build(
                                           "the root (anonymize --missing value)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="ARX CSV file to write (default: stdout)."),
     sep: str = typer.Option(";", "--sep", help="Separator of the ARX CSV output."),
-    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing output."),
+    force: ForceOption = False,
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+    encoding: EncodingOption = "utf-8",
 ):
     """Build an ARX-format hierarchy of COLUMN from the values in a table
     (the same hierarchy as --qi COLUMN=BUILDER and the configuration's
@@ -134,11 +138,11 @@ def _missing_values(values, h) -> list[str]:
 @hierarchy_app.command("check")
 def hierarchy_check(
     input: Path = typer.Argument(..., help="The table whose values must be in the hierarchies."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML configuration."),
-    qi: list[str] = typer.Option([], "--qi", help="NAME=HIERARCHY_FILE (ARX CSV format); repeatable."),
+    config: ConfigOption = None,
+    qi: QiOption = [],
     as_json: bool = typer.Option(False, "--json", help="Print the missing values as JSON."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print nothing; the exit status says."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of CSV input."),
+    encoding: EncodingOption = "utf-8",
 ):
     """List the values of each quasi-identifier column missing from its
     hierarchy (exit status 1 when there are any)."""

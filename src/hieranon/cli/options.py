@@ -136,6 +136,13 @@ PopulationOption = Annotated[Optional[str], typer.Option(
     "--population", help="The population the table was sampled from: its size (a number of people), or a table "
     "of it (FILE, the same QI columns: its records are the population for --k-map and --delta-presence, and "
     "their number its size); instead of --sampling-fraction.")]
+ForceOption = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
+BoundOption = Annotated[bool, typer.Option(
+    "--bound", help="Also bound every local recoding's distortion from below and print how far the anonymised "
+    "table is from it (minutes on large tables).")]
+PublicOption = Annotated[bool, typer.Option(
+    "--public", help="In the report, leave out everything computed on the original table (sample uniques, input "
+    "class sizes, before-figures), for sharing outside.")]
 QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or tables.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")]
 

@@ -219,24 +219,23 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     check_feasible(problem.privacy)  # PrivacyError before any work
     risk_feasible(problem.risk)
     plan = choose_plan(problem, spec)
-    if plan is not None and plan.mode != "whole":  # the spec's method runs in each block
+    if plan.mode != "whole":  # the spec's method runs in each block
         algo = build_algorithm(spec, plan)
     algo.check_problem(problem)
     timings["encode"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    log.info("running %s on %d rows, %d QIs, requirements %s%s", algo.name, problem.table.n_rows,
-             len(problem.table.qi_names), [str(r) for r in problem.requirements],
-             f"; plan: {plan.describe()}" if plan is not None else "")
-    with progress_stage(f"solving with {spec.method}", expected_seconds=plan and plan.estimated_seconds,
-                        detail=plan.describe() if plan is not None else ""):
+    log.info("running %s on %d rows, %d QIs, requirements %s; plan: %s", algo.name, problem.table.n_rows,
+             len(problem.table.qi_names), [str(r) for r in problem.requirements], plan.describe())
+    with progress_stage(f"solving with {spec.method}", expected_seconds=plan.estimated_seconds,
+                        detail=plan.describe()):
         solution: Solution = algo.solve_checked(problem)  # checked above, before any work
     timings["solve"] = time.perf_counter() - t
     result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
     warn_if_useless(problem, solution, algo.name)
     result.roles = roles
-    result.plan = plan.as_dict() if plan is not None else None
+    result.plan = plan.as_dict()
     if lower_bound:
         t = time.perf_counter()
         try:
@@ -248,17 +247,15 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, lower_bound: bool,
     return result
 
 
-def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
-    """How to run ``spec`` on ``problem``'s table
-    (:func:`~hieranon.algorithms.partition.plan_run`), None when the spec
-    already names the partitioned method; ``spec.partition`` holds the
-    options of a partitioned run (``block_size``, ``n_workers``,
-    ``scheduler``, ``whole_seconds``)."""
-    if spec.method == "partitioned":
-        return None
+def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan:
+    """How to run ``spec`` on ``problem``'s table, chosen once
+    (:func:`~hieranon.algorithms.partition.plan_run`): as ``spec.execution``
+    asks, with the options of a partitioned run in ``spec.partition``
+    (``block_size``, ``executor``, ``n_workers``, ``scheduler``, ``whole_seconds``)."""
     options = spec.partition
     plan = plan_run(problem.table, spec.method, spec.execution, block_size=options.get("block_size"),
                     workers=options.get("n_workers"), scheduler=options.get("scheduler"),
+                    executor=options.get("executor"),
                     **({"whole_seconds": options["whole_seconds"]} if "whole_seconds" in options else {}))
     log.info("plan: %s", plan.describe())
     return plan
@@ -266,28 +263,26 @@ def choose_plan(problem: Problem, spec: AnonymizationSpec) -> RunPlan | None:
 
 #: Distortion ratio above which an output has lost nearly everything.
 USELESS_RATIO = 0.9
+#: Rows up to which a useless output is compared with Mondrian's (LeFevre et al. 2006), which solves the
+#: problem again: a fraction of a second on 45,000 records, but a second solve all the same, so larger
+#: tables get the general advice only.
+COMPARE_MAX_ROWS = 50_000
 
 
 def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float | None:
     """Log a warning when ``solution`` has generalised nearly everything
     (distortion ratio above :data:`USELESS_RATIO`): the output is k-anonymous
-    but of little use. Mondrian (fast) is tried on the same problem; when its
-    verified output keeps much more, the warning names it. Returns the
-    alternative's ratio, if one was computed."""
+    but of little use. Only then, and only on a table of at most
+    :data:`COMPARE_MAX_ROWS` rows, Mondrian (fast) is tried on the same
+    problem; when its verified output keeps much more, the warning names it.
+    Returns the alternative's ratio, if one was computed."""
     table = problem.table
     ratio = M.distortion_ratio(table.codes, solution.codes, problem.cost, table.counts)
     if not ratio > USELESS_RATIO:
         return None
     better = None
-    if method != "mondrian":
-        try:
-            alt = make_algorithm("mondrian")
-            alt.check_problem(problem)
-            alt_solution = alt.solve(problem)
-            if verify_codes(table, alt_solution.codes, problem.requirements, alt_solution.suppressed).ok:
-                better = M.distortion_ratio(table.codes, alt_solution.codes, problem.cost, table.counts)
-        except (ValueError, RuntimeError, NotImplementedError) as exc:  # mondrian cannot take this problem
-            log.debug("no comparison with mondrian: %s", exc)
+    if method != "mondrian" and table.n_rows <= COMPARE_MAX_ROWS:
+        better = _mondrian_ratio(problem)
     if better is not None and better < ratio - 0.2:
         log.warning("%s's output has lost nearly everything (distortion ratio %.2f); mondrian keeps much more "
                     "on this table (ratio %.2f): try --method mondrian (or fulldomain)", method, ratio, better)
@@ -296,6 +291,22 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
                     "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
                     method, ratio)
     return better
+
+
+def _mondrian_ratio(problem: Problem) -> float | None:
+    """The distortion ratio of Mondrian's verified output of ``problem``
+    (None when Mondrian cannot take it)."""
+    table = problem.table
+    try:
+        alt = make_algorithm("mondrian")
+        alt.check_problem(problem)
+        alt_solution = alt.solve(problem)
+    except (ValueError, RuntimeError, NotImplementedError) as exc:  # mondrian cannot take this problem
+        log.debug("no comparison with mondrian: %s", exc)
+        return None
+    if not verify_codes(table, alt_solution.codes, problem.requirements, alt_solution.suppressed).ok:
+        return None
+    return M.distortion_ratio(table.codes, alt_solution.codes, problem.cost, table.counts)
 
 
 def shuffled(out: pd.DataFrame, seed: int | None) -> tuple[pd.DataFrame, np.ndarray]:

@@ -293,8 +293,8 @@ def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: Encode
 
 
 def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=None, k: int | None = None,
-                      *, requirements=None, method: str | None = None, block_size: int = 20_000,
-                      executor: str = "auto", scheduler: str | None = None, n_workers: int | None = None,
+                      *, requirements=None, method: str | None = None, block_size: int | None = None,
+                      executor: str | None = None, scheduler: str | None = None, n_workers: int | None = None,
                       seed: int = 0, weights: str = "uniform", batch_rows: int = 250_000,
                       force: bool = False, method_params: dict | None = None) -> ScaleResult:
     """Anonymise a Parquet file/dataset into a Parquet dataset directory
@@ -306,8 +306,11 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     method and parameters...), or QI names with ``hierarchies``, ``k`` and
     the keyword arguments. The spec's method (default
     :data:`~hieranon.algorithms.registry.DEFAULT_METHOD`) runs in each block
-    of the ``partitioned`` method. The result's metrics and risk are
-    computed from the integer codes, as for a single table."""
+    of the ``partitioned`` method; ``block_size``, ``executor``, ``scheduler``
+    and ``n_workers`` are laid over the spec's partition options (default:
+    blocks of :data:`~hieranon.algorithms.partition.BLOCK_SIZE` records, the
+    executor ``auto``). The result's metrics and risk are computed from the
+    integer codes, as for a single table."""
     if isinstance(quasi_identifiers, AnonymizationSpec):
         spec = quasi_identifiers
     else:
@@ -359,7 +362,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     t = time.perf_counter()
     metrics = measure(problem, sol.codes, sol.suppressed)
     timings["metrics"] = time.perf_counter() - t
-    result = AnonymizationResult(None, metrics, report, spec.method, algo.run_params(), problem.requirements,
+    result = AnonymizationResult(None, metrics, report, algo.name, algo.run_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,
                                  spec=spec, counts=table.counts, output=output_dir,
                                  privacy_models=list(problem.privacy),

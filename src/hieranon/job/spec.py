@@ -21,6 +21,7 @@ Anonymising, checking, evaluating and reporting all go through it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms.base import Algorithm, Problem
+from ..algorithms.partition import BLOCK_SIZE, DEFAULT_INNER_METHOD
 from ..algorithms.registry import DEFAULT_METHOD, METHODS, make_algorithm, method_parameters, methods_accepting
 from ..algorithms.suppression import SuppressionBudget, parse_budget, with_budget
 from ..core.requirements import Requirement, RequirementError, normalise
@@ -55,7 +57,11 @@ __all__ = ["AnonymizationSpec", "Prepared", "build_problem", "problem_from_table
 #: How a run is executed: chosen from the table (``auto``), the whole table
 #: in one process (``whole``), or in partitioned blocks (``partitioned``).
 EXECUTIONS = ("auto", "whole", "partitioned")
-PARTITION_OPTIONS = ("block_size", "n_workers", "scheduler", "whole_seconds")
+#: The options of a partitioned run (``spec.partition``): the blocks' (parameters of
+#: :class:`~hieranon.algorithms.partition.Partitioned`) and the longest expected whole-table run ``auto`` keeps whole.
+PARTITION_OPTIONS = ("block_size", "executor", "scheduler", "n_workers", "max_in_flight", "whole_seconds")
+#: Parameters of the ``partitioned`` method that are not the inner method's.
+_PARTITIONED_KEYS = {"inner_method", "method_params", *PARTITION_OPTIONS}
 WEIGHT_SCHEMES = ("uniform", "height", "mage")
 IDENTIFIER_ACTIONS = ("drop", "mask", "pseudonym")
 #: The seed of the algorithms' own random choices when the user gives none:
@@ -147,6 +153,129 @@ def _hierarchy_source(name, h):
     if isinstance(h, str):
         return builder_spec(str(name), h) or HierarchySpec(name, file=Path(h))
     return h
+
+
+def _checked_hierarchies(hs):
+    if not isinstance(hs, Mapping):
+        raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
+    hs = {name: _hierarchy_source(name, h) for name, h in hs.items()}
+    for name, h in hs.items():  # column names are usually text; pandas allows any label
+        if not isinstance(h, (Hierarchy, HierarchySpec)):
+            raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
+                             "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
+    return dict(hs)
+
+
+def _checked_requirements(requirements):
+    reqs = [requirements] if isinstance(requirements, (str, Requirement)) else requirements
+    return tuple(_requirement(r, i) for i, r in enumerate(reqs or ()))
+
+
+def _checked_method(method):
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    return method
+
+
+def _checked_params(params):
+    if not isinstance(params, Mapping) or not all(isinstance(p, str) for p in params):
+        raise ValueError(f"params: expected a mapping of method parameters, got {params!r}")
+    return plain(dict(params))
+
+
+def _checked_weights(weights):
+    if not isinstance(weights, str) or weights not in WEIGHT_SCHEMES:
+        raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {weights!r}")
+    return weights
+
+
+def _choice(name: str, choices: Sequence[str]):
+    def check(value):
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    return check
+
+
+def _flag(name: str):
+    def check(value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name}: expected true or false, got {value!r}")
+        return bool(value)
+    return check
+
+
+def _role_columns(name: str):
+    def check(columns):  # a text is one column, as for quasi_identifiers
+        return _names((columns,) if isinstance(columns, str) else tuple(columns), name)
+    return check
+
+
+def _checked_partition(options):
+    if not isinstance(options, Mapping) or set(options) - set(PARTITION_OPTIONS):
+        raise ValueError(f"partition: expected a mapping with keys among {', '.join(PARTITION_OPTIONS)}, "
+                         f"got {options!r}")
+    return plain(dict(options))
+
+
+def _setting(name: str):
+    return lambda value: check_setting(name, value)
+
+
+def _checked_population(population):
+    if population is not None and not isinstance(population, PopulationModel):
+        raise ValueError(f"population: expected a hieranon.evaluation.risk.PopulationModel (sampling fraction "
+                         f"or population size), got {population!r}")
+    return population
+
+
+#: How each field of :class:`AnonymizationSpec` is checked and normalised on its own (numpy numbers made
+#: Python ones, texts made tuples...): by ``__post_init__`` for all of them, by
+#: :meth:`AnonymizationSpec.with_overrides` for those it changes.
+_FIELD_CHECKS = {
+    "hierarchies": _checked_hierarchies,
+    **{name: _setting(name) for name in ("k", "seed", "missing", "beta", "risk_threshold")},
+    "requirements": _checked_requirements,
+    "method": _checked_method,
+    "params": _checked_params,
+    "weights": _checked_weights,
+    "priorities": lambda p: AnonymizationSpec._checked_priorities(p),
+    "pseudonym_key": as_key,
+    **{name: _role_columns(name) for name in ("identifiers", "sensitive", "insensitive")},
+    "identifier_action": _choice("identifier_action", IDENTIFIER_ACTIONS),
+    "strict": _flag("strict"),
+    "shuffle": _flag("shuffle"),
+    "numeric_output": _choice("numeric_output", NUMERIC_OUTPUTS),
+    "class_column": lambda c: _column(c, "class_column"),
+    "count_column": lambda c: _column(c, "count_column"),
+    "execution": _choice("execution", EXECUTIONS),
+    "partition": _checked_partition,
+    "suppression_threshold": lambda t: None if t is None else real(t, "suppression_threshold"),
+    "max_suppression": lambda b: parse_budget(b, "max_suppression"),
+    "privacy": _privacy_models,
+    "population": _checked_population,
+    "source": lambda s: None if s is None else Path(s),
+    "origins": lambda o: dict(o or {}),
+}
+
+
+def _checked_field(name: str, value):
+    """``value`` of the spec's field ``name``, checked and normalised on its own (:data:`_FIELD_CHECKS`)."""
+    return _FIELD_CHECKS[name](value)
+
+
+def _partitioned_method(params: Mapping) -> tuple[str, dict, dict]:
+    """The ``partitioned`` method's parameters as the one spelling of a
+    partitioned run: ``(method, parameters, partition options)`` -- the inner
+    method (its default when not named), its own parameters and the options
+    of the blocks."""
+    params = dict(params)
+    method = params.pop("inner_method", None) or DEFAULT_INNER_METHOD
+    inner = params.pop("method_params", None) or {}
+    if not isinstance(inner, Mapping):
+        raise ValueError(f"method_params: expected a mapping of the inner method's parameters, got {inner!r}")
+    options = {n: params.pop(n) for n in PARTITION_OPTIONS if n in params}
+    return method, _checked_params({**inner, **params}), options
 
 
 # --------------------------------------------------------------------- spec
@@ -252,61 +381,29 @@ class AnonymizationSpec:
     origins: Mapping = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _checked_field(f.name, getattr(self, f.name)))
+        self._settle()
+
+    def _settle(self, changed: set[str] | None = None) -> None:
+        """What is checked across fields (all of it when ``changed`` is None,
+        else what those fields take part in): ``method="partitioned"`` mapped
+        onto ``execution`` (:func:`_partitioned_method`), the attributes of the
+        privacy models made sensitive, and no column given two roles."""
         def set_(name, value):  # a frozen dataclass normalises its own fields here
             object.__setattr__(self, name, value)
 
-        for role in ("identifiers", "sensitive", "insensitive"):  # a text is one column, as for quasi_identifiers
-            columns = getattr(self, role)
-            set_(role, (columns,) if isinstance(columns, str) else tuple(columns))
-        hs = self.hierarchies
-        if not isinstance(hs, Mapping):
-            raise ValueError("hierarchies: expected a mapping column -> Hierarchy or HierarchySpec")
-        hs = {name: _hierarchy_source(name, h) for name, h in hs.items()}
-        for name, h in hs.items():  # column names are usually text; pandas allows any label
-            if not isinstance(h, (Hierarchy, HierarchySpec)):
-                raise ValueError(f"hierarchies: {name!r} -> {type(h).__name__}: expected a column name and a "
-                                 "Hierarchy, a hierarchy file's path or a configuration's HierarchySpec")
-        set_("hierarchies", dict(hs))
-        for name in ("k", "seed", "missing", "beta", "risk_threshold"):
-            set_(name, check_setting(name, getattr(self, name)))
-        if self.population is not None and not isinstance(self.population, PopulationModel):
-            raise ValueError(f"population: expected a hieranon.evaluation.risk.PopulationModel (sampling fraction "
-                             f"or population size), got {self.population!r}")
-        reqs = [self.requirements] if isinstance(self.requirements, (str, Requirement)) else self.requirements
-        set_("requirements", tuple(_requirement(r, i) for i, r in enumerate(reqs or ())))
-        if not isinstance(self.method, str) or self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; choose one of {sorted(METHODS)}")
-        if not isinstance(self.params, Mapping) or not all(isinstance(p, str) for p in self.params):
-            raise ValueError(f"params: expected a mapping of method parameters, got {self.params!r}")
-        set_("params", plain(dict(self.params)))
-        if not isinstance(self.weights, str) or self.weights not in WEIGHT_SCHEMES:
-            raise ValueError(f"weights: expected one of {', '.join(WEIGHT_SCHEMES)}, got {self.weights!r}")
-        set_("priorities", self._checked_priorities(self.priorities))
-        set_("pseudonym_key", as_key(self.pseudonym_key))
-        for name in ("identifiers", "sensitive", "insensitive"):
-            set_(name, _names(getattr(self, name), name))
-        if not isinstance(self.identifier_action, str) or self.identifier_action not in IDENTIFIER_ACTIONS:
-            raise ValueError(f"identifier_action must be one of {', '.join(IDENTIFIER_ACTIONS)}, "
-                             f"got {self.identifier_action!r}")
-        for name in ("strict", "shuffle"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
-            set_(name, bool(getattr(self, name)))
-        if not isinstance(self.numeric_output, str) or self.numeric_output not in NUMERIC_OUTPUTS:
-            raise ValueError(f"numeric_output must be one of {', '.join(NUMERIC_OUTPUTS)}, "
-                             f"got {self.numeric_output!r}")
-        set_("class_column", _column(self.class_column, "class_column"))
-        set_("count_column", _column(self.count_column, "count_column"))
-        if not isinstance(self.execution, str) or self.execution not in EXECUTIONS:
-            raise ValueError(f"execution must be one of {', '.join(EXECUTIONS)}, got {self.execution!r}")
-        if not isinstance(self.partition, Mapping) or set(self.partition) - set(PARTITION_OPTIONS):
-            raise ValueError(f"partition: expected a mapping with keys among {', '.join(PARTITION_OPTIONS)}, "
-                             f"got {self.partition!r}")
-        set_("partition", plain(dict(self.partition)))
-        if self.suppression_threshold is not None:
-            set_("suppression_threshold", real(self.suppression_threshold, "suppression_threshold"))
-        set_("max_suppression", parse_budget(self.max_suppression, "max_suppression"))
-        set_("privacy", _privacy_models(self.privacy))
+        if self.method == "partitioned":
+            if self.execution == "whole" and (changed is None or "execution" in changed):
+                raise ValueError("method 'partitioned' runs the table in blocks; execution 'whole' contradicts it: "
+                                 "give one of them")
+            method, params, options = _partitioned_method(self.params)
+            set_("method", _checked_field("method", method))
+            set_("params", params)
+            set_("partition", _checked_field("partition", {"block_size": BLOCK_SIZE, **self.partition, **options}))
+            set_("execution", "partitioned")
+        if changed is not None and not changed & {*ROLES, "privacy", "origins"}:
+            return
         origins = dict(self.origins or {})
         extra = {}
         for m in self.privacy:
@@ -318,7 +415,6 @@ class AnonymizationSpec:
         set_("sensitive", (*self.sensitive, *extra))
         set_("origins", origins)
         check_role_conflicts({role: getattr(self, role) for role in ROLES}, origins)
-        set_("source", None if self.source is None else Path(self.source))
 
     @property
     def algorithm_seed(self) -> int:
@@ -418,7 +514,18 @@ class AnonymizationSpec:
         changes.pop("privacy", None)
         if options.get("privacy"):
             changes["privacy"] = (*self.privacy, *options["privacy"])
-        return dataclasses.replace(self, **changes) if changes else self
+        if params and changes.get("execution", self.execution) == "partitioned" and set(params) & _PARTITIONED_KEYS:
+            # the partitioned method's parameters laid over a partitioned run: its blocks' options and inner method
+            changes["params"] = {"inner_method": changes.get("method", self.method), "method_params": self.params,
+                                 **params}
+            changes["method"] = "partitioned"
+        if not changes:
+            return self
+        new = copy.copy(self)
+        for name, value in changes.items():  # each overridden field checked on its own, the others as they were
+            object.__setattr__(new, name, _checked_field(name, value))
+        new._settle(set(changes))
+        return new
 
     # ------------------------------------------------------------- queries
     @property
@@ -472,17 +579,12 @@ class AnonymizationSpec:
         return params
 
     def partitioned(self, **options) -> AnonymizationSpec:
-        """This job run block by block: the ``partitioned`` method whose inner
-        method (with its parameters) is this spec's method; ``options``
-        (``block_size``, ``executor``, ``scheduler``, ``n_workers``...) are the
-        partitioning's own parameters, ``None`` ones left out."""
-        if self.method == "partitioned":
-            return self.with_overrides(params={n: v for n, v in options.items() if v is not None})
-        params = {"inner_method": self.method, **{n: v for n, v in options.items() if v is not None}}
-        inner = self.algorithm_params()
-        if inner:
-            params["method_params"] = inner
-        return dataclasses.replace(self, method="partitioned", params=params, suppression_threshold=None)
+        """This job run block by block (``execution="partitioned"``), with
+        the partition ``options`` (``block_size``, ``executor``,
+        ``scheduler``, ``n_workers``...; ``None`` ones left out) laid over the
+        spec's."""
+        given = {n: v for n, v in options.items() if v is not None}
+        return self.with_overrides(execution="partitioned", partition={**self.partition, **given})
 
     def describe(self) -> dict:
         """The settings shown in a report (plain values)."""
@@ -580,16 +682,19 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
 
 # ---------------------------------------------------------------- algorithm
 def run_method(spec: AnonymizationSpec, plan: RunPlan | None = None) -> tuple[str, dict]:
-    """``(method, parameters)`` of the algorithm that carries out ``spec``
-    (on ``plan``, a :class:`~hieranon.algorithms.partition.RunPlan`, when it
-    runs in partitioned blocks: the ``partitioned`` method around the spec's)."""
+    """``(method, parameters)`` of the algorithm that carries out ``spec``:
+    the spec's method, or the ``partitioned`` method around it when the run
+    is partitioned -- as ``plan`` (a :class:`~hieranon.algorithms.partition.RunPlan`)
+    chose, else as ``spec.execution`` asks -- with the spec's partition
+    options (the plan's block size and executor, chosen from them)."""
     params = spec.algorithm_params()
-    if plan is None or plan.mode == "whole":
+    partitioned = plan.mode == "partitioned" if plan is not None else spec.execution == "partitioned"
+    if not partitioned:
         return spec.method, params
-    options = spec.partition
-    return "partitioned", {"inner_method": spec.method, "method_params": params, "block_size": plan.block_size,
-                           "executor": plan.executor,
-                           **{n: options[n] for n in ("scheduler", "n_workers") if options.get(n) is not None}}
+    options = {n: v for n, v in spec.partition.items() if n != "whole_seconds" and v is not None}
+    if plan is not None:
+        options.update(block_size=plan.block_size, executor=plan.executor)
+    return "partitioned", {"inner_method": spec.method, "method_params": params, **options}
 
 
 def build_algorithm(spec: AnonymizationSpec, plan: RunPlan | None = None) -> Algorithm:
