@@ -223,7 +223,10 @@ def evaluate(
             print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
             u = pair.risk_cache.get("utility:last")
             if u is not None and u.target is not None:
-                typer.echo(f"utility: {u.compared}; relative = anonymised / original")
+                typer.echo(f"utility: {u.compared}; relative = anonymised / original, gain over the baseline = "
+                           "(anonymised - baseline) / (original - baseline)")
+                for line in u.warnings():
+                    typer.echo(f"utility: warning: {line}")
         typer.echo(verdict_line(report))
         order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -178,8 +178,14 @@ class AnonymizationResult:
                       ("distortion ratio", f"{m.distortion_ratio:.4f}"), ("precision", f"{m.precision:.4f}")]
         u = self.risk_cache.get("utility:last")
         for ms in (u.models if u is not None else []):
-            facts.append((f"{ms.model}: relative {'accuracy' if ms.score == 'accuracy' else 'R^2'}",
-                          "-" if ms.relative is None else f"{ms.relative:.3f}"))
+            relative = "-" if ms.relative is None else f"{ms.relative:.3f}"
+            if ms.score == "accuracy":  # the gain over the majority-class baseline beside the raw ratio
+                gain = "-" if ms.normalised is None else f"{ms.normalised:.3f}"
+                facts.append((f"{ms.model}: relative accuracy / gain over the baseline", f"{relative} / {gain}"))
+            else:
+                facts.append((f"{ms.model}: relative R^2", relative))
+        statement = self.statement()
+        facts += [("holds" if ok else "does not hold", text) for ok, text in statement.lines()]
         return facts
 
     def __repr__(self) -> str:
