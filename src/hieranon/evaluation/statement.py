@@ -85,7 +85,7 @@ class ReleaseStatement:
         if self.star_cells is None:
             return text
         worst = sorted(((n, q) for q, n in self.star_cells.items() if n), reverse=True)
-        share = ", ".join(f"{q} {n / max(self.records, 1):.0%}" for n, q in worst[:3])
+        share = ", ".join(f"{q} {n / max(self.records, 1):.1%}" for n, q in worst[:3])
         return (text + f"; {self.star_cells_total:,} more cells generalised to * in records not suppressed"
                 + (f" ({share} of the records)" if share else ""))
 
