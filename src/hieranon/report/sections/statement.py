@@ -50,6 +50,8 @@ def _unchanged(result, config) -> str:
                 setting(config, "identifier_action", "drop"), "identifier")
         if c in sensitive:
             return "sensitive, " + ("with a privacy model" if c in modelled else "no privacy model")
+        if c == setting(config, "class_column"):
+            return "class column"
         return "insensitive" if c in set(setting(config, "insensitive") or []) else "no role"
     listed = ", ".join(f"{c} ({role(c)})" for c in columns)
     return f"<p><b>Released unchanged.</b> {esc(listed)}: every value as in the input.</p>"
@@ -80,11 +82,11 @@ def _detail(result, k: int | None, public: bool) -> str:
             for v, n, s, c in zip(values, size, star, changed):
                 if v != 0 and n >= least and c > 0:
                     groups.append((s / n, c / n, n, h.name, h.labels[v]))
-        groups.sort(key=lambda g: (-g[0], -g[1], -g[2]))
+        groups.sort(key=lambda g: (-(g[0] + g[1]), -g[2]))  # a cell to * counts twice
         if groups:
             text += " Groups of records that lost most: " + esc("; ".join(
-                f"{name} = {label}: {star:.0%} of its {fmt(int(n))} records published as * "
-                f"({changed:.0%} generalised)" for star, changed, n, name, label in groups[:GROUPS_LISTED])) + "."
+                f"{name} = {label}: {changed:.0%} of its {fmt(int(n))} records generalised, {star:.0%} to *"
+                for star, changed, n, name, label in groups[:GROUPS_LISTED])) + "."
     return text + "</p>"
 
 
