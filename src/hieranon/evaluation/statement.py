@@ -35,7 +35,8 @@ import numpy as np
 
 from ..privacy.assess import classes_of
 
-__all__ = ["Finding", "ReleaseStatement", "assess_statement", "order_finding", "homogeneous_findings",
+__all__ = ["Finding", "ReleaseStatement", "assess_statement", "order_finding", "homogeneous_classes",
+           "homogeneous_findings",
            "linkage_findings", "star_cells"]
 
 
@@ -121,6 +122,12 @@ def linkage_findings(roles) -> list[Finding]:
             for r in roles.linkage]
 
 
+def homogeneous_classes(column, row_class: np.ndarray, n_classes: int) -> np.ndarray:
+    """Per class, whether every record in it shows one value of ``column``
+    (a bound sensitive column, :func:`hieranon.privacy.sensitive_columns`)."""
+    return np.count_nonzero(column.histogram(row_class, n_classes) > 0, axis=1) <= 1
+
+
 def homogeneous_findings(sensitive: dict, modelled: set, codes: np.ndarray | None,
                          counts: np.ndarray) -> list[Finding]:
     """Each sensitive column without a privacy model (``sensitive``:
@@ -137,8 +144,7 @@ def homogeneous_findings(sensitive: dict, modelled: set, codes: np.ndarray | Non
             continue
         if row_class is None:
             row_class, sizes = classes_of(codes, counts)
-        hist = column.histogram(row_class, len(sizes))
-        homogeneous = np.count_nonzero(hist > 0, axis=1) <= 1
+        homogeneous = homogeneous_classes(column, row_class, len(sizes))
         n = int(homogeneous.sum())
         if not n:
             continue
