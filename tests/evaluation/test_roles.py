@@ -98,7 +98,7 @@ def test_cli_warns_in_one_line_and_strict_exits_2_writing_nothing(adult_csv, tmp
     lines = [x for x in r.stderr.splitlines() if "no role" in x]
     assert len(lines) == 1 and "fnlwgt" in lines[0] and "% unique values" in lines[0]
     out.unlink()
-    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict")
+    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "--shuffle")
     assert r.exit_code == 2 and "fnlwgt" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
 
@@ -114,7 +114,7 @@ def _roles_config(tmp_path):
 def test_strict_from_the_configuration(adult_csv, tmp_path):
     path, qi = adult_csv
     cfg = _roles_config(tmp_path)
-    cfg.write_text(cfg.read_text() + "strict: true\n")
+    cfg.write_text(cfg.read_text() + "strict: true\nshuffle: true\n")
     out = tmp_path / "out.csv"
     r = run("anonymize", path, "-o", out, *qi, "--config", cfg, "-k", 5)
     assert r.exit_code == 2 and "fnlwgt" in r.stderr and not out.exists()
@@ -219,11 +219,15 @@ def test_cli_shuffle_order_map_and_evaluate(tmp_path):
     r = run("evaluate", EXAMPLE, a, "--config", EXAMPLE_CFG, "--order-map", amap)
     assert r.exit_code == 0 and r.stdout.count("VERIFIED: ") == 1 and "verified:" not in r.stdout
     assert "row order" not in r.stderr
+    # without it, the shuffle is named (not a failed verification), with the option that undoes it
     r = run("evaluate", EXAMPLE, a, "--config", EXAMPLE_CFG)
-    assert r.exit_code == 1
-    # an unshuffled release is verified with a warning that it keeps the input order
+    assert r.exit_code == 2 and "shuffled" in r.stderr and "--order-map" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "VERIFICATION FAILED" not in r.stdout
+    r = run("report", EXAMPLE, a, "--config", EXAMPLE_CFG, "-o", tmp_path / "r.html")
+    assert r.exit_code == 2 and "--order-map" in r.stderr and not (tmp_path / "r.html").exists()
+    # an unshuffled release is verified, and the summary says in the verdict's style that it keeps the order
     r = run("evaluate", EXAMPLE, plain, "--config", EXAMPLE_CFG)
-    assert r.exit_code == 0 and "keeps the original's row order" in r.stderr
+    assert r.exit_code == 0 and "DOES NOT HOLD: the rows keep the input's order" in r.stdout
     r = run("anonymize", EXAMPLE, "-o", tmp_path / "d.csv", *common, "--keep-order-map", tmp_path / "m.csv")
     assert r.exit_code == 2 and "--shuffle" in r.stderr and not (tmp_path / "d.csv").exists()
 
@@ -241,7 +245,9 @@ def test_shuffle_from_the_configuration(tmp_path):
 
 def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path):
     """--identifier/--sensitive/--insensitive classify columns without a
-    config (or beside one): with every column classified --strict passes, the
+    config (or beside one): with every column classified none is named as
+    without a role and check --strict passes (anonymize --strict also refuses
+    the linkage risk of education-num, tested apart), the
     identifier is dropped (or pseudonymised), and a declared column the table
     lacks is refused by name."""
     path, qi = adult_csv
@@ -250,11 +256,11 @@ def test_roles_on_the_command_line_add_to_the_configuration(adult_csv, tmp_path)
               "native-country", "occupation"]
     roles = ["--identifier", "fnlwgt", "--sensitive", "salary-class",
              *[x for c in others for x in ("--insensitive", c)]]
-    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "-q")
+    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "-q")
     assert r.exit_code == 0, r.stderr
     assert "no role" not in r.stderr
     assert "fnlwgt" not in pd.read_csv(out).columns
-    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "--strict", "-q",
+    r = run("anonymize", path, "-o", out, *qi, *roles, "-k", 5, "--method", "fulldomain", "-q",
             "--identifier-action", "pseudonym", "--force")
     assert r.exit_code == 0, r.stderr
     released = pd.read_csv(out, dtype=str)["fnlwgt"]

@@ -117,7 +117,7 @@ def test_identical_release_keeps_everything():
         assert a.granularity_loss == 0 and a.entropy_loss == 0 and a.marginal_tvd == pytest.approx(0, abs=1e-12)
         assert a.before == a.after
     for p in u.pairs:
-        assert p.cramers_v_before == pytest.approx(p.cramers_v_after) and p.contingency_tvd == pytest.approx(0)
+        assert p.before == pytest.approx(p.after) and p.contingency_tvd == pytest.approx(0)
 
 
 def test_fully_suppressed_qis_fall_to_the_majority_rate():
@@ -135,7 +135,7 @@ def test_fully_suppressed_qis_fall_to_the_majority_rate():
     for a in u.attributes:
         assert a.suppressed == 1.0 and a.granularity_loss == pytest.approx(1.0)
         assert a.entropy_loss == pytest.approx(1.0) and list(a.after) == ["*"]
-    assert all(p.cramers_v_after == 0 for p in u.pairs)
+    assert all(p.after == 0 for p in u.pairs)
 
 
 def test_granularity_and_entropy_by_hand():
@@ -272,7 +272,9 @@ def test_as_dict_is_json_and_rows_carry_the_numbers():
     assert [m["relative"] for m in d["models"]] == [m.relative for m in u.models]
     assert d["compared"] == u.compared and len(d["pairs"]) == 3
     rows = dict(u.rows())
-    assert rows["random forest: relative accuracy"] == f"{u.model('random forest').relative:.4f}"
+    rf = u.model("random forest")
+    assert rows["random forest: relative accuracy / relative gain over the baseline"] == \
+        f"{rf.relative:.4f} / {'–' if rf.normalised is None else f'{rf.normalised:.4f}'}"
 
 
 # ------------------------------------------------------------------ notebook display
@@ -289,7 +291,9 @@ def test_repr_and_repr_html():
     assert "relative accuracy" not in html
     r.utility("label")
     html = r._repr_html_()
-    assert f"naive Bayes: relative accuracy</th><td>{r.utility('label').model('naive Bayes').relative:.3f}" in html
+    nb = r.utility("label").model("naive Bayes")
+    gain = "-" if nb.normalised is None else f"{nb.normalised:.3f}"
+    assert f"naive Bayes: relative accuracy / gain over the baseline</th><td>{nb.relative:.3f} / {gain}" in html
 
 
 def test_repr_html_escapes():
@@ -378,3 +382,59 @@ def test_adult_utility_of_a_k10_release(adult_path):
     assert u.rows_used == len(a.frame)
     for m in u.models:
         assert 0.9 < m.relative <= 1.02 and m.anonymised > u.baseline
+
+
+# ------------------------------------------------- measures by kind, honest model figures
+def test_each_pair_is_measured_for_its_kinds():
+    """Cramér's V only between categorical QIs; Spearman's rank correlation
+    between numeric ones (scipy's, a generalised value at the middle of its
+    range); the correlation ratio of ranks between one of each. A numeric QI
+    of unique values independent of another QI is not "associated" with it
+    (Cramér's V, each number a category, says it is, near 1)."""
+    from scipy.stats import spearmanr
+
+    df = _people()
+    rng = np.random.default_rng(3)
+    df["x"] = rng.permutation(np.arange(len(df)) * 7)  # unique numbers, independent of noise
+    hs = {**_hierarchies(df), "x": H.intervals("x", df["x"], [70, 700])}
+    enc = encode(df, list(hs), hs)
+    u = U.assess_codes(enc.codes, enc.codes, enc.hierarchies)
+    measures = {(p.a, p.b): p for p in u.pairs}
+    assert measures[("job", "noise")].measure == "cramers_v"
+    assert measures[("age", "job")].measure == "correlation_ratio"
+    assert measures[("age", "x")].measure == "spearman"
+    assert measures[("age", "x")].before == pytest.approx(spearmanr(df["age"], df["x"]).statistic)
+    assert measures[("noise", "x")].before < 0.2  # chance only
+    assert U.cramers_v(enc.codes[:, 2], enc.codes[:, 3]) > 0.9  # what Cramér's V would have said
+    # age determines its band: after generalising to 10-year bands, the rank correlation with age's band stays
+    gen = enc.codes.copy()
+    age_h = enc.hierarchies[0]
+    gen[:, 0] = age_h.ancestors[enc.codes[:, 0], age_h.depth[enc.codes[:, 0]] - 2]
+    pair = {(p.a, p.b): p for p in U.assess_codes(enc.codes, gen, enc.hierarchies).pairs}[("age", "x")]
+    mids = np.array([(np.floor(a / 10) * 10 + np.floor(a / 10) * 10 + 9) / 2 for a in df["age"]])
+    assert pair.after == pytest.approx(spearmanr(mids, df["x"]).statistic)
+
+
+def test_a_model_that_does_not_beat_the_baseline_is_named():
+    """Relative accuracy of a model no better than the majority class on the
+    original compares two guesses: a warning says so; the gain over the
+    baseline is printed beside the raw ratio; a release on which the model
+    falls to the baseline is named too."""
+    df = _people()
+    rng = np.random.default_rng(7)
+    df["coin"] = np.where(rng.random(len(df)) < 0.85, "tails", "heads")  # nothing predicts it
+    enc = _codes(df)
+    u = U.assess_codes(enc.codes, enc.codes, enc.hierarchies, target=df["coin"].to_numpy(), target_name="coin")
+    weak = [m for m in u.models if m.original <= u.baseline]
+    assert weak  # the majority class is as good as it gets
+    warned = u.warnings()
+    for m in weak:
+        assert any(w.startswith(m.model) and "does not beat the majority-class baseline" in w for w in warned)
+    assert u.as_dict()["warnings"] == warned
+    rows = dict(u.rows())
+    assert all(f"{m.model}: relative accuracy / relative gain over the baseline" in rows for m in u.models)
+    # the label is predicted on the original, not on a release of '*' only: the release is named
+    u = U.assess_codes(enc.codes, np.zeros_like(enc.codes), enc.hierarchies, target=df["label"].to_numpy(),
+                       target_name="label")
+    assert len(u.warnings()) == len(u.models) and all("at or below the majority-class baseline" in w
+                                                       for w in u.warnings())

@@ -50,6 +50,7 @@ from .options import (
 )
 from .output import (
     bound_rows,
+    cells_rows,
     configure_logging,
     json_default,
     metric_rows,
@@ -57,6 +58,7 @@ from .output import (
     risk_rows,
     risk_summary,
     show_progress,
+    statement_lines,
     status,
     warn,
 )
@@ -187,6 +189,9 @@ def anonymize(
                     raise UsageError("--keep-order-map writes the permutation of --shuffle; add --shuffle")
                 if distributed and spec.shuffle:
                     raise UsageError("--shuffle needs the whole table in one process; leave out --distributed")
+                if spec.strict and not spec.shuffle:  # known before any work; the other gaps after solving
+                    from ..evaluation.statement import order_finding
+                    raise UsageError("strict: " + order_finding(True)[0].text)
                 if spec.shuffle and spec.seed is not None:
                     warn("with --seed the row order can be undone by anyone who tries seeds until the rows line up "
                          "(e.g. by a date column); leave --seed out of a release")
@@ -219,13 +224,16 @@ def anonymize(
                   else "")
         if result.plan is not None and not blocks:
             blocks = ", whole table"
-        print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks})",
-                      metric_rows(result.metrics) + _missing_rows(result) + _suppression_rows(result)
-                      + bound_rows(result)
+        statement = result.statement()
+        gaps = len(statement.does_not_hold)
+        print_metrics(f"{result.method} on {input.name} -> {output.name} (verified{blocks}"
+                      + (f"; {gaps} thing{'s' * (gaps > 1)} it does not protect, below" if gaps else "") + ")",
+                      metric_rows(result.metrics) + cells_rows(statement) + _missing_rows(result)
+                      + _suppression_rows(result) + bound_rows(result)
                       + risk_rows(risk_before, risk_after, threshold) + result.privacy().rows(), quiet)
-        if not quiet and result.roles is not None:
-            for line in result.roles.linkage_lines():
-                warn(line)
+        if not quiet:  # what holds and what does not, in one style (the linkage risks among them)
+            for line in statement_lines(statement):
+                typer.echo(line)
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
@@ -321,6 +329,9 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
         hierarchies = build_hierarchies(spec, data)
     numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work
     result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
+    refusal = result.statement().strict_error() if spec.strict else None
+    if refusal is not None:  # before anything is written
+        raise UsageError(refusal)
     html = None
     if report is not None:  # rendered before anything is written: a failure leaves no output behind
         from ..report import render_report

@@ -44,14 +44,15 @@ from .options import (
 )
 from .output import (
     bound_rows,
+    cells_rows,
     configure_logging,
     json_default,
     metric_rows,
     print_metrics,
     risk_rows,
     risk_summary,
+    statement_lines,
     verdict_line,
-    warn,
 )
 
 if TYPE_CHECKING:
@@ -80,6 +81,27 @@ def _unshuffle(anon, order_map: Path):
     return anon.iloc[out_rows].reset_index(drop=True)
 
 
+def shuffled_columns(orig, anon, quasi_identifiers) -> list:
+    """The columns ORIGINAL and ANONYMISED share outside the quasi-identifiers
+    that hold the same values (as a multiset) but not in the same order --
+    a release of ``anonymize --shuffle`` -- when at least one such column is
+    out of order; else an empty list (a column masked or pseudonymised is
+    left out: it holds other values)."""
+    import numpy as np
+
+    if len(orig) != len(anon) or len(orig) < 2:
+        return []
+    moved = []
+    for c in orig.columns:
+        if c not in anon.columns or c in set(quasi_identifiers):
+            continue
+        a = orig[c].astype("string").fillna("\0").to_numpy(dtype=object)
+        b = anon[c].astype("string").fillna("\0").to_numpy(dtype=object)
+        if not np.array_equal(a, b) and np.array_equal(np.sort(a), np.sort(b)):
+            moved.append(c)
+    return moved
+
+
 def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: bool,
                    suppressed: str = "class", order_map: Optional[Path] = None,
                    utility: Optional[dict] = None) -> AnonymizationResult:
@@ -94,6 +116,12 @@ def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method
     anon = read_checked(anonymised, encoding, True)
     if order_map is not None:
         anon = _unshuffle(anon, order_map)
+    else:
+        moved = shuffled_columns(orig, anon, spec.quasi_identifiers)
+        if moved:
+            shown = ", ".join(map(repr, moved[:3])) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+            raise UsageError(f"{anonymised}: its rows are shuffled ({shown} hold ORIGINAL's values in another "
+                             "order): give the order map anonymize --keep-order-map wrote, with --order-map FILE")
     built = build_hierarchies(spec, orig)
     from ..io import read_numeric_output
     anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
@@ -139,9 +167,12 @@ def utility_json(result) -> dict:
 
 
 def order_warning(result, quiet: bool) -> None:
-    if result.info.get("keeps_input_order") and not quiet:
-        warn("the anonymised table keeps the original's row order: whoever knows that order links every row "
-             "back; release it with anonymize --shuffle")
+    """What the pair does not protect (the row order kept, a sensitive column
+    homogeneous in some class), after the verdict line and in its style."""
+    if quiet:
+        return
+    for line in statement_lines(result.statement(), holds=False):
+        typer.echo(line)
 
 
 def _risk_json(pair) -> dict | None:
@@ -202,17 +233,22 @@ def evaluate(
         typer.echo(json.dumps({"verified": report.ok, "verification": report.summary(),
                                "metrics": metrics.as_dict() if metrics else None, **pair.bound_summary(),
                                "privacy": pair.privacy().as_dict(), "risk": _risk_json(pair),
+                               "statement": pair.statement().as_dict(),
                                **(utility_json(pair) if utility or target is not None else {})},
                               default=json_default, indent=2))
     elif not quiet:
         if metrics is not None:
             print_metrics(f"{anonymised.name} against {original.name}",
-                          metric_rows(metrics) + bound_rows(pair) + _risk_rows(pair) + pair.privacy().rows(), False)
+                          metric_rows(metrics) + cells_rows(pair.statement()) + bound_rows(pair) + _risk_rows(pair)
+                          + pair.privacy().rows(), False)
         if utility or target is not None:
             print_metrics(f"utility of {anonymised.name}", _utility_rows(pair), False)
             u = pair.risk_cache.get("utility:last")
             if u is not None and u.target is not None:
-                typer.echo(f"utility: {u.compared}; relative = anonymised / original")
+                typer.echo(f"utility: {u.compared}; relative = anonymised / original, gain over the baseline = "
+                           "(anonymised - baseline) / (original - baseline)")
+                for line in u.warnings():
+                    typer.echo(f"utility: warning: {line}")
         typer.echo(verdict_line(report))
         order_warning(pair, quiet)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -107,7 +107,10 @@ OrderMapOption = Annotated[Optional[Path], typer.Option(
     "its rows are compared with ORIGINAL's through it.")]
 StrictOption = Annotated[Optional[bool], typer.Option(
     "--strict/--no-strict", help="A column without a role (identifier, quasi-identifier, sensitive, insensitive) "
-    "is an error, not a warning (default: the config's strict).", show_default=False)]
+    "is an error, not a warning; for anonymize, so is whatever the release does not protect (a sensitive column "
+    "without a privacy model homogeneous in some class, a near-unique column or a copy of a quasi-identifier "
+    "published unchanged, rows not shuffled): exit 2, nothing written (default: the config's strict).",
+    show_default=False)]
 IdentifierOption = Annotated[list[str], typer.Option(
     "--identifier", help="A column that identifies a person (name, id): dropped from the output, or see "
     "--identifier-action; repeatable, added to the config's identifiers.")]

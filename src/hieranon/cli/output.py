@@ -150,6 +150,23 @@ def risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
     return rows
 
 
+def statement_lines(statement, holds: bool = True) -> list[str]:
+    """The release statement (:class:`hieranon.evaluation.statement.ReleaseStatement`)
+    as lines of one style: ``HOLDS: ...`` (unless ``holds`` is False, when a
+    verdict line already says it) and ``DOES NOT HOLD: ...``, one per finding."""
+    return [("HOLDS: " if ok else "DOES NOT HOLD: ") + text for ok, text in statement.lines() if holds or not ok]
+
+
+def cells_rows(statement) -> list[tuple[str, str]]:
+    """Records suppressed and cells generalised to ``*``, counted apart."""
+    if statement.star_cells is None:
+        return []
+    rows = [("cells generalised to * (records not suppressed)", f"{statement.star_cells_total:,}")]
+    n = max(statement.records, 1)
+    rows += [(f"cells of {q} generalised to *", f"{c:,} ({c / n:.1%})") for q, c in statement.star_cells.items() if c]
+    return rows
+
+
 def warn(line: str) -> None:
     typer.echo(f"hieranon: warning: {line}", err=True)
 

@@ -117,6 +117,7 @@ def report_command(
                                "metrics": result.metrics.as_dict() if result.metrics else None,
                                "risk": risk_summary(risk_before, risk_after, threshold),
                                **result.bound_summary(), "privacy": result.privacy().as_dict(),
+                               "statement": result.statement().as_dict(),
                                "report": str(output),
                                **(utility_json(result) if (utility or target is not None) and not public else {})},
                               default=json_default, indent=2))

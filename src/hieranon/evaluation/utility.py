@@ -62,10 +62,11 @@ from scipy import sparse
 
 from ..core.table import dense_rank, encode, encode_generalised
 from ..core.tree import Hierarchy, leaf_counts
+from ..hierarchies.builders import leaf_values, node_bounds
 from .prediction import ModelScore, analysis, naive_bayes_accuracy
 
 __all__ = ["AttributeUtility", "ModelScore", "PairAssociation", "UtilityReport", "assess", "assess_codes",
-           "assess_result", "cramers_v", "naive_bayes_accuracy"]
+           "assess_result", "cramers_v", "spearman", "correlation_ratio", "naive_bayes_accuracy", "PAIR_MEASURES"]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,11 @@ class AttributeUtility:
     after: dict = field(default_factory=dict, repr=False)
 
 
+#: The association measure of a pair, by the kinds of its two quasi-identifiers.
+PAIR_MEASURES = {"cramers_v": "Cramér's V", "spearman": "Spearman's rank correlation",
+                 "correlation_ratio": "correlation ratio of ranks"}
+
+
 @dataclass(frozen=True)
 class PairAssociation:
     """Association of two quasi-identifiers before and after.
@@ -126,9 +132,20 @@ class PairAssociation:
     Attributes
     ----------
     a, b : str
-    cramers_v_before, cramers_v_after : float
-        Cramér's V (Cramér 1946) of the original values and of the published
-        values (each printed value a category, ``*`` included).
+    measure : str
+        ``"cramers_v"``: both quasi-identifiers categorical -- Cramér's V
+        (Cramér 1946) of the values, each printed value (``*`` included) a
+        category; ``"spearman"``: both numeric -- Spearman's rank
+        correlation (Spearman 1904) of the values, a generalised value taken
+        at the middle of the leaves below it (``*`` at the middle of the
+        whole range); ``"correlation_ratio"``: one of each -- the
+        correlation ratio (Pearson 1903) of the numeric one's ranks over the
+        categorical one's values. A numeric column of many distinct values
+        is no set of categories: Cramér's V would call it associated with
+        anything.
+    before, after : float
+        The measure on the original and on the published values (0 when
+        either column holds one value).
     contingency_tvd : float or None
         Total-variation distance between the original pairwise contingency
         table and the published one spread uniformly over the leaves below
@@ -137,13 +154,18 @@ class PairAssociation:
 
     a: str
     b: str
-    cramers_v_before: float
-    cramers_v_after: float
+    measure: str
+    before: float
+    after: float
     contingency_tvd: float | None
 
     @property
-    def cramers_v_change(self) -> float:
-        return self.cramers_v_after - self.cramers_v_before
+    def change(self) -> float:
+        return self.after - self.before
+
+    @property
+    def measure_name(self) -> str:
+        return PAIR_MEASURES[self.measure]
 
 
 @dataclass(frozen=True)
@@ -226,27 +248,54 @@ class UtilityReport:
         d = asdict(self)
         d["compared"] = self.compared
         for p, pd_ in zip(self.pairs, d["pairs"]):
-            pd_["cramers_v_change"] = p.cramers_v_change
+            pd_["change"] = p.change
+        d["warnings"] = self.warnings()
         return d
+
+    def warnings(self) -> list[str]:
+        """What the model scores do not say: a model that does not beat the
+        majority-class baseline on the original (its relative accuracy
+        compares two guesses), or that falls below it on the release (a
+        relative accuracy near 1 then hides that it learnt nothing)."""
+        if self.task != "classification" or self.baseline is None:
+            return []
+        out = []
+        for m in self.models:
+            if m.original <= self.baseline:
+                out.append(f"{m.model} on the original data ({m.original:.4f}) does not beat the majority-class "
+                           f"baseline ({self.baseline:.4f}): its relative accuracy compares two guesses; "
+                           f"{self.target!r} is not predicted from these quasi-identifiers")
+            elif m.anonymised <= self.baseline:
+                out.append(f"{m.model} on the release ({m.anonymised:.4f}) scores at or below the majority-class "
+                           f"baseline ({self.baseline:.4f}): it learns nothing from the released values "
+                           f"(relative to the baseline {_num(m.normalised)}, though relative accuracy "
+                           f"{_num(m.relative)})")
+        return out
 
     def rows(self) -> list[tuple[str, str]]:
         """``(measure, value)`` rows for a printed table."""
         out = []
+        if self.baseline is not None and self.task == "classification":
+            out.append(("majority-class accuracy (baseline)", f"{self.baseline:.4f}"))
         for m in self.models:
             name = "accuracy" if m.score == "accuracy" else "R^2"
             out.append((f"{m.model}: {name} original / anonymised", f"{m.original:.4f} / {m.anonymised:.4f}"))
-            out.append((f"{m.model}: relative {name}", _num(m.relative)))
-        if self.baseline is not None and self.task == "classification":
-            out.append(("majority-class accuracy (baseline)", f"{self.baseline:.4f}"))
+            if m.score == "accuracy":  # the gain over the baseline kept beside the raw ratio
+                out.append((f"{m.model}: relative accuracy / relative gain over the baseline",
+                            f"{_num(m.relative)} / {_num(m.normalised)}"))
+            else:
+                out.append((f"{m.model}: relative {name}", _num(m.relative)))
         for a in self.attributes:
             out.append((f"{a.name}: kept / generalised / suppressed",
                         f"{a.kept:.1%} / {a.generalised:.1%} / {a.suppressed:.1%}"
                         + (f" (+{a.missing:.1%} missing)" if a.missing else "")))
             out.append((f"{a.name}: granularity loss / entropy loss / marginal TVD",
                         f"{a.granularity_loss:.3f} / {a.entropy_loss:.3f} / {a.marginal_tvd:.3f}"))
+        for measure, name in PAIR_MEASURES.items():
+            changes = [abs(p.change) for p in self.pairs if p.measure == measure]
+            if changes:
+                out.append((f"mean |change of {name}| over {len(changes)} QI pairs", f"{np.mean(changes):.4f}"))
         if self.pairs:
-            v = np.mean([abs(p.cramers_v_change) for p in self.pairs])
-            out.append(("mean |change of Cramér's V| over QI pairs", f"{v:.4f}"))
             tvds = [p.contingency_tvd for p in self.pairs if p.contingency_tvd is not None]
             if tvds:
                 out.append(("mean TVD of pairwise contingency tables", f"{np.mean(tvds):.4f}"))
@@ -383,16 +432,91 @@ def _contingency_tvd(ha: Hierarchy, hb: Hierarchy, oa, ob, ga, gb, w, ma, mb) ->
     return 0.5 * float(np.abs(before - after).sum() / total)
 
 
+def _node_numbers(h: Hierarchy) -> np.ndarray | None:
+    """Per node of a numeric hierarchy the middle of the leaves below it
+    (NaN for ``missing``), or None when some leaf is not a number."""
+    bounds = node_bounds(h)
+    if bounds is None:
+        return None
+    lo, hi = bounds.lower.copy(), bounds.upper.copy()
+    vals = leaf_values(h)[1]
+    lo[0], hi[0] = vals.min(), vals.max()  # the root: the whole range
+    mid = (lo + hi) / 2
+    mid[~np.isfinite(mid)] = np.nan
+    return mid
+
+
+def _records(w: np.ndarray | None, n: int) -> np.ndarray | None:
+    """Row of each record (rows repeated by their whole record counts), or
+    None when every row is one record."""
+    if w is None or np.all(w == 1):
+        return None
+    return np.repeat(np.arange(n), np.asarray(w).astype(np.int64))
+
+
+def spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+    """Spearman's rank correlation (Spearman 1904, :func:`scipy.stats.spearmanr`)
+    of two numeric columns over their records (``w``: records per row), rows
+    with a NaN left out; 0 when either column holds one value."""
+    from scipy.stats import spearmanr
+    rows = _records(w, len(x))
+    if rows is not None:
+        x, y = x[rows], y[rows]
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    if len(x) < 2 or x.min() == x.max() or y.min() == y.max():
+        return 0.0
+    return float(spearmanr(x, y).statistic)
+
+
+def correlation_ratio(categories: np.ndarray, x: np.ndarray, w: np.ndarray | None = None) -> float:
+    """The correlation ratio eta (Pearson 1903) of the ranks of numeric
+    ``x`` (:func:`scipy.stats.rankdata`) over ``categories``, over their
+    records (``w``: records per row): the square root of the ranks' spread
+    between the categories over their whole spread (0: the categories say
+    nothing of the order, 1: they sort it). Rows with a NaN left out."""
+    from scipy.stats import rankdata
+    rows = _records(w, len(x))
+    if rows is not None:
+        categories, x = categories[rows], x[rows]
+    ok = ~np.isnan(x)
+    cats, x = dense_rank(categories[ok])[0], x[ok]
+    if len(x) < 2:
+        return 0.0
+    r = rankdata(x)
+    dev = r - r.mean()
+    total = float((dev ** 2).sum())
+    if total <= 0:
+        return 0.0
+    n_c = np.bincount(cats)
+    mean_c = np.bincount(cats, weights=dev) / np.maximum(n_c, 1)
+    return float(math.sqrt(min(max(float((n_c * mean_c ** 2).sum()) / total, 0.0), 1.0)))
+
+
+def _pair(hs, i, j, orig, gen, w, ranked_orig, ranked_gen, numbers) -> tuple[str, float, float]:
+    """The measure of the pair (i, j) and its value before and after (see :class:`PairAssociation`)."""
+    ni, nj = numbers[i], numbers[j]
+    if ni is None and nj is None:
+        return ("cramers_v", _cramers_v_ranked(*ranked_orig[i], *ranked_orig[j], w),
+                _cramers_v_ranked(*ranked_gen[i], *ranked_gen[j], w))
+    if ni is not None and nj is not None:
+        return ("spearman", spearman(ni[orig[:, i]], nj[orig[:, j]], w), spearman(ni[gen[:, i]], nj[gen[:, j]], w))
+    num, cat = (i, j) if ni is not None else (j, i)
+    return ("correlation_ratio", correlation_ratio(orig[:, cat], numbers[num][orig[:, num]], w),
+            correlation_ratio(gen[:, cat], numbers[num][gen[:, num]], w))
+
+
 def _pairs(hs: Sequence[Hierarchy], orig: np.ndarray, gen: np.ndarray, w: np.ndarray,
            members: Sequence[sparse.csr_matrix]) -> list[PairAssociation]:
     ranked_orig = [dense_rank(orig[:, j]) for j in range(len(hs))]  # ranked once, not once per pair
     ranked_gen = [dense_rank(gen[:, j]) for j in range(len(hs))]
+    numbers = [_node_numbers(h) for h in hs]
     out = []
     for i in range(len(hs)):
         for j in range(i + 1, len(hs)):
+            measure, before, after = _pair(hs, i, j, orig, gen, w, ranked_orig, ranked_gen, numbers)
             out.append(PairAssociation(
-                hs[i].name, hs[j].name, _cramers_v_ranked(*ranked_orig[i], *ranked_orig[j], w),
-                _cramers_v_ranked(*ranked_gen[i], *ranked_gen[j], w),
+                hs[i].name, hs[j].name, measure, before, after,
                 _contingency_tvd(hs[i], hs[j], orig[:, i], orig[:, j], gen[:, i], gen[:, j], w,
                                  members[i], members[j])))
     return out

@@ -22,6 +22,7 @@ from ..core.requirements import Requirement
 from ..core.tree import Hierarchy
 from ..evaluation.risk import assess_result as assess_risk
 from ..evaluation.risk import default_threshold
+from ..evaluation.statement import assess_statement
 from ..privacy import assess_privacy
 
 __all__ = ["AnonymizationError", "AnonymizationResult"]
@@ -146,6 +147,13 @@ class AnonymizationResult:
                 self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive))
         return self.risk_cache["privacy"]
 
+    def statement(self):
+        """What the release protects and what it does not
+        (:class:`hieranon.evaluation.statement.ReleaseStatement`), computed once."""
+        if "statement" not in self.risk_cache:
+            self.risk_cache["statement"] = assess_statement(self)
+        return self.risk_cache["statement"]
+
     def utility(self, target: str | None = None, *, original: pd.DataFrame | None = None, **options):
         """The utility report of the release (:func:`hieranon.evaluation.utility.assess_result`):
         per-attribute loss, associations between quasi-identifiers and, with
@@ -172,11 +180,19 @@ class AnonymizationResult:
             facts += [("records", f"{m.n_records:,}"), ("k achieved", f"{m.achieved_k:,}"),
                       ("equivalence classes", f"{m.n_classes:,}"),
                       ("suppressed records", f"{int(m.suppressed_records):,}"),
+                      ("cells generalised to * (records not suppressed)",
+                       "-" if self.statement().star_cells_total is None else f"{self.statement().star_cells_total:,}"),
                       ("distortion ratio", f"{m.distortion_ratio:.4f}"), ("precision", f"{m.precision:.4f}")]
         u = self.risk_cache.get("utility:last")
         for ms in (u.models if u is not None else []):
-            facts.append((f"{ms.model}: relative {'accuracy' if ms.score == 'accuracy' else 'R^2'}",
-                          "-" if ms.relative is None else f"{ms.relative:.3f}"))
+            relative = "-" if ms.relative is None else f"{ms.relative:.3f}"
+            if ms.score == "accuracy":  # the gain over the majority-class baseline beside the raw ratio
+                gain = "-" if ms.normalised is None else f"{ms.normalised:.3f}"
+                facts.append((f"{ms.model}: relative accuracy / gain over the baseline", f"{relative} / {gain}"))
+            else:
+                facts.append((f"{ms.model}: relative R^2", relative))
+        statement = self.statement()
+        facts += [("holds" if ok else "does not hold", text) for ok, text in statement.lines()]
         return facts
 
     def __repr__(self) -> str:
@@ -224,6 +240,8 @@ class AnonymizationResult:
             **({"output": str(self.output)} if self.output is not None else {}),
             **(self.roles.as_dict() if self.roles is not None else {}),
             "shuffled": self.row_order is not None,
+            # what holds and what does not, beside it; records suppressed and cells generalised to * apart
+            "statement": self.statement().as_dict(),
             **({"plan": self.plan} if self.plan is not None else {}),
             **self.bound_summary(),
         }

@@ -48,6 +48,7 @@ td.desc{color:var(--muted)}
 .card.ok{background:var(--okbg);border-color:#a9d8b8}.card.ok .v{color:var(--ok)}
 .card.bad{background:var(--badbg);border-color:#e6b0b0}.card.bad .v{color:var(--bad)}
 b.okv{color:var(--ok)}b.badv{color:var(--bad)}
+ul.statement{list-style:none;padding:0;margin:4px 0 8px;font-size:15px}ul.statement li{margin:3px 0}
 .banner{padding:10px 14px;border-radius:6px;font-weight:600;margin-bottom:8px}
 .banner.ok{background:var(--okbg);color:var(--ok)}.banner.bad{background:var(--badbg);color:var(--bad)}
 pre{background:var(--soft);border:1px solid var(--line);padding:8px 10px;overflow-x:auto;white-space:pre-wrap;

@@ -18,12 +18,14 @@ from .sections.classes import class_sizes_section, generalisation_section
 from .sections.measures import metrics_section, reading_section, sample_section, timings_section
 from .sections.overview import configuration_section, summary_section, verification_section
 from .sections.risk import risk_section, roles_section, sensitive_section
+from .sections.statement import statement_section
 from .sections.utility import result_utility_section
 
 __all__ = ["SECTIONS", "render_report", "write_report"]
 
 #: Section ids of the report, in page order (``<section id=...>``).
 SECTIONS = {
+    "statement": "What this release protects",
     "summary": "Summary",
     "configuration": "Configuration",
     "verification": "Verification",
@@ -80,6 +82,7 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         risk_before, risk_after, n_sup = result.risk(threshold)
     k = max((r.k for r in result.requirements), default=1)
     parts = {
+        "statement": statement_section(result, risk_after, config, public),
         "summary": summary_section(result, risk_before, risk_after, public),
         "configuration": configuration_section(result, config),
         "verification": verification_section(result),

@@ -19,6 +19,7 @@ def summary_section(result, risk_before, risk_after, public: bool = False) -> st
     verdict = ("ok", "verified") if ok else (("bad", "FAILED") if ver is not None else ("", "not run"))
     cards = [
         (*verdict, "verification"),
+        *([("bad", fmt(len(gaps)), "not protected: see above")] if (gaps := result.statement().does_not_hold) else []),
         ("", esc(result.method), "method"),
         ("", fmt(k_req), "k required"),
     ]
@@ -27,6 +28,8 @@ def summary_section(result, risk_before, risk_after, public: bool = False) -> st
             ("ok" if (k_req is None or m.achieved_k >= k_req) else "bad", fmt(m.achieved_k), "k achieved"),
             ("", fmt(m.n_records), "records"),
             ("", fmt(m.suppressed_records), "suppressed records"),
+            *([("", fmt(result.statement().star_cells_total), "more cells generalised to *")]
+              if result.statement().star_cells is not None else []),
             ("", fmt(m.distortion_ratio_uniform, 3), "distortion ratio (uniform)"),
             ("", fmt(m.precision, 3), "precision Prec"),
         ]

@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 
+from ...evaluation.statement import homogeneous_classes
 from ...privacy.assess import classes_of
 from ..figures import figure_img
 from ..page import esc, fmt, html_table, pct
@@ -163,8 +164,7 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
 
     row_class, sizes = classes_of(codes, counts)
     hist = column.histogram(row_class, len(sizes))
-    n_values = np.count_nonzero(hist > 0, axis=1)
-    homogeneous = n_values <= 1
+    homogeneous = homogeneous_classes(column, row_class, len(sizes))
     order = np.lexsort((np.arange(len(sizes)), -sizes))
     shown = order[:MAX_CLASSES_PLOTTED]
     table = column.table_hist()[0]
@@ -216,7 +216,7 @@ def _sensitive_plot(attribute, column, codes: np.ndarray, counts: np.ndarray, af
             f"{attribute}, which the class therefore discloses.")
     if after and before_codes is not None:
         b_class, b_sizes = classes_of(before_codes, counts)
-        b_hom = np.count_nonzero(column.histogram(b_class, len(b_sizes)) > 0, axis=1) <= 1
+        b_hom = homogeneous_classes(column, b_class, len(b_sizes))
         note += (f" Before anonymisation, {int(b_hom.sum()):,} of the original's {len(b_sizes):,} classes "
                  f"({fmt(int(b_sizes[b_hom].sum()))} records) were homogeneous.")
     if len(sizes) > len(shown):

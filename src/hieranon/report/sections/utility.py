@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...evaluation.utility import PAIR_MEASURES
 from ..figures import figure_img
 from ..page import esc, html_table
 
@@ -70,7 +71,8 @@ def _models(u) -> str:
                   "relative over the baseline"], rows)
     base = (f" Majority-class accuracy (baseline): {u.baseline:.4f}." if u.task == "classification" else "")
     return (f"<h3>Analysis preserved: predicting <code>{esc(u.target)}</code> ({esc(u.task)})</h3>"
-            f'<div class="cols"><div>{tbl}</div><div>{_models_plot(u)}</div></div>'
+            + "".join(f'<p><b class="badv">{esc(w[0].upper() + w[1:])}.</b></p>' for w in u.warnings())
+            + f'<div class="cols"><div>{tbl}</div><div>{_models_plot(u)}</div></div>'
             f'<p class="note">{esc(u.compared[0].upper() + u.compared[1:])}. '
             f"Relative = anonymised / original; relative over the baseline = (anonymised - baseline) / "
             f"(original - baseline).{esc(base)} Features: {esc(', '.join(u.features))}, every value a category "
@@ -146,8 +148,8 @@ def _pairs_plot(u) -> str:
     mats = {w: np.full((n, n), np.nan) for w in ("before", "after")}
     for p in u.pairs:
         i, j = names.index(p.a), names.index(p.b)
-        for w, v in (("before", p.cramers_v_before), ("after", p.cramers_v_after)):
-            mats[w][i, j] = mats[w][j, i] = v
+        for w, v in (("before", p.before), ("after", p.after)):
+            mats[w][i, j] = mats[w][j, i] = abs(v)
     fig = Figure(figsize=(10, 4.9), layout="constrained")  # two square maps: the width sets the height
     axes = fig.subplots(1, 2)
     im = None
@@ -157,7 +159,7 @@ def _pairs_plot(u) -> str:
         ax.set_xticklabels([_short(x, 14) for x in names], rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(n))
         ax.set_yticklabels([_short(x, 14) for x in names], fontsize=8)
-        ax.set_title(f"Cramér's V, {w}", fontsize=10)
+        ax.set_title(f"strength of association, {w}", fontsize=10)
         for i in range(n):
             for j in range(n):
                 if i != j and not np.isnan(mats[w][i, j]):
@@ -171,19 +173,23 @@ def _pairs_plot(u) -> str:
 def _pairs(u) -> str:
     if not u.pairs:
         return ""
-    listed = sorted(u.pairs, key=lambda p: -abs(p.cramers_v_change))[:PAIRS_LISTED]
-    rows = [(f"{p.a} × {p.b}", _f(p.cramers_v_before, 3), _f(p.cramers_v_after, 3), f"{p.cramers_v_change:+.3f}",
+    listed = sorted(u.pairs, key=lambda p: -abs(p.change))[:PAIRS_LISTED]
+    rows = [(f"{p.a} × {p.b}", p.measure_name, _f(p.before, 3), _f(p.after, 3), f"{p.change:+.3f}",
              _f(p.contingency_tvd, 3)) for p in listed]
     tvds = [p.contingency_tvd for p in u.pairs if p.contingency_tvd is not None]
-    mean_change = float(np.mean([abs(p.cramers_v_change) for p in u.pairs]))
-    summary = f"Mean |change of Cramér's V| over the {len(u.pairs)} pairs: {mean_change:.3f}"
+    summary = "; ".join(f"mean |change of {name}| over {len(c)} pairs: {float(np.mean(c)):.3f}"
+                        for measure, name in PAIR_MEASURES.items()
+                        if (c := [abs(p.change) for p in u.pairs if p.measure == measure]))
     if tvds:
         summary += f"; mean TVD of the pairwise contingency tables: {float(np.mean(tvds)):.3f}"
     return ("<h3>Associations between quasi-identifiers</h3>" + _pairs_plot(u)
-            + f'<div class="cols"><div>{_num_table(["pair", "V before", "V after", "change", "contingency TVD"], rows)}'
-              f'</div><div><p class="note">{esc(summary)}. Cramér\'s V (Cramér 1946) of the printed values, '
-              "each generalised value a category; the contingency TVD compares the pairwise table of the "
-              "original values with the anonymised one spread evenly below each generalised value "
+            + f'<div class="cols"><div>{_num_table(["pair", "measure", "before", "after", "change", "TVD"], rows)}'
+              f'</div><div><p class="note">{esc(summary[:1].upper() + summary[1:])}. Two categorical '
+              "quasi-identifiers: Cramér's V (Cramér 1946) of the printed values, each generalised value a "
+              "category; two numeric ones: Spearman's rank correlation (Spearman 1904), a generalised value taken "
+              "at the middle of its range; one of each: the correlation ratio (Pearson 1903) of the numeric one's "
+              "ranks (the maps show the size of each, 0 to 1). The contingency TVD compares the pairwise table of "
+              "the original values with the anonymised one spread evenly below each generalised value "
               f"(0 = same table). The {len(listed)} pairs whose association changed most are listed.</p>"
               "</div></div>")
 
