@@ -202,6 +202,25 @@ REFERENCES: dict[str, Reference] = {
         ("Bellare", "Canetti", "Krawczyk"), 1996,
         "Keying hash functions for message authentication",
         "Advances in Cryptology (CRYPTO 1996), LNCS 1109"),
+    # -- k-anonymity and risk-based privacy models
+    "samarati1998": Reference(
+        ("Samarati", "Sweeney"), 1998,
+        "Protecting privacy when disclosing information: k-anonymity and its enforcement through generalization "
+        "and suppression",
+        "Technical report SRI-CSL-98-04, SRI International"),
+    "elemam2008": Reference(
+        ("El Emam", "Dankar"), 2008,
+        "Protecting privacy using k-anonymity",
+        "Journal of the American Medical Informatics Association 15(5)"),
+    "nergiz2007": Reference(
+        ("Nergiz", "Atzori", "Clifton"), 2007,
+        "Hiding the presence of individuals from shared databases",
+        "ACM SIGMOD International Conference on Management of Data"),
+    # -- statistics
+    "spearman1904": Reference(
+        ("Spearman",), 1904,
+        "The proof and measurement of association between two things",
+        "American Journal of Psychology 15(1)"),
     # -- software design (the estimator conventions the methods follow)
     "pedregosa2011": Reference(
         ("Pedregosa", "Varoquaux", "Gramfort"), 2011,

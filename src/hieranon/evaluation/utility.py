@@ -139,7 +139,7 @@ class PairAssociation:
         correlation (Spearman 1904) of the values, a generalised value taken
         at the middle of the leaves below it (``*`` at the middle of the
         whole range); ``"correlation_ratio"``: one of each -- the
-        correlation ratio (Pearson 1903) of the numeric one's ranks over the
+        correlation ratio (eta) of the numeric one's ranks over the
         categorical one's values. A numeric column of many distinct values
         is no set of categories: Cramér's V would call it associated with
         anything.
@@ -470,7 +470,7 @@ def spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float
 
 
 def correlation_ratio(categories: np.ndarray, x: np.ndarray, w: np.ndarray | None = None) -> float:
-    """The correlation ratio eta (Pearson 1903) of the ranks of numeric
+    """The correlation ratio eta of the ranks of numeric
     ``x`` (:func:`scipy.stats.rankdata`) over ``categories``, over their
     records (``w``: records per row): the square root of the ranks' spread
     between the categories over their whole spread (0: the categories say

@@ -1,7 +1,7 @@
 """Risk-based privacy models: conditions on the release's equivalence classes
 themselves (their generalised quasi-identifier tuples and sizes), not on a
-sensitive attribute -- the models ARX offers beside k-anonymity (Prasser,
-Kohlmayer et al. 2014).
+sensitive attribute -- the models ARX offers beside k-anonymity (Prasser et
+al. 2014).
 
 Per class (checked on every class of the release, the suppressed records one
 more, like l-diversity):

@@ -187,7 +187,7 @@ def _pairs(u) -> str:
               f'</div><div><p class="note">{esc(summary[:1].upper() + summary[1:])}. Two categorical '
               "quasi-identifiers: Cramér's V (Cramér 1946) of the printed values, each generalised value a "
               "category; two numeric ones: Spearman's rank correlation (Spearman 1904), a generalised value taken "
-              "at the middle of its range; one of each: the correlation ratio (Pearson 1903) of the numeric one's "
+              "at the middle of its range; one of each: the correlation ratio (eta) of the numeric one's "
               "ranks (the maps show the size of each, 0 to 1). The contingency TVD compares the pairwise table of "
               "the original values with the anonymised one spread evenly below each generalised value "
               f"(0 = same table). The {len(listed)} pairs whose association changed most are listed.</p>"
