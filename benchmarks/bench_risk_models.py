@@ -115,8 +115,10 @@ def main() -> None:
             row["ratio_to_baseline"] = (row["distortion_ratio"] / baselines[baseline]
                                         if baselines[baseline] else float("nan"))
             rows.append(row)
-            print(f"{table:5} {name:52} ratio {row['distortion_ratio']:.4f} (x{row['ratio_to_baseline']:.2f} of "
-                  f"{baseline}), avg risk {row['average_risk']:.4f}, dankar f=0.01 {row['dankar_f0.01']:.5f}, "
+            against = (f"x{row['ratio_to_baseline']:.2f} of {baseline}" if baselines[baseline]
+                       else f"{baseline}: {baselines[baseline]:.4f}")
+            print(f"{table:5} {name:52} ratio {row['distortion_ratio']:.4f} ({against}), "
+                  f"avg risk {row['average_risk']:.4f}, dankar f=0.01 {row['dankar_f0.01']:.5f}, "
                   f"f=0.1 {row['dankar_f0.1']:.5f}, {row['seconds']:.1f} s", flush=True)
     if args.no_write:
         return

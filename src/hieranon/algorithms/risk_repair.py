@@ -126,6 +126,13 @@ def _repair_classes(models, s: _Classes) -> None:
         s.merge(c, int(cand[i]), L[i], inc[i])
 
 
+def _movers_below(models) -> int | None:
+    """Classes below this size are the only ones whose merging can help every
+    global model (population uniqueness: the sample uniques), or None: any."""
+    limits = [getattr(b, "merge_classes_below", None) for b in models]
+    return None if any(limit is None for limit in limits) else max(limits)
+
+
 def _repair_global(models, s: _Classes) -> None:
     def ok() -> bool:
         sizes = s.size[s.alive]
@@ -133,28 +140,43 @@ def _repair_global(models, s: _Classes) -> None:
 
     if ok():
         return
+    below = _movers_below(models)
     n = len(s.size)
-    best_cost = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    none = np.iinfo(np.int64).max
+    best_cost = np.full(n, none, dtype=np.int64)
     best = np.full(n, -1, dtype=np.int64)
     best_tup = np.zeros_like(s.T)
 
+    def mover(c) -> bool:
+        return below is None or s.size[c] < below
+
     def search(c: int) -> None:
+        if not mover(c):
+            best_cost[c], best[c] = none, -1
+            return
         cand, L, inc = s.options(c)
         if len(cand):
             i = int(np.argmin(inc))
             best_cost[c], best[c], best_tup[c] = inc[i], cand[i], L[i]
         else:
-            best_cost[c], best[c] = np.iinfo(np.int64).max, -1
+            best_cost[c], best[c] = none, -1
 
     for c in np.flatnonzero(s.alive):
         search(int(c))
-    while not ok():
+    # an estimate of population uniqueness solves equations (tens of milliseconds): it is checked after
+    # batches of merges of 0.5 % of the classes that can move, which may merge up to that many too many
+    batch = 1 if below is None else max(1, int(0.005 * np.count_nonzero(s.alive & (s.size < below))))
+    merged = 0
+    while merged % batch or not ok():
+        merged += 1
         alive = np.flatnonzero(s.alive)
         c = int(alive[np.argmin(best_cost[alive])])
+        if best_cost[c] == none:  # nothing left that can help (the whole table is one class: feasible, checked)
+            return
         d = int(best[c])
         kept = s.merge(c, d, best_tup[c].copy(), best_cost[c])
         gone = {c, d} - {kept}
-        best_cost[list(gone)] = np.iinfo(np.int64).max
+        best_cost[list(gone)] = none
         search(kept)
         # classes whose best partner was merged search again; the new class may be cheaper for the others
         stale = np.flatnonzero(s.alive & np.isin(best, [c, d]))
@@ -163,6 +185,8 @@ def _repair_global(models, s: _Classes) -> None:
                 search(int(e))
         cand, L, inc = s.options(kept)
         better = inc < best_cost[cand]
+        if below is not None:
+            better &= s.size[cand] < below
         best_cost[cand[better]], best[cand[better]], best_tup[cand[better]] = inc[better], kept, L[better]
 
 

@@ -358,6 +358,8 @@ class AverageRisk(RiskModel):
 class _BoundUniqueness(BoundRiskModel):
     is_global = True
     higher_is_better = False
+    #: only the sample uniques' merging lowers the estimates: the repair moves those alone
+    merge_classes_below = 2
 
     def __init__(self, model: PopulationUniqueness, table: EncodedTable):
         super().__init__(model, table)
