@@ -1431,7 +1431,7 @@ def test_anonymize_with_average_risk_and_k_map_meets_both(tmp_path):
     example = read_table(EXAMPLE)
     example.to_csv(pop, index=False)  # the table is its own population: k-map K = classes of >= K records
     r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--average-risk", 0.1,
-            "--k-map", 5, "--population", pop, "--json")
+            "--k-map", 5, "--population-table", pop, "--json")
     assert r.exit_code == 0, r.stderr
     sizes = _release_classes(out)
     assert len(sizes) / sum(sizes) <= 0.1
@@ -1443,9 +1443,9 @@ def test_anonymize_with_average_risk_and_k_map_meets_both(tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (["--average-risk", 0.001], "--average-risk 0.0125 or more"),
-    (["--k-map", 3], "--k-map needs the population table: give --population FILE"),
-    (["--delta-presence", "0.5", "--population", EXAMPLE], "--delta-presence '0.5': expected MIN,MAX"),
-    (["--k-map", 1000, "--population", EXAMPLE], "use --k-map 80 or less"),
+    (["--k-map", 3], "--k-map needs the population table: give --population-table FILE"),
+    (["--delta-presence", "0.5", "--population-table", EXAMPLE], "--delta-presence '0.5': expected MIN,MAX"),
+    (["--k-map", 1000, "--population-table", EXAMPLE], "use --k-map 80 or less"),
 ])
 def test_anonymize_refuses_bad_risk_options_in_one_line_before_any_work(tmp_path, options, message):
     out = tmp_path / "out.csv"
@@ -1459,6 +1459,6 @@ def test_a_population_without_a_quasi_identifier_column_is_named(tmp_path):
     pop = tmp_path / "pop.csv"
     read_table(EXAMPLE).drop(columns=["postcode"]).to_csv(pop, index=False)
     r = run("anonymize", EXAMPLE, "-o", tmp_path / "out.csv", "--config", EXAMPLE_CFG, "--k-map", 2,
-            "--population", pop)
+            "--population-table", pop)
     assert r.exit_code == 2
     assert "population" in r.stderr and "postcode" in r.stderr and len(r.stderr.strip().splitlines()) == 1

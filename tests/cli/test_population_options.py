@@ -47,7 +47,9 @@ def test_anonymize_and_evaluate_json(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (("--sampling-fraction", "2"), "--sampling-fraction 2: expected a number in (0, 1]"),
     (("--sampling-fraction", "0.1", "--population", "100"), "give one of them"),
-    (("--population", "no-such-population.csv"), "no-such-population.csv"),
+    (("--population", "pop.csv"), "--population pop.csv: expected a whole number of people (at least 1); a table "
+                                   "of the population goes to --population-table FILE"),
+    (("--population-table", "no-such-population.csv"), "no-such-population.csv"),
     (("--population", "2.5"), "--population 2.5: expected a whole number"),
     (("--population", "10"), "at least the sample's 80 records"),
 ])
@@ -61,15 +63,16 @@ def test_bad_population_options(args, words, tmp_path):
 
 
 def test_a_population_table_gives_the_population_size(tmp_path):
-    """``--population FILE`` is a population table (k-map, delta-presence); for
-    the risk estimates its number of records is the population's size."""
+    """``--population-table FILE`` is a population table (k-map,
+    delta-presence); for the risk estimates its number of records is the
+    population's size."""
     import pandas as pd
 
     population = pd.concat([pd.read_csv(EXAMPLE)] * 5, ignore_index=True)
     path = tmp_path / "population.csv"
     population.to_csv(path, index=False)
 
-    r = run("check", EXAMPLE, "-c", CFG, "--json", "--population", path)
+    r = run("check", EXAMPLE, "-c", CFG, "--json", "--population-table", path)
 
     assert r.exit_code == 1 and "Traceback" not in r.stderr  # 1: the raw example is not 3-anonymous
     risk = json.loads(r.stdout)["risk"]

@@ -33,6 +33,7 @@ from .options import (
     QuietOption,
     RequireOption,
     PopulationOption,
+    PopulationTableOption,
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
@@ -85,13 +86,14 @@ def anonymize(
     risk_threshold: RiskThresholdOption = None,
     sampling_fraction: SamplingFractionOption = None,
     population: PopulationOption = None,
+    population_table: PopulationTableOption = None,
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
     k_map: Optional[int] = typer.Option(None, "--k-map", help="k-map: every class of OUTPUT matches at least "
-                                        "this many records of the --population table."),
+                                        "this many records of the --population-table."),
     delta_presence: Optional[str] = typer.Option(None, "--delta-presence", help="MIN,MAX: every class's records "
-                                                 "are between MIN and MAX of the --population records it "
+                                                 "are between MIN and MAX of the --population-table records it "
                                                  "matches."),
     average_risk: Optional[float] = typer.Option(None, "--average-risk", help="Average re-identification risk "
                                                  "(classes / records) of OUTPUT at most this."),
@@ -160,7 +162,7 @@ def anonymize(
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 cfg = read_config(config)
-                population_table = read_population_table(population, encoding)
+                population_table = read_population_table(population_table, encoding)
                 risk_models = risk_options(k_map, delta_presence, average_risk, population_table,
                                            population_uniqueness, sampling_fraction, population)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,

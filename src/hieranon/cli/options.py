@@ -136,9 +136,11 @@ SamplingFractionOption = Annotated[Optional[float], typer.Option(
     "--sampling-fraction", help="Share of its population the table holds, 0 < F <= 1, for the journalist, marketer "
     "and population-uniqueness risk (default: 0.01, assumed and said so).")]
 PopulationOption = Annotated[Optional[str], typer.Option(
-    "--population", help="The population the table was sampled from: its size (a number of people), or a table "
-    "of it (FILE, the same QI columns: its records are the population for --k-map and --delta-presence, and "
-    "their number its size); instead of --sampling-fraction.")]
+    "--population", help="Size of the population the table was sampled from (a number of people); instead of "
+    "--sampling-fraction.")]
+PopulationTableOption = Annotated[Optional[Path], typer.Option(
+    "--population-table", help="A table of the population (the same QI columns): the records --k-map and "
+    "--delta-presence compare with, and, without --population or --sampling-fraction, the population's size.")]
 ForceOption = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 BoundOption = Annotated[bool, typer.Option(
     "--bound", help="Also bound every local recoding's distortion from below and print how far the anonymised "
@@ -278,8 +280,7 @@ def excerpt_option(exc: Exception, column: str) -> str:
 
 
 def _population_size(population: Optional[str]) -> Optional[float]:
-    """``--population`` read as a number of people, None when it is not one
-    (then it names a population table)."""
+    """``--population`` read as a number of people, None when it is not one."""
     if population is None:
         return None
     try:
@@ -288,20 +289,20 @@ def _population_size(population: Optional[str]) -> Optional[float]:
         return None
 
 
-def read_population_table(population: Optional[str], encoding: str = "utf-8"):
-    """``--population FILE``: the population table (read through
-    :mod:`hieranon.io`), None when ``--population`` is a number or not given."""
-    if population is None or _population_size(population) is not None:
+def read_population_table(path: Optional[Path], encoding: str = "utf-8"):
+    """``--population-table FILE`` read through :mod:`hieranon.io` (None
+    without one)."""
+    if path is None:
         return None
     from .files import read_input
-    return read_input(Path(population), encoding, None)
+    return read_input(path, encoding, None)
 
 
 def population_model(sampling_fraction: Optional[float], population: Optional[str], population_table=None):
     """The population model of ``--sampling-fraction`` / ``--population``
     (:class:`hieranon.evaluation.risk.PopulationModel`): a fraction, a number
-    of people, or the size of the population table of ``--population FILE``
-    (``population_table``); None when neither is given."""
+    of people, or else the number of records of ``--population-table``
+    (``population_table``); None when none is given."""
     from ..evaluation.risk import PopulationModel
 
     if sampling_fraction is not None and population is not None:
@@ -313,13 +314,9 @@ def population_model(sampling_fraction: Optional[float], population: Optional[st
                              "the population the table holds, e.g. 0.01)")
         return PopulationModel(sampling_fraction=sampling_fraction)
     if population is None:
-        return None
+        return None if population_table is None else PopulationModel(population=len(population_table))
     size = _population_size(population)
-    if size is None:
-        if population_table is None:
-            raise UsageError(f"--population {population}: not a number of people, and no population table was read")
-        return PopulationModel(population=len(population_table))
-    if not (size >= 1 and size.is_integer()):
-        raise UsageError(f"--population {population}: expected a whole number of people (at least 1) or a "
-                         "population table's file")
+    if size is None or not (size >= 1 and size.is_integer()):
+        raise UsageError(f"--population {population}: expected a whole number of people (at least 1); a table of "
+                         "the population goes to --population-table FILE")
     return PopulationModel(population=int(size))

@@ -181,7 +181,7 @@ def parse_risk_options(k_map=None, delta_presence: str | None = None, average_ri
     """The risk-based models of ``--k-map K``, ``--delta-presence MIN,MAX``,
     ``--average-risk R`` and ``--population-uniqueness P[:ESTIMATOR]`` (each
     None when not given); ``population`` is the population table
-    (``--population FILE``, read by the caller) that k-map and
+    (``--population-table FILE``, read by the caller) that k-map and
     delta-presence need; the population-uniqueness estimate uses
     ``sampling_fraction`` or ``population_size`` (or the population table's
     size), else assumes :data:`~hieranon.privacy.risk_models.DEFAULT_SAMPLING_FRACTION`
@@ -189,7 +189,7 @@ def parse_risk_options(k_map=None, delta_presence: str | None = None, average_ri
     out: list[RiskModel] = []
     if (k_map is not None or delta_presence is not None) and population is None:
         option = "--k-map" if k_map is not None else "--delta-presence"
-        raise PrivacyError(f"{option} needs the population table: give --population FILE (a table with the "
+        raise PrivacyError(f"{option} needs the population table: give --population-table FILE (a table with the "
                            "same quasi-identifier columns)")
     if k_map is not None:
         out.append(KMap(k_map, population))

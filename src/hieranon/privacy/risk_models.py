@@ -211,7 +211,7 @@ class _Population:
 
 def _population_frame(population, option: str) -> pd.DataFrame:
     if not isinstance(population, pd.DataFrame):
-        raise PrivacyError(f"{option} needs a population table (--population FILE, or population= a DataFrame)")
+        raise PrivacyError(f"{option} needs a population table (--population-table FILE, or population= a DataFrame)")
     return population
 
 
