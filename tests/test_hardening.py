@@ -370,7 +370,8 @@ def test_a_nearly_useless_output_is_warned_about_naming_a_better_method(caplog):
 def test_the_warning_names_mondrian_when_it_keeps_much_more(caplog):
     from hieranon.algorithms.base import Solution
     from hieranon.job.pipeline import warn_if_useless
-    from hieranon.job.spec import AnonymizationSpec, build_problem
+    from hieranon.job.problem import build_problem
+    from hieranon.job.spec import AnonymizationSpec
 
     values = [f"v{i}" for i in range(10)]
     df = pd.DataFrame({"a": values * 5})

@@ -260,3 +260,12 @@ def test_builders_and_datasets_are_reachable_from_the_top_level_as_before_the_la
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
+
+
+def test_no_module_over_700_lines_but_kernel_modules():
+    """A module holds one thing: none is over 700 lines, except a module of
+    compiled kernels (its loops are long by nature and split badly)."""
+    package = SRC / PACKAGE
+    long = {str(p.relative_to(package)): n for p in package.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 700 and "@kernel" not in p.read_text()}
+    assert not long, long

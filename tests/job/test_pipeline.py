@@ -73,7 +73,8 @@ def test_a_useless_output_of_a_large_table_is_not_solved_again_to_compare(monkey
     import numpy as np
 
     from hieranon.job import pipeline
-    from hieranon.job.spec import AnonymizationSpec, build_problem
+    from hieranon.job.problem import build_problem
+    from hieranon.job.spec import AnonymizationSpec
 
     values = [f"v{i}" for i in range(10)]
     df = pd.DataFrame({"a": values * 5})

@@ -13,7 +13,8 @@ from hieranon.algorithms.registry import DEFAULT_METHOD
 from hieranon.core.requirements import Requirement, RequirementError
 from hieranon.hierarchies import readers as H
 from hieranon.job import config as C
-from hieranon.job.spec import AnonymizationSpec, build_problem, run_method
+from hieranon.job.problem import build_problem, run_method
+from hieranon.job.spec import AnonymizationSpec
 from hieranon.report import evaluate_pair
 
 
@@ -204,7 +205,7 @@ def test_a_ranking_listing_an_attribute_twice_is_refused():
 
 
 def test_one_measure_for_a_run_and_for_an_existing_pair(table):
-    from hieranon.job.spec import measure
+    from hieranon.job.problem import measure
 
     df, hs = table
     spec = AnonymizationSpec(hierarchies=hs, k=2, requirements=[(["sex"], 4)], class_column="label",

@@ -78,7 +78,7 @@ def check(
     try:
         from ..privacy import assess_privacy
         from ..evaluation.risk import assess
-        from ..job.spec import build_problem
+        from ..job.problem import build_problem
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,

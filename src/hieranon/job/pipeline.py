@@ -2,7 +2,7 @@
 :func:`run` (an :class:`~hieranon.job.spec.AnonymizationSpec`).
 
 Both validate everything up front (the spec), encode the QI columns to
-integer codes (:func:`hieranon.job.spec.build_problem`), run the chosen
+integer codes (:func:`hieranon.job.problem.build_problem`), run the chosen
 algorithm, decode, and verify the output independently
 (:mod:`hieranon.evaluation.verify`) before returning it: an output that fails the
 anonymity check is never returned.
@@ -41,14 +41,11 @@ from ..io import typed_numeric_qis
 from ..io.pseudonyms import new_key, protective_rng, pseudonyms
 from ..privacy import check_feasible, risk_feasible, sensitive_columns
 from .result import AnonymizationError, AnonymizationResult  # noqa: F401 - re-exported
-from .spec import (  # noqa: F401 - MISSING_MODES, check_special_columns, run_method re-exported
+from .problem import build_algorithm, build_problem, measure, run_method  # noqa: F401 - run_method re-exported
+from .spec import (  # noqa: F401 - MISSING_MODES, check_special_columns re-exported
     MISSING_MODES,
     AnonymizationSpec,
-    build_algorithm,
-    build_problem,
     check_special_columns,
-    measure,
-    run_method,
 )
 
 log = logging.getLogger("hieranon")
@@ -59,7 +56,7 @@ def prepare(df: pd.DataFrame, quasi_identifiers, hierarchies, k=None, *, require
             count_column: str | None = None, class_column: str | None = None,
             missing: str = "error") -> Problem:
     """Validate inputs and build the :class:`Problem` an algorithm solves
-    (keyword arguments as in :func:`anonymize`; see :func:`hieranon.job.spec.build_problem`)."""
+    (keyword arguments as in :func:`anonymize`; see :func:`hieranon.job.problem.build_problem`)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError("anonymize expects a pandas DataFrame")
     spec = AnonymizationSpec.from_arguments(
@@ -192,7 +189,7 @@ def run(df: pd.DataFrame, spec: AnonymizationSpec, *, lower_bound: bool = False,
         hierarchies: Mapping[str, Hierarchy] | None = None,
         progress: Callable[[ProgressEvent], None] | None = None) -> AnonymizationResult:
     """Anonymise ``df`` as ``spec`` says: build the problem
-    (:func:`hieranon.job.spec.build_problem`), choose how to run it
+    (:func:`hieranon.job.problem.build_problem`), choose how to run it
     (``spec.execution``, :func:`hieranon.algorithms.partition.plan_run`:
     recorded as ``result.plan``), solve, decode, verify and measure.
     ``hierarchies``: the spec's, already built (else built here).

@@ -29,8 +29,9 @@ from ..core.table import DataError, EncodedTable, apply_codes, check_columns, en
 from ..io import dataset_schema, table_format
 from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
 from ..privacy import BoundModel, check_feasible, risk_feasible, sensitive_columns
+from .problem import build_algorithm, measure, problem_from_table
 from .result import AnonymizationError, AnonymizationResult
-from .spec import AnonymizationSpec, build_algorithm, measure, problem_from_table
+from .spec import AnonymizationSpec
 
 # pyarrow.dataset is imported inside the Parquet streaming, the only part that needs it
 

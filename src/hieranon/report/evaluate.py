@@ -19,8 +19,9 @@ from ..core.requirements import RequirementError
 from ..core.table import encode_generalised, group
 from ..evaluation import metrics as M
 from ..evaluation.verify import verify
+from ..job.problem import build_problem, measure
 from ..job.result import AnonymizationResult
-from ..job.spec import AnonymizationSpec, build_problem, measure
+from ..job.spec import AnonymizationSpec
 from ..privacy import sensitive_columns
 
 __all__ = ["evaluate_pair"]
@@ -38,9 +39,9 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     The job is ``spec`` (an :class:`~hieranon.job.spec.AnonymizationSpec`), or
     the keyword arguments (``counts`` the count column) as in
     :func:`hieranon.anonymize`. The original is encoded once
-    (:func:`hieranon.job.spec.build_problem`); the pair is verified with
+    (:func:`hieranon.job.problem.build_problem`); the pair is verified with
     :func:`hieranon.evaluation.verify.verify` (which never raises on a failed check) and
-    measured with :func:`hieranon.job.spec.measure` under the spec's cost
+    measured with :func:`hieranon.job.problem.measure` under the spec's cost
     model. When some output cell does not generalise its original value the
     codes and metrics cannot be computed: they are ``None`` and the report
     says so. Identifier columns of ``original`` absent from ``anonymised``
