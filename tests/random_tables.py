@@ -8,25 +8,14 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from hieranon.algorithms.base import Problem
+from hieranon.algorithms.checks import balanced_hierarchy
 from hieranon.core import table
 from hieranon.core.requirements import Requirement
 from hieranon.core.tree import Hierarchy
 from hieranon.evaluation import metrics
 
-
-def balanced(name: str, branching: list[int]) -> Hierarchy:
-    """A leaf-balanced tree: the root has branching[0] children, each of
-    those branching[1], ... (height len(branching) + 1)."""
-    labels, parent, level = ["*"], [-1], [0]
-    for b in branching:
-        nxt = []
-        for p in level:
-            for i in range(b):
-                labels.append(f"{labels[p]}.{i}" if p else f"{name}{i}")
-                parent.append(p)
-                nxt.append(len(labels) - 1)
-        level = nxt
-    return Hierarchy(name, labels, np.array(parent, dtype=np.int32))
+#: A leaf-balanced tree (labels name0, name0.1, ...): the one the importable method checks draw from.
+balanced = balanced_hierarchy
 
 
 @st.composite
