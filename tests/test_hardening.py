@@ -242,10 +242,10 @@ def test_mingen_solver_is_interruptible(monkeypatch):
         time.sleep(30)
         solved.set()
 
-    def interrupt():
-        started.wait(10)
-        import _thread
-        _thread.interrupt_main()
+    def interrupt():  # only once the solver runs: on a cold machine the work before it may take a while
+        if started.wait(600):
+            import _thread
+            _thread.interrupt_main()
 
     monkeypatch.setattr(mingen, "milp", slow_milp)
     threading.Thread(target=interrupt, daemon=True).start()

@@ -281,3 +281,31 @@ def test_read_only_prebuilt_kernels_are_copied_once(tmp_path, monkeypatch):
     assert (first / "algorithms" / "k.nbi").read_bytes() == b"index"  # made once per stamp, then reused
     assert jit.prebuilt_matches(first)
     assert not [p for p in first.parent.iterdir() if p.name.startswith(".")], "a staging directory was left"
+
+
+def test_an_interrupt_the_compiler_could_not_raise_still_stops_the_run():
+    """LLVM calls back into Python through ctypes, which can only print an
+    exception raised there: Ctrl-C landing in such a callback is kept and
+    raised by the kernel's call once the compiler returns."""
+    import types
+
+    from numba.core import event
+
+    @jit.kernel(cache=False)
+    def thrice(x):  # compiled now, in every run
+        return 3 * x
+
+    class LostInACallback(event.Listener):
+        def on_start(self, ev):
+            sys.unraisablehook(types.SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(),
+                                                     exc_traceback=None, err_msg="ctypes callback", object=None))
+
+        def on_end(self, ev):
+            pass
+
+    hook = sys.unraisablehook
+    with event.install_listener("numba:compile", LostInACallback()):
+        with pytest.raises(KeyboardInterrupt):
+            thrice(14)
+    assert sys.unraisablehook is hook  # the compiler's hook is taken back
+    assert thrice(14) == 42  # nothing left pending

@@ -55,6 +55,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -264,10 +265,11 @@ CACHE_DIR, CACHING, PREBUILT = _configure_cache()
 
 
 def kernel(fn: Callable | None = None, *, parallel: bool = False, nogil: bool = False,
-           inline: str = "never") -> Callable:
+           inline: str = "never", cache: bool = True) -> Callable:
     """``numba.njit`` with hieranon's cache policy (:func:`cache_location`):
-    ``@kernel`` or ``@kernel(parallel=True)``."""
-    options = {"cache": CACHING}
+    ``@kernel`` or ``@kernel(parallel=True)``; ``cache=False`` compiles in
+    every process (a kernel defined on the fly)."""
+    options = {"cache": CACHING and cache}
     if parallel:
         options["parallel"] = True
     if nogil:
@@ -356,15 +358,50 @@ def compiled_before(module: str) -> bool:
     return not own or any(_has_cache_index(k) for k in own)
 
 
+#: Set when Ctrl-C (or SIGTERM turned into KeyboardInterrupt) arrived inside
+#: the compiler, where it cannot propagate (see :class:`_CompileNotice`).
+_interrupted_compiling = threading.Event()
+
+
 class _Kernel(CPUDispatcher):
     """A numba dispatcher that runs its Python source instead while
     :func:`interpreted` is on (calls between kernels inside compiled code
-    never come here)."""
+    never come here), and that raises the interrupt the compiler lost."""
 
     def __call__(self, *args, **kwargs):
         if _interpreting.get():
             return self.py_func(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+        try:
+            result = super().__call__(*args, **kwargs)
+        except RuntimeError:  # e.g. "no compiled object yet": what a lost interrupt leaves behind
+            if _interrupted_compiling.is_set():
+                _interrupted_compiling.clear()
+                raise KeyboardInterrupt from None
+            raise
+        if _interrupted_compiling.is_set():
+            _interrupted_compiling.clear()
+            raise KeyboardInterrupt
+        return result
+
+
+@contextlib.contextmanager
+def _keeping_interrupts() -> Iterator[None]:
+    """While compiling: a KeyboardInterrupt Python could only print as
+    "unraisable" sets :data:`_interrupted_compiling`, for the kernel's call to
+    raise it; every other unraisable exception goes to the previous hook."""
+    previous = sys.unraisablehook
+
+    def keep(unraisable) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            _interrupted_compiling.set()
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = keep
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 class _CompileNotice(event.Listener):
@@ -385,6 +422,9 @@ class _CompileNotice(event.Listener):
         if self.depth == 1:
             self._open = contextlib.ExitStack()
             self._stage = self._open.enter_context(stage(COMPILE_STAGE, detail=self._detail()))
+            # LLVM calls back into Python through ctypes, which only prints an exception raised there: a
+            # Ctrl-C landing in such a callback would be lost (or leave a half-built kernel). Keep it instead.
+            self._open.enter_context(_keeping_interrupts())
 
     def on_end(self, ev) -> None:
         self.depth -= 1
