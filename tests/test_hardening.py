@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import subprocess
@@ -231,29 +232,34 @@ def test_mingen_has_a_default_time_limit():
 
 
 def test_mingen_solver_is_interruptible(monkeypatch):
+    """Ctrl-C reaches the caller while the solver (C code that never checks
+    for signals) runs: it is waited for in short steps."""
     from hieranon.algorithms import mingen
 
-    started = threading.Event()
+    started, release, solved = threading.Event(), threading.Event(), threading.Event()
 
-    solved = threading.Event()
-
-    def slow_milp(*a, **kw):
+    def slow_milp(*a, **kw):  # a solver that does not return by itself
         started.set()
-        time.sleep(30)
+        release.wait(120)
         solved.set()
+
+    caller = threading.get_ident()  # the thread that runs the solve and must be stopped
 
     def interrupt():  # only once the solver runs: on a cold machine the work before it may take a while
         if started.wait(600):
-            import _thread
-            _thread.interrupt_main()
+            # what Ctrl-C raises, delivered to the caller whatever SIGINT handler the process has
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller), ctypes.py_object(KeyboardInterrupt))
 
     monkeypatch.setattr(mingen, "milp", slow_milp)
     threading.Thread(target=interrupt, daemon=True).start()
     df = pd.DataFrame({"a": ["x", "y", "x", "y"]})
     h = H.suppression("a", ["x", "y"])
-    with pytest.raises(KeyboardInterrupt):
-        hieranon.anonymize(df, ["a"], {"a": h}, k=2, method="mingen")
-    assert not solved.is_set()  # it stopped during the solve, not after it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            hieranon.anonymize(df, ["a"], {"a": h}, k=2, method="mingen")
+        assert not solved.is_set()  # it stopped during the solve, not after it
+    finally:
+        release.set()
 
 
 def test_mingen_timeout_without_a_solution_is_a_clear_error(monkeypatch):
