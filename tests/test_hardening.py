@@ -240,8 +240,10 @@ def test_mingen_solver_is_interruptible(monkeypatch):
 
     def slow_milp(*a, **kw):  # a solver that does not return by itself
         started.set()
-        release.wait(120)
-        solved.set()
+        try:
+            release.wait(120)
+        finally:  # reached even if the interrupt lands in this thread: the caller was not the one stopped
+            solved.set()
 
     caller = threading.get_ident()  # the thread that runs the solve and must be stopped
 

@@ -45,7 +45,6 @@ from .options import (
     build_spec,
     parse_params,
     read_config,
-    population_model,
     read_population_table,
     risk_options,
 )
@@ -167,7 +166,8 @@ def anonymize(
                                            population_uniqueness, sampling_fraction, population)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,
                                   risk_threshold=risk_threshold, method=method, weights=weights, params=cli_params,
-                                  population=population_model(sampling_fraction, population, population_table),
+                                  sampling_fraction=sampling_fraction, population=population,
+                                  population_table=population_table,
                                   l_diversity=l_diversity, t_closeness=t_closeness,
                                   sensitive_hierarchy=sensitive_hierarchy, risk_models=risk_models,
                                   count_column=count_column,

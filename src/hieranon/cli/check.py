@@ -37,7 +37,6 @@ from .options import (
     build_hierarchies,
     build_spec,
     check_suppressed,
-    population_model,
     read_population_table,
 )
 from .output import configure_logging, json_default, print_metrics, warn
@@ -82,8 +81,8 @@ def check(
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
-                          population=population_model(sampling_fraction, population,
-                                                      read_population_table(population_table, encoding)),
+                          sampling_fraction=sampling_fraction, population=population,
+                          population_table=read_population_table(population_table, encoding),
                           weights=weights, count_column=count_column, class_column=class_column,
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,

@@ -40,7 +40,6 @@ from .options import (
     build_spec,
     check_suppressed,
     read_config,
-    population_model,
     read_population_table,
 )
 from .output import (
@@ -222,8 +221,8 @@ def evaluate(
         cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
                           beta=beta, missing=missing, risk_threshold=risk_threshold,
-                          population=population_model(sampling_fraction, population,
-                                                      read_population_table(population_table, encoding)),
+                          sampling_fraction=sampling_fraction, population=population,
+                          population_table=read_population_table(population_table, encoding),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,

@@ -212,13 +212,21 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
                seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
                risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),
                sensitive_hierarchy: Sequence[str] = (), roles: Optional[dict] = None,
-               risk_models: Sequence = (), **options) -> AnonymizationSpec:
+               risk_models: Sequence = (), sampling_fraction: Optional[float] = None,
+               population: Optional[str] = None, population_table=None, **options) -> AnonymizationSpec:
     """The job: the configuration (a file, or one :func:`read_config` read) with
     the command-line options laid over it
     (:meth:`AnonymizationSpec.with_overrides`; options not given are None and
     change nothing). ``roles``: columns per role (``identifiers``,
-    ``sensitive``, ``insensitive``), added to the config's."""
+    ``sensitive``, ``insensitive``), added to the config's;
+    ``sampling_fraction``, ``population`` and the table of
+    ``--population-table`` (read) make the population model
+    (:func:`population_model`)."""
     from ..job.spec import AnonymizationSpec
+
+    model = population_model(sampling_fraction, population, population_table)
+    if model is not None:
+        options["population"] = model
 
     checked_options(k, seed, missing, beta, risk_threshold)
     privacy = _privacy_options(l_diversity, t_closeness, sensitive_hierarchy) + list(risk_models)

@@ -42,7 +42,6 @@ from .options import (
     check_suppressed,
     checked_options,
     read_config,
-    population_model,
     read_population_table,
 )
 from .output import bound_rows, configure_logging, json_default, risk_rows, risk_summary, status, verdict_line
@@ -96,8 +95,8 @@ def report_command(
             cfg = read_config(config)
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
-                          population=population_model(sampling_fraction, population,
-                                                      read_population_table(population_table, encoding)),
+                              sampling_fraction=sampling_fraction, population=population,
+                              population_table=read_population_table(population_table, encoding),
                               l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
                                                                 anonymised_table=anonymised, configuration=config,
