@@ -125,6 +125,19 @@ BAD = {
                                             ["sensitive_hierarchies", "mapping"]),
     "sensitive_hierarchies missing file": (with_(sensitive_hierarchies={"disease": "nope.csv"}),
                                            ["sensitive_hierarchies", "nope.csv"]),
+    # the population and the risk-based models
+    "population two keys": (with_(population={"size": 10, "sampling_fraction": 0.1}),
+                            ["population", "sampling_fraction, size, table"]),
+    "population fraction above 1": (with_(population={"sampling_fraction": 2}),
+                                    ["population.sampling_fraction", "(0, 1]", "2"]),
+    "population size not whole": (with_(population={"size": 10.5}), ["population.size", "whole number", "10.5"]),
+    "population table missing": (with_(population={"table": "nope.csv"}), ["nope.csv"]),
+    "risk_models unknown model": (with_(risk_models={"avg_risk": 0.1}), ["risk_models.avg_risk", "average_risk"]),
+    "risk_models not a mapping": (with_(risk_models=[0.1]), ["risk_models", "mapping", "average_risk"]),
+    "risk_models k_map without a population": (with_(risk_models={"k_map": 5}),
+                                               ["risk_models", "population: {table: FILE}"]),
+    "risk_models average risk out of range": (with_(risk_models={"average_risk": 2}),
+                                              ["risk_models", "average-risk", "(0, 1]"]),
 }
 
 

@@ -103,3 +103,28 @@ def test_bad_options_are_refused(kwargs, message):
         population = pd.DataFrame({"a": ["x"]})
     with pytest.raises(PrivacyError, match=message):
         parse_risk_options(population=population, **kwargs)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=30), st.lists(st.integers(0, 9), max_size=10), st.integers(1, 4))
+def test_assess_privacy_measures_risk_models_on_the_classes(case, extra, k):
+    """The before-figures of k-map and the average risk, counted here row by
+    row: a class is a distinct code tuple; its population matches are the
+    population rows equal to it."""
+    from hieranon.privacy import assess_privacy
+
+    enc, _, _ = case
+    pop = _population(enc, extra)
+    pop_codes = np.stack([h.codes_of(pop[q]) for q, h in zip(enc.qi_names, enc.hierarchies)], axis=1)
+    tuples, inverse = np.unique(enc.codes, axis=0, return_inverse=True)
+    sizes = np.bincount(inverse.ravel(), weights=enc.counts).astype(np.int64)
+    matches = np.array([(pop_codes == t).all(axis=1).sum() for t in tuples])
+
+    models = [KMap(k, pop).bind(enc), AverageRisk(0.5).bind(enc)]
+
+    kmap, average = assess_privacy([], enc.codes, counts=enc.counts, risk=models).models
+    assert kmap.before.achieved == matches.min() and kmap.before.table_ok is None
+    assert kmap.before.classes_violating == (matches < k).sum()
+    assert kmap.before.records_violating == sizes[matches < k].sum() and kmap.ok == (matches >= k).all()
+    assert average.before.achieved == pytest.approx(len(tuples) / enc.n_records)
+    assert average.ok == (len(tuples) / enc.n_records <= 0.5) and average.after is None

@@ -55,3 +55,18 @@ def test_a_public_report_names_no_group_of_input_values():
     _, body = _first_section(R.render_report(None, result, public=True))
     assert "Groups of records that lost most" not in body and "Cells changed per quasi-identifier" in body
     assert "rows keep the input" not in body  # shuffled
+
+
+def test_risk_based_models_are_named_in_what_holds_and_in_the_risk_section():
+    from hieranon.privacy import AverageRisk
+
+    result = _release(privacy=[AverageRisk(0.1)])
+    html = R.render_report(None, result)
+    _, body = _first_section(html)
+    assert "average risk &lt;= 0.1" in re.search(r'<b class="okv">[^<]*</b>(.*?)</li>', body).group(1)
+    risk = re.search(r'<section id="risk">(.*?)</section>', html, flags=re.S).group(1)
+    row = re.search(r"<tr><td>average risk &lt;= 0.1</td>(.*?)</tr>", risk).group(1)
+    sizes = pd.DataFrame(result.data).groupby(["gender", "age", "postcode"]).size()
+    assert f"{len(sizes) / sizes.sum():.4f}" in row and "whole table" in row
+    sensitive = re.search(r'<section id="sensitive">(.*?)</section>', html, flags=re.S).group(1)
+    assert "<h3>None</h3>" not in sensitive and "average risk" not in sensitive

@@ -161,7 +161,7 @@ def anonymize(
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
                 cfg = read_config(config)
-                population_table = read_population_table(population_table, encoding)
+                population_table = read_population_table(population_table, encoding, population, cfg)
                 risk_models = risk_options(k_map, delta_presence, average_risk, population_table,
                                            population_uniqueness, sampling_fraction, population)
                 spec = build_spec(cfg, qi, k, require, seed=seed, missing=missing, beta=beta,

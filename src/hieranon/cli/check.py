@@ -37,6 +37,7 @@ from .options import (
     build_hierarchies,
     build_spec,
     check_suppressed,
+    read_config,
     read_population_table,
 )
 from .output import configure_logging, json_default, print_metrics, warn
@@ -75,14 +76,15 @@ def check(
     quasi-identifier)."""
     configure_logging(True, False)
     try:
-        from ..privacy import assess_privacy
+        from ..privacy import RiskModel, assess_privacy
         from ..evaluation.risk import assess
         from ..job.problem import build_problem
         data = read_checked(input, encoding, True)
         require_rows(data, input)
-        spec = build_spec(config, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
+        cfg = read_config(config)
+        spec = build_spec(cfg, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                           sampling_fraction=sampling_fraction, population=population,
-                          population_table=read_population_table(population_table, encoding),
+                          population_table=read_population_table(population_table, encoding, population, cfg),
                           weights=weights, count_column=count_column, class_column=class_column,
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
@@ -98,7 +100,9 @@ def check(
         table, models = _without_suppressed(prepared) if suppressed == "removed" else \
             (prepared.table, prepared.problem.privacy)
         result = assess(table, reqs, threshold=spec.threshold_for(reqs), population=spec.population)
-        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive)
+        risk_models = [m.bind(table) for m in spec.privacy if isinstance(m, RiskModel)]
+        privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive,
+                                 risk=risk_models)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
     except known_errors() as exc:
         die(one_line(exc))

@@ -222,7 +222,7 @@ def evaluate(
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
                           beta=beta, missing=missing, risk_threshold=risk_threshold,
                           sampling_fraction=sampling_fraction, population=population,
-                          population_table=read_population_table(population_table, encoding),
+                          population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,

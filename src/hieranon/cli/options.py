@@ -136,8 +136,8 @@ SamplingFractionOption = Annotated[Optional[float], typer.Option(
     "--sampling-fraction", help="Share of its population the table holds, 0 < F <= 1, for the journalist, marketer "
     "and population-uniqueness risk (default: 0.01, assumed and said so).")]
 PopulationOption = Annotated[Optional[str], typer.Option(
-    "--population", help="Size of the population the table was sampled from (a number of people); instead of "
-    "--sampling-fraction.")]
+    "--population", help="The population the table was sampled from: its size (a number of people; instead of "
+    "--sampling-fraction), or the file of a population table (as --population-table FILE).")]
 PopulationTableOption = Annotated[Optional[Path], typer.Option(
     "--population-table", help="A table of the population (the same QI columns): the records --k-map and "
     "--delta-presence compare with, and, without --population or --sampling-fraction, the population's size.")]
@@ -297,11 +297,22 @@ def _population_size(population: Optional[str]) -> Optional[float]:
         return None
 
 
-def read_population_table(path: Optional[Path], encoding: str = "utf-8"):
-    """``--population-table FILE`` read through :mod:`hieranon.io` (None
-    without one)."""
+def read_population_table(path: Optional[Path], encoding: str = "utf-8", population: Optional[str] = None,
+                          cfg: Optional[Config] = None):
+    """The population table read through :mod:`hieranon.io`: the file of
+    ``--population-table FILE``, or of ``--population FILE`` when that is
+    not a number of people, else the configuration's ``population: {table:
+    FILE}`` (None without any)."""
+    if population is not None and _population_size(population) is None:
+        if path is not None:
+            raise UsageError(f"--population {population} and --population-table {path}: give the population table "
+                             "once (--population also takes a number of people)")
+        if not Path(population).is_file():
+            raise UsageError(f"--population {population}: expected a whole number of people or the file of a "
+                             f"population table, and there is no file {population!r}")
+        path = Path(population)
     if path is None:
-        return None
+        return getattr(cfg, "population_data", None)
     from .files import read_input
     return read_input(path, encoding, None)
 
@@ -321,9 +332,9 @@ def population_model(sampling_fraction: Optional[float], population: Optional[st
             raise UsageError(f"--sampling-fraction {sampling_fraction:g}: expected a number in (0, 1] (the share of "
                              "the population the table holds, e.g. 0.01)")
         return PopulationModel(sampling_fraction=sampling_fraction)
-    if population is None:
-        return None if population_table is None else PopulationModel(population=len(population_table))
     size = _population_size(population)
+    if population is None or (size is None and population_table is not None):  # --population FILE: its records
+        return None if population_table is None else PopulationModel(population=len(population_table))
     if size is None or not (size >= 1 and size.is_integer()):
         raise UsageError(f"--population {population}: expected a whole number of people (at least 1); a table of "
                          "the population goes to --population-table FILE")

@@ -96,7 +96,7 @@ def report_command(
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
                               sampling_fraction=sampling_fraction, population=population,
-                              population_table=read_population_table(population_table, encoding),
+                              population_table=read_population_table(population_table, encoding, population, cfg),
                               l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
                                                                 anonymised_table=anonymised, configuration=config,

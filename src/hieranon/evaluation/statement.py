@@ -177,7 +177,7 @@ def _holds(result) -> list[str]:
     for r in result.requirements:
         over = "" if list(r.attributes) == qis else f" over {', '.join(map(str, r.attributes))}"
         parts.append(f"k = {r.k}{over}")
-    parts += [b.describe() for b in result.privacy_models]
+    parts += [b.describe() for b in [*result.privacy_models, *result.risk_models]]
     return [", ".join(parts) + ": verified"] if parts else []
 
 

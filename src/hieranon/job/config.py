@@ -53,19 +53,21 @@ from ..algorithms.suppression import parse_budget
 from ..core.files import MAX_CONFIG_BYTES, read_text_file
 from ..core.safeyaml import load_yaml
 from ..core.tree import Hierarchy
+from ..evaluation.risk import PopulationModel
 from ..evaluation.roles import ROLE_KEYS, check_role_conflicts
 from ..hierarchies import builders as B
 from ..hierarchies import readers as H
-from ..io import NUMERIC_OUTPUTS
+from ..io import NUMERIC_OUTPUTS, read_table
 from ..io.pseudonyms import read_key
-from ..privacy import PrivacyError, parse_privacy_config
+from ..privacy import PrivacyError, parse_privacy_config, parse_risk_options
 from .settings import MISSING_MODES, SettingError, check_setting, is_integer, is_number  # noqa: F401 - re-exported
 
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "pseudonym_key", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
-    "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression",
+    "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression", "population",
+    "risk_models",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -197,6 +199,11 @@ class Config:
     shuffle: bool = False
     #: how a file output writes generalised numbers: label | range | midpoint | bounds (:mod:`hieranon.io`)
     numeric_output: str = "label"
+    #: the population the table was sampled from (:class:`hieranon.evaluation.risk.PopulationModel`)
+    population: PopulationModel | None = None
+    #: the population table's file, which k-map and delta-presence compare with, and its records
+    population_table: Path | None = None
+    population_data: pd.DataFrame | None = field(default=None, repr=False)
     #: where each column's role is said, (spec field, column) -> "KEY in FILE" (:func:`hieranon.evaluation.roles.check_role_conflicts`)
     origins: dict = field(default_factory=dict)
 
@@ -463,6 +470,7 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
             raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
         cfg.input = base / raw["input"]
     _parse_privacy(raw, cfg, base)
+    _parse_risk_models(raw, cfg, base)
     _check_roles(cfg, raw, source)
     return cfg
 
@@ -503,6 +511,70 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
     for a in dict.fromkeys([m.attribute for m in cfg.privacy] + list(cfg.sensitive_hierarchies)):
         if a not in cfg.sensitive:
             cfg.sensitive.append(a)
+
+
+POPULATION_KEYS = ("sampling_fraction", "size", "table")
+RISK_MODEL_KEYS = ("average_risk", "population_uniqueness", "k_map", "delta_presence")
+
+
+def _parse_population(raw: Mapping, base: Path) -> tuple[float | None, int | None, Path | None]:
+    """The ``population:`` key: one of ``sampling_fraction`` (0 < F <= 1),
+    ``size`` (people) and ``table`` (a file of the population, the same
+    quasi-identifier columns); ``(fraction, size, table file)``."""
+    given = raw.get("population")
+    if given is None:
+        return None, None, None
+    if not isinstance(given, Mapping) or len(given) != 1 or next(iter(given)) not in POPULATION_KEYS:
+        raise ConfigError(f"population: expected one of {', '.join(POPULATION_KEYS)}, e.g. "
+                          f"{{sampling_fraction: 0.01}} or {{table: population.csv}}, got {given!r}")
+    key, value = next(iter(given.items()))
+    if key == "sampling_fraction" and not (is_number(value) and 0 < value <= 1):
+        raise ConfigError(f"population.sampling_fraction: expected a number in (0, 1] (the share of the "
+                          f"population the table holds, e.g. 0.01), got {value!r}")
+    if key == "size" and not (is_integer(value) and value >= 1):
+        raise ConfigError(f"population.size: expected a whole number of people (at least 1), got {value!r}")
+    if key == "table" and not isinstance(value, str):
+        raise ConfigError(f"population.table: expected the path of a table, got {value!r}")
+    return (_py(value) if key == "sampling_fraction" else None, int(value) if key == "size" else None,
+            base / value if key == "table" else None)
+
+
+def _parse_risk_models(raw: Mapping, cfg: Config, base: Path) -> None:
+    """The ``population:`` and ``risk_models:`` keys: the risk-based privacy
+    models (:func:`hieranon.privacy.parse_risk_options`) the release must
+    meet, and the population they are measured against."""
+    fraction, size, table_file = _parse_population(raw, base)
+    try:
+        population = read_table(table_file) if table_file is not None else None
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"population.table: {exc}") from None
+    if population is not None:
+        size = len(population)
+    cfg.population_table, cfg.population_data = table_file, population
+    cfg.population = (PopulationModel(sampling_fraction=fraction, population=size)
+                      if fraction is not None or size is not None else None)
+    models = raw.get("risk_models")
+    if models is None:
+        return
+    if not isinstance(models, Mapping) or not models:
+        raise ConfigError(f"risk_models: expected a mapping of {', '.join(RISK_MODEL_KEYS)}, e.g. "
+                          f"{{average_risk: 0.05}}, got {models!r}")
+    unknown = [k for k in models if k not in RISK_MODEL_KEYS]
+    if unknown:
+        raise ConfigError(f"risk_models.{unknown[0]}: unknown risk model; expected one of {', '.join(RISK_MODEL_KEYS)}")
+    delta = models.get("delta_presence")
+    if isinstance(delta, (list, tuple)):
+        delta = ",".join(map(str, delta))
+    uniqueness = models.get("population_uniqueness")
+    if isinstance(uniqueness, Mapping):
+        uniqueness = f"{uniqueness.get('threshold')}:{uniqueness.get('estimator', 'dankar')}"
+    try:
+        risk = parse_risk_options(models.get("k_map"), delta, models.get("average_risk"), population,
+                                  None if uniqueness is None else str(uniqueness), fraction, size)
+    except PrivacyError as exc:
+        message = str(exc).replace("--population-table FILE", "population: {table: FILE}")
+        raise ConfigError(f"risk_models: {message}") from None
+    cfg.privacy = [*cfg.privacy, *risk]
 
 
 def load(path) -> Config:
@@ -574,4 +646,14 @@ numeric_output: label         # how generalised numbers are written: label ([25,
 #                             # (default: hierarchical with a hierarchy, ordered if numeric, else equal)
 # sensitive_hierarchies:      # a sensitive attribute's own hierarchy, for the hierarchical distance
 #   diagnosis: hierarchies/diagnosis.csv
+
+# population:                 # the population the table was sampled from (one of the three), for the
+#   sampling_fraction: 0.01   # journalist, marketer and population-uniqueness risk (default 0.01, assumed)
+#   size: 2500000             # a number of people
+#   table: population.csv     # a table of the population (the same quasi-identifier columns)
+# risk_models:                # risk-based privacy models the release must meet, checked like k
+#   average_risk: 0.05        # average re-identification risk (share of records re-identified)
+#   population_uniqueness: {threshold: 0.01, estimator: dankar}   # pitman | zayatz | snb | dankar
+#   k_map: 5                  # every class matches >= 5 population records (needs population.table)
+#   delta_presence: [0.1, 0.6]  # every class is 10-60% of its population matches (needs population.table)
 """

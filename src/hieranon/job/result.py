@@ -74,6 +74,9 @@ class AnonymizationResult:
         Where the output was written, when the library wrote it.
     privacy_models : list[BoundModel]
         The privacy models of the job, bound to the input table.
+    risk_models : list[BoundRiskModel]
+        The risk-based privacy models of the job (k-map, delta-presence,
+        average risk, population uniqueness), bound to the input table.
     sensitive : dict
         Sensitive attribute -> its value codes per row (a bound model,
         :func:`hieranon.privacy.sensitive_columns`), for the report's plots.
@@ -96,6 +99,7 @@ class AnonymizationResult:
     counts: np.ndarray | None = field(default=None, repr=False)
     output: Path | None = None
     privacy_models: list = field(default_factory=list, repr=False)
+    risk_models: list = field(default_factory=list, repr=False)
     sensitive: dict = field(default_factory=dict, repr=False)
     #: with ``shuffle``: output row ``i`` is input row ``row_order[i]`` (never written unless asked)
     row_order: np.ndarray | None = field(default=None, repr=False)
@@ -144,7 +148,8 @@ class AnonymizationResult:
         (:class:`hieranon.privacy.PrivacyAssessment`), computed once."""
         if "privacy" not in self.risk_cache:
             self.risk_cache["privacy"] = assess_privacy(
-                self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive))
+                self.privacy_models, self.original_codes, self.codes, self.record_counts, list(self.sensitive),
+                risk=self.risk_models)
         return self.risk_cache["privacy"]
 
     def statement(self):

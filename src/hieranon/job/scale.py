@@ -366,7 +366,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     result = AnonymizationResult(None, metrics, report, algo.name, algo.run_params(), problem.requirements,
                                  sol.suppressed, timings, sol.info, sol.codes, table.codes, table.hierarchies,
                                  spec=spec, counts=table.counts, output=output_dir,
-                                 privacy_models=list(problem.privacy),
+                                 privacy_models=list(problem.privacy), risk_models=list(problem.risk),
                                  sensitive=sensitive_columns(sensitive, spec.sensitive, table.counts))
     return ScaleResult(output_dir, table.n_rows, sol.info["blocks"], metrics.distortion_ratio, report, timings,
                        sol.info, result)

@@ -452,7 +452,8 @@ class AnonymizationSpec:
                    privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
                    strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
                    numeric_output=getattr(cfg, "numeric_output", "label"),
-                   max_suppression=getattr(cfg, "max_suppression", None), origins=dict(getattr(cfg, "origins", {})))
+                   max_suppression=getattr(cfg, "max_suppression", None), origins=dict(getattr(cfg, "origins", {})),
+                   population=getattr(cfg, "population", None))
 
     @classmethod
     def from_arguments(cls, quasi_identifiers: Sequence[str] | None, hierarchies, k=None, *,

@@ -5,8 +5,10 @@ quasi-identifiers) and after (the output's classes, the suppressed records
 one more class).
 
 The models are l-diversity (Machanavajjhala et al. 2007) and t-closeness
-(Li, Li and Venkatasubramanian 2007); :func:`assess_privacy` works on bound
-models (:meth:`~hieranon.privacy.PrivacyModel.bind`) and integer QI codes.
+(Li, Li and Venkatasubramanian 2007), and the risk-based models of
+:mod:`hieranon.privacy.risk_models` (k-map, delta-presence, average risk,
+population uniqueness); :func:`assess_privacy` works on bound models
+(:meth:`~hieranon.privacy.PrivacyModel.bind`) and integer QI codes.
 :func:`sensitive_columns` binds every sensitive attribute (with or without a
 model) so that reports can show its per-class distribution.
 """
@@ -22,6 +24,7 @@ import pandas as pd
 from ..core.table import group
 from ._base import BoundModel
 from .l_diversity import DistinctLDiversity
+from .risk_models import BoundRiskModel
 
 __all__ = ["ClassFigures", "ModelAssessment", "PrivacyAssessment", "assess_privacy", "classes_of",
            "sensitive_columns"]
@@ -41,6 +44,10 @@ class ClassFigures:
         Equivalence classes and records of the table.
     classes_violating, records_violating : int
         Classes that fail the model and the records in them.
+    table_ok : bool or None
+        For a condition on the whole table (average risk, population
+        uniqueness), whether the table meets it; None for a per-class model,
+        which holds when no class violates it.
     """
 
     achieved: float
@@ -48,10 +55,11 @@ class ClassFigures:
     records: int
     classes_violating: int
     records_violating: int
+    table_ok: bool | None = None
 
     @property
     def ok(self) -> bool:
-        return self.classes_violating == 0
+        return self.classes_violating == 0 if self.table_ok is None else self.table_ok
 
 
 @dataclass
@@ -111,6 +119,9 @@ class PrivacyAssessment:
                 if f is None:
                     continue
                 tag = f" {when}" if m.before is not None and m.after is not None else ""
+                if f.table_ok is not None:
+                    out.append((f"{m.model}{tag}", f"{f.achieved:.4g} ({'holds' if f.ok else 'fails'})"))
+                    continue
                 out.append((f"{m.model}{tag}: worst class", f"{f.achieved:.4g} (required: {m.required})"))
                 out.append((f"{m.model}{tag}: classes / records violating",
                             f"{f.classes_violating} / {f.records_violating}"))
@@ -124,6 +135,13 @@ def classes_of(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nd
     return ec.row_class, ec.sizes
 
 
+def _class_tuples(codes: np.ndarray, row_class: np.ndarray, n_classes: int) -> np.ndarray:
+    """Each class's code tuple (the codes of its first row), ``(n_classes, n_qis)``."""
+    first = np.full(n_classes, len(row_class), dtype=np.int64)
+    np.minimum.at(first, row_class, np.arange(len(row_class)))
+    return np.asarray(codes)[first]
+
+
 def _figures(b: BoundModel, row_class: np.ndarray, sizes: np.ndarray) -> ClassFigures:
     n = len(sizes)
     ok = b.per_class_ok(row_class, n)
@@ -131,19 +149,39 @@ def _figures(b: BoundModel, row_class: np.ndarray, sizes: np.ndarray) -> ClassFi
                         classes_violating=int((~ok).sum()), records_violating=int(sizes[~ok].sum()))
 
 
+def _risk_figures(b: BoundRiskModel, codes: np.ndarray, row_class: np.ndarray, sizes: np.ndarray) -> ClassFigures:
+    """A risk-based model on one grouping: per class on each class's tuple
+    and size, or on the class sizes alone for a condition on the whole table."""
+    n = len(sizes)
+    if b.is_global:
+        return ClassFigures(achieved=float(b.table_measure(sizes)), classes=int(n), records=int(sizes.sum()),
+                            classes_violating=0, records_violating=0, table_ok=bool(b.table_ok(sizes)))
+    tuples = _class_tuples(codes, row_class, n)
+    ok = np.asarray(b.classes_ok(tuples, sizes), dtype=bool)
+    return ClassFigures(achieved=float(b.worst(b.measure_classes(tuples, sizes))), classes=int(n),
+                        records=int(sizes.sum()), classes_violating=int((~ok).sum()),
+                        records_violating=int(sizes[~ok].sum()))
+
+
 def assess_privacy(bound: Sequence[BoundModel], before: np.ndarray | None = None, after: np.ndarray | None = None,
-                   counts: np.ndarray | None = None, sensitive: Iterable[str] = ()) -> PrivacyAssessment:
+                   counts: np.ndarray | None = None, sensitive: Iterable[str] = (),
+                   risk: Sequence[BoundRiskModel] = ()) -> PrivacyAssessment:
     """Each bound model on the classes of ``before`` (original leaf codes)
     and ``after`` (output node codes), both ``(n_rows, n_qis)`` and row-aligned
-    with the table the models were bound to."""
-    bound = list(bound)
-    n = len(bound[0].values) if bound else 0
+    with the table the models were bound to; then each bound risk-based
+    model (``risk``) on the same classes."""
+    bound, risk = list(bound), list(risk)
+    codes = {"before": before, "after": after}
+    n = next((len(c) for c in codes.values() if c is not None), 0)
     counts = np.ones(n, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    groups = {when: classes_of(c, counts) if c is not None and bound else None
-              for when, c in (("before", before), ("after", after))}
+    groups = {when: classes_of(c, counts) if c is not None and (bound or risk) else None for when, c in codes.items()}
     models = []
     for b in bound:
         figs = {when: _figures(b, *g) if g is not None else None for when, g in groups.items()}
+        models.append(ModelAssessment(b.describe(), b.attribute, b.kind, b.required_text(), b.higher_is_better,
+                                      figs["before"], figs["after"]))
+    for b in risk:
+        figs = {when: _risk_figures(b, codes[when], *g) if g is not None else None for when, g in groups.items()}
         models.append(ModelAssessment(b.describe(), b.attribute, b.kind, b.required_text(), b.higher_is_better,
                                       figs["before"], figs["after"]))
     return PrivacyAssessment(models, list(dict.fromkeys([*sensitive, *(b.attribute for b in bound)])))

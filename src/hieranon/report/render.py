@@ -17,7 +17,7 @@ from .page import esc, page
 from .sections.classes import class_sizes_section, generalisation_section
 from .sections.measures import metrics_section, reading_section, sample_section, timings_section
 from .sections.overview import configuration_section, summary_section, verification_section
-from .sections.risk import risk_section, roles_section, sensitive_section
+from .sections.risk import risk_models_section, risk_section, roles_section, sensitive_section
 from .sections.statement import statement_section
 from .sections.utility import result_utility_section
 
@@ -86,7 +86,8 @@ def render_report(original_df: pd.DataFrame | None, result, config=None, *, coun
         "summary": summary_section(result, risk_before, risk_after, public),
         "configuration": configuration_section(result, config),
         "verification": verification_section(result),
-        "risk": risk_section(risk_before, risk_after, n_sup, public) + roles_section(result, public),
+        "risk": (risk_section(risk_before, risk_after, n_sup, public) + risk_models_section(result, public)
+                 + roles_section(result, public)),
         "sensitive": sensitive_section(result, public),
         "class-sizes": class_sizes_section(risk_before, risk_after, k, public),
         "generalisation": generalisation_section(result, cnt),

@@ -15,7 +15,8 @@ from ..page import esc, fmt, html_table, pct
 
 # matplotlib is imported inside the functions that draw: it is slow to load and only a report with plots needs it
 
-__all__ = ["MAX_CLASSES_PLOTTED", "MAX_VALUES_COLOURED", "risk_section", "roles_section", "sensitive_section"]
+__all__ = ["MAX_CLASSES_PLOTTED", "MAX_VALUES_COLOURED", "risk_models_section", "risk_section", "roles_section",
+           "sensitive_section"]
 
 
 def risk_section(risk_before, risk_after, n_suppressed: int, public: bool = False) -> str:
@@ -106,7 +107,7 @@ def sensitive_section(result, public: bool = False) -> str:
     in the output's classes."""
     cols = dict(getattr(result, "sensitive", None) or {})
     assessment = result.privacy() if hasattr(result, "privacy") else None
-    models = list(assessment.models) if assessment is not None else []
+    models = [m for m in (assessment.models if assessment is not None else []) if m.attribute is not None]
     attrs = list(dict.fromkeys([*cols, *(m.attribute for m in models)]))
     if not attrs:
         return ('<p class="note">No sensitive attribute declared (configuration keys <code>sensitive:</code> or '
@@ -130,6 +131,34 @@ def sensitive_section(result, public: bool = False) -> str:
                "distribution (Li et al. 2007, Def. 2), lower is better. Before: the original table grouped by its "
                "quasi-identifiers; after: the output's classes, the suppressed records one more.</p>")
     return "".join(out)
+
+
+def risk_models_section(result, public: bool = False) -> str:
+    """The risk-based privacy models of the job (k-map, delta-presence,
+    average risk, population uniqueness): the value each reaches before and
+    after, and the classes violating a per-class one; empty without them."""
+    assessment = result.privacy() if hasattr(result, "privacy") else None
+    models = [m for m in (assessment.models if assessment is not None else []) if m.attribute is None]
+    if not models:
+        return ""
+    if public:
+        models = [dataclasses.replace(m, before=None) for m in models]
+    rows = []
+    for m in models:
+        b, a = m.before, m.after
+        value = " → ".join(([esc(fmt(b.achieved))] if b else []) + ([_verdict(a, fmt(a.achieved))] if a else []))
+        scope = "whole table" if (a or b).table_ok is not None else "worst class"
+        cls = ("–" if (a or b).table_ok is not None else
+               " → ".join(esc(f"{fmt(f.classes_violating)} of {fmt(f.classes)}") for f in (b, a) if f))
+        rows.append([esc(m.model), f"{value} ({scope})", cls])
+    when = "before → after" if any(m.before and m.after for m in models) else "as it is"
+    note = ("Risk-based privacy models, checked on the release like k: k-map and delta-presence against the "
+            "population table given (Sweeney 2002; El Emam and Dankar 2008; Nergiz, Atzori and Clifton 2007), "
+            "average re-identification risk as the prosecutor's expected share of records re-identified, "
+            "population uniqueness by the estimator named (Dankar et al. 2012).")
+    return ("<h3>Risk-based privacy models</h3>" + '<div class="scroll">'
+            + html_table(["model", f"value, {when}", f"classes violating, {when}"], rows,
+                         num_cols=(1, 2), raw=True) + f'</div><p class="note">{esc(note)}</p>')
 
 
 def _model_table(models) -> str:
