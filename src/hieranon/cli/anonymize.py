@@ -104,7 +104,7 @@ def anonymize(
     quiet: QuietOption = False,
     as_json: JsonOption = False,
     encoding: EncodingOption = "utf-8",
-    fmt: Optional[str] = typer.Option(None, "--format", help="Output format: csv | parquet | excel."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Output format: csv | parquet | excel | stata | spss."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Log progress details."),
     distributed: bool = typer.Option(False, "--distributed", help="Partition into blocks and anonymise them in "
                                      "parallel on Dask (a Parquet dataset directory in -> one out)."),
@@ -182,8 +182,8 @@ def anonymize(
                                          pseudonym_key_file=pseudonym_key),
                               directory=("output",) if dataset else ())
                 if not dataset:
-                    from ..io import table_format
-                    table_format(output, fmt)  # an unknown extension is refused before any work
+                    from ..io import output_format
+                    output_format(output, fmt)  # an unknown or read-only format is refused before any work
                 if pseudonym_key is not None and spec.identifier_action != "pseudonym":
                     raise UsageError("--pseudonym-key is the key of the pseudonyms; add --identifier-action pseudonym "
                                      "(or leave the key out)")

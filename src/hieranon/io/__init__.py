@@ -1,5 +1,6 @@
 """Files in and out: tables (:mod:`.readers`: CSV with its separator detected,
-Parquet, Excel; :mod:`.writers`: atomic writes, so a failed run never leaves a
+Parquet, Excel, Stata, SPSS and SAS (:mod:`.statistical`, with their
+labels); :mod:`.writers`: atomic writes, so a failed run never leaves a
 half-written output), typed output of generalised numbers (:mod:`.numeric`),
 the keyed pseudonyms of identifiers (:mod:`.pseudonyms`) and the bundled and
 downloaded data sets (:mod:`.datasets`).
@@ -20,9 +21,10 @@ from .numeric import (
     typed_numeric_qis,
 )
 from .readers import FORMATS, check_flat_schema, dataset_schema, read_table, sniff_separator, table_format
-from .writers import csv_options, parquet_ready, write_table, write_text
+from .statistical import Labels, read_labels
+from .writers import csv_options, output_format, parquet_ready, write_table, write_text
 
 __all__ = ["FORMATS", "InputError", "OutputError", "OutputExistsError", "table_format", "sniff_separator",
            "read_table", "check_flat_schema", "dataset_schema", "csv_options", "write_table", "parquet_ready",
            "write_text", "NUMERIC_OUTPUTS", "hierarchy_map", "numeric_columns", "typed_numeric_qis", "numeric_output",
-           "read_numeric_output"]
+           "read_numeric_output", "output_format", "Labels", "read_labels"]

@@ -1,5 +1,5 @@
-"""Reading tables: CSV (separator detected), Parquet, Excel; the schema of a
-Parquet data set."""
+"""Reading tables: CSV (separator detected), Parquet, Excel, Stata, SPSS and
+SAS files (:mod:`.statistical`); the schema of a Parquet data set."""
 
 from __future__ import annotations
 
@@ -11,20 +11,24 @@ import pandas as pd
 
 from ..core.files import check_regular_file, os_error_message, shorten
 from .errors import InputError
+from .statistical import STATISTICAL_FORMATS, read_statistical
 
 # pyarrow's Parquet modules are imported inside the functions that read or write Parquet, the only ones that need them
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
-           ".xlsx": "excel", ".xls": "excel"}
+           ".xlsx": "excel", ".xls": "excel", **STATISTICAL_FORMATS}
+#: the formats a table can be read or written as (``--format``)
+FORMAT_NAMES = tuple(dict.fromkeys(FORMATS.values()))
 
 
 
 def table_format(path: Path, override: str | None = None) -> str:
-    """``csv``, ``parquet`` or ``excel`` from ``override`` or the file's
-    extension; a name without an extension is read as CSV."""
+    """``csv``, ``parquet``, ``excel``, ``stata``, ``spss`` or ``sas`` from
+    ``override`` or the file's extension; a name without an extension is read
+    as CSV."""
     if override:
-        if override not in ("csv", "parquet", "excel"):
-            raise InputError(f"format must be csv, parquet or excel, got {override!r}")
+        if override not in FORMAT_NAMES:
+            raise InputError(f"format must be one of {', '.join(FORMAT_NAMES)}, got {override!r}")
         return override
     suffix = Path(path).suffix.lower()
     if suffix and suffix not in FORMATS:
@@ -78,6 +82,8 @@ def read_table(path, *, fmt: str | None = None, sep: str | None = None, encoding
     path = Path(path)
     check_regular_file(path, "input file", InputError)
     kind = table_format(path, fmt)
+    if kind in ("stata", "spss", "sas"):
+        return read_statistical(path, kind)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq

@@ -1,5 +1,6 @@
 """Writing tables and text. A CSV output of a CSV input keeps the input's
-separator and text encoding (:func:`write_table` with ``source=``).
+separator and text encoding, a Stata or SPSS output of a statistical file
+its variable and value labels (:func:`write_table` with ``source=``).
 
 Writes are atomic: the table goes to a temporary file in the target
 directory and is renamed into place only when complete, so a failed run
@@ -20,6 +21,7 @@ from ..core.files import excerpt, os_error_message, remove_stale_temporaries, te
 from ..hierarchies.builders import as_floats
 from .errors import InputError, OutputError, OutputExistsError
 from .readers import sniff_separator, table_format
+from .statistical import STATISTICAL_FORMATS, WRITABLE, Labels, read_labels, write_statistical
 
 # pyarrow's Parquet modules are imported inside the functions that read or write Parquet, the only ones that need them
 
@@ -113,6 +115,16 @@ def csv_options(path: Path, kind: str, *, sep: str | None = None, encoding: str 
     return sep, encoding
 
 
+def output_format(path, fmt: str | None = None) -> str:
+    """The format a table is written as (:func:`table_format`), refused
+    (:class:`InputError`) when it can only be read."""
+    kind = table_format(Path(path), fmt)
+    if kind in STATISTICAL_FORMATS.values() and kind not in WRITABLE:
+        raise InputError(f"{path}: {kind.upper()} files can be read, not written; write the release as .dta (Stata), "
+                         ".sav (SPSS), .csv or .parquet")
+    return kind
+
+
 def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | None = None,
                 encoding: str | None = None, source=None, source_encoding: str = "utf-8",
                 overwrite: bool = False) -> Path:
@@ -125,7 +137,7 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
     with ``source_encoding``) is a CSV file, the output keeps the input's
     detected separator and its encoding (see :func:`csv_options`)."""
     path = Path(path)
-    kind = table_format(path, fmt)
+    kind = output_format(path, fmt)
     if kind == "csv":
         sep, encoding = csv_options(path, kind, sep=sep, encoding=encoding, source=source,
                                     source_encoding=source_encoding)
@@ -134,6 +146,8 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
         if kind == "parquet":
             parquet_ready(df, from_text=source is not None and table_format(Path(source)) == "csv") \
                 .to_parquet(tmp, index=False)
+        elif kind in ("stata", "spss", "sas"):
+            write_statistical(df, tmp, kind, _source_labels(source))
         elif kind == "excel":
             with open(tmp, "wb") as fh:  # a handle: pandas would reject the temporary file's .tmp extension
                 df.to_excel(fh, index=False, engine="openpyxl")
@@ -146,6 +160,13 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None, sep: str | No
                                  "input to UTF-8 or choose a .parquet or .xlsx output") from None
 
     return _write_atomically(path, write, overwrite)
+
+
+def _source_labels(source) -> Labels | None:
+    """The variable and value labels of the input, when it is a statistical file."""
+    if source is None or not Path(source).is_file() or Path(source).suffix.lower() not in STATISTICAL_FORMATS:
+        return None
+    return read_labels(source)
 
 
 def _as_number(col: pd.Series) -> pd.Series | None:
