@@ -15,8 +15,8 @@ column, k in {2, 5, 10, 25, 50, 100}. For each method and k it records
 
 It writes ``benchmarks/results/dbca.csv``, ``benchmarks/results/dbca.png``
 (each measure against k) and ``benchmarks/results/dbca.json`` (machine
-information, configuration and the claims checked), and prints whether seed
-002's claims hold: "DBCA:CM has lower CM than DBCA and Mondrian; both DBCA
+information, configuration and the claims checked), and prints whether Sun,
+Wang & Li 2008's claims hold: "DBCA:CM has lower CM than DBCA and Mondrian; both DBCA
 variants have lower distortion than Mondrian".
 
     HIERANON_ADULT_DIR=/path/to/adult python benchmarks/bench_dbca.py

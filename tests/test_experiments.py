@@ -155,7 +155,7 @@ def test_worked_examples_alone_need_no_adult(tmp_path):
 def _check_no_internal_words(out: Path):
     """What a reader of the results sees -- file names, the report, the claims -- holds no word that means
     something only inside the repository (the papers' storage numbers such as seed003, issue numbers)."""
-    from test_references import INTERNAL
+    from core.test_references import INTERNAL
 
     internal = re.compile(rf"{INTERNAL.pattern}|seed_?0\d\d", re.I)
     assert not [p.name for p in out.iterdir() if internal.search(p.name)]

@@ -155,7 +155,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
 
     # ---- Sec. 4.3
     step("exp 4: Sec. 4.3 (MinGen, AllMin, HeuristicMin)")
-    df, hs = PT.seed003_figure4()
+    df, hs = PT.arca_hewett_figure4()
     p = _problem(df, hs, [Requirement(qis3, 4)], qis3)
     s = _solve("mingen", p)
     rows.append(_record("sec43", "mingen", p, s.codes, s.suppressed, df, info=s.info, paper_table=PT.T9,
@@ -181,7 +181,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
 
     # ---- Case 1
     step("exp 4: Case 1 (HeuristicMin, TDS, BUG)")
-    df, hs = PT.seed003_case1()
+    df, hs = PT.arca_hewett_case1()
     p = _problem(df, hs, [Requirement(qis3, 4)], qis3, "cls")
     case1_fig = {"heuristicmin": PT.T1 | set(), "tds": {("Any", "M", "[40,99)", 20), ("Any", "M", "[1,40)", 6),
                                                        ("Any", "F", "[1,40)", 6), ("Any", "F", "[40,99)", 8)}}
@@ -195,7 +195,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
 
     # ---- Case 2
     step("exp 4: Case 2 (HeuristicMin, TDS, BUG)")
-    df, hs, reqs = PT.seed003_case2()
+    df, hs, reqs = PT.arca_hewett_case2()
     p = _problem(df, hs, reqs, qis3, "cls")
     for m, params in (("heuristicmin", {}), ("heuristicmin-subtree", {"siblings": "subtree"}), ("tds", {}),
                       ("bug", {})):
@@ -210,7 +210,7 @@ def run_exp4(out: Path, step) -> pd.DataFrame:
 
     # ---- Case 3 (reconstructed input)
     step("exp 4: Case 3 (HeuristicMin, TDS, BUG)")
-    df, hs, reqs = PT.seed003_case3()
+    df, hs, reqs = PT.arca_hewett_case3()
     qisc = ("app", "sex", "age")
     p = _problem(df, hs, reqs, qisc, "cls")
     for m in ("heuristicmin", "tds", "bug"):

@@ -166,7 +166,7 @@ def test_seed000_other_objectives(seed000_table1a, paper_hierarchies):
 
 # ------------------------------------------------ seed 003 worked example
 @pytest.fixture
-def seed003_table():
+def arca_hewett_table():
     """seed 003, Figure 4 / 6(a): distinct rows with their record counts."""
     df = pd.DataFrame({
         "edu": ["10th", "10th", "9th", "9th", "9th", "12th", "12th"],
@@ -182,9 +182,9 @@ def seed003_table():
     return df, hs
 
 
-def test_allmin_seed003_returns_100(seed003_table):
+def test_allmin_arca_hewett_returns_100(arca_hewett_table):
     """SPEC 5 item 7: AllMin returns lattice node [1, 0, 0] (education -> High)."""
-    df, hs = seed003_table
+    df, hs = arca_hewett_table
     p = make_problem(df, ["edu", "sex", "hrs"], hs, k=4, counts="count")
     sol = AllMin().solve(p)
     assert sol.details.node == [1, 0, 0]
@@ -201,8 +201,8 @@ def test_allmin_seed003_returns_100(seed003_table):
     assert M.precision(p.table.codes, sol.codes, p.table.hierarchies, p.table.counts) == pytest.approx(0.89, abs=0.005)
 
 
-def test_fulldomain_seed003_and_datafly(seed003_table):
-    df, hs = seed003_table
+def test_fulldomain_arca_hewett_and_datafly(arca_hewett_table):
+    df, hs = arca_hewett_table
     p = make_problem(df, ["edu", "sex", "hrs"], hs, k=4, counts="count")
     assert FullDomain(objective="prec").solve(p).details.node == [1, 0, 0]
     sol = Datafly().solve(p)

@@ -19,7 +19,7 @@ from hieranon.hierarchies import readers as H
 
 # the paper tables are typed once in hieranon.io.datasets.paper_tables (also used by
 # `hieranon experiments`) and re-exported here for test_mingen.py and test_tds_bug.py
-from hieranon.io.datasets.paper_tables import FIGURE_16A, seed003_case1, seed003_case2, seed003_figure4  # noqa: F401
+from hieranon.io.datasets.paper_tables import FIGURE_16A, arca_hewett_case1, arca_hewett_case2, arca_hewett_figure4  # noqa: F401
 
 
 def problem_of(df, hs, reqs, qis=("edu", "sex", "hrs"), labels=None):
@@ -42,7 +42,7 @@ def satisfies(problem, codes) -> bool:
 
 @pytest.fixture
 def fig4_problem():
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     return problem_of(df, hs, [Requirement(("edu", "sex", "hrs"), 4)])
 
 
@@ -80,7 +80,7 @@ def test_section_4_3_search_tree(fig4_problem):
 def test_section_4_3_through_the_api():
     from hieranon.job.pipeline import anonymize
 
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     res = anonymize(df, ["edu", "sex", "hrs"], hs, requirements=["edu,sex,hrs:4"], method="heuristicmin",
                     count_column="count")
     assert list(res.data["edu"]) == ["High"] * 7
@@ -92,7 +92,7 @@ def test_section_4_3_through_the_api():
 
 # -------------------------------------------------------------- Case 1
 def test_case1_figure_11b():
-    df, hs = seed003_case1()
+    df, hs = arca_hewett_case1()
     p = problem_of(df, hs, [Requirement(("edu", "sex", "hrs"), 4)], labels=df["cls"].to_numpy())
     sol = HeuristicMin().solve(p)
     assert table_rows(p, sol.codes) == {
@@ -102,12 +102,12 @@ def test_case1_figure_11b():
 
 # ------------------------------------------------------ SPEC 5, item 8
 def case2_problem():
-    df, hs, reqs = seed003_case2()
+    df, hs, reqs = arca_hewett_case2()
     return problem_of(df, hs, reqs, labels=df["cls"].to_numpy())
 
 
 def test_case2_hierarchy_is_unbalanced():
-    _df, hs, _r = seed003_case2()
+    _df, hs, _r = arca_hewett_case2()
     assert not hs["hrs"].is_balanced
     assert hs["edu"].is_balanced is False  # Bachelors is a leaf one level above Masters/Doctorate
 
@@ -152,7 +152,7 @@ def test_case2_cut_reading_finds_a_larger_table_than_figure_16a():
     hs = t.hierarchies
     lab = {h.name: {label: i for i, label in enumerate(h.labels)} for h in hs}
     edu_map = {"9th": "Junior", "10th": "Junior", "Masters": "Grad", "Doctorate": "Grad"}
-    df = seed003_case2()[0]
+    df = arca_hewett_case2()[0]
     for i, (e, hrs) in enumerate(zip(df["edu"], df["hrs"])):
         fig[i, 0] = lab["edu"][edu_map.get(e, e)]
         fig[i, 1] = lab["sex"]["ANY"]

@@ -23,11 +23,11 @@ from hieranon.core.table import encode, group
 from hieranon.evaluation.metrics import precision
 from hieranon.hierarchies import readers as H
 from random_tables import set_partitions
-from test_heuristicmin import seed003_figure4, table_rows
+from test_heuristicmin import arca_hewett_figure4, table_rows
 
 
 def fig4():
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     t = encode(df, ["edu", "sex", "hrs"], hs, counts="count")
     return Problem(t, [Requirement(("edu", "sex", "hrs"), 4)], CostModel.build(t.hierarchies))
 
@@ -198,7 +198,7 @@ def test_records_twelve_steps_verified_by_brute_force():
 def test_records_mode_one_row_per_record_keeps_rows():
     """Without a count column (the API's normal input) record-level recoding
     returns one code row per input row; equal rows may differ."""
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     flat = df.loc[df.index.repeat(df["count"])].drop(columns="count").reset_index(drop=True)
     t = encode(flat, ["edu", "sex", "hrs"], hs)
     p = Problem(t, [Requirement(("edu", "sex", "hrs"), 4)], CostModel.build(t.hierarchies))
@@ -212,7 +212,7 @@ def test_records_mode_one_row_per_record_keeps_rows():
 def test_records_mode_through_the_api():
     from hieranon.job.pipeline import anonymize
 
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     flat = df.loc[df.index.repeat(df["count"])].drop(columns="count").reset_index(drop=True)
     res = anonymize(flat, ["edu", "sex", "hrs"], hs, k=4, method="mingen", mode="records")
     assert len(res.data) == 40 and res.info["steps"] == 12

@@ -19,19 +19,19 @@ from test_heuristicmin import (
     _random_problem,
     _random_problem_with_inner_cells,
     problem_of,
-    seed003_case1,
-    seed003_case2,
+    arca_hewett_case1,
+    arca_hewett_case2,
     table_rows,
 )
 
 
 def case1_problem():
-    df, hs = seed003_case1()
+    df, hs = arca_hewett_case1()
     return problem_of(df, hs, [Requirement(("edu", "sex", "hrs"), 4)], labels=df["cls"].to_numpy())
 
 
 def case2_problem():
-    df, hs, reqs = seed003_case2()
+    df, hs, reqs = arca_hewett_case2()
     return problem_of(df, hs, reqs, labels=df["cls"].to_numpy())
 
 
@@ -94,7 +94,7 @@ def test_tds_case2_no_further_specialisation_is_valid():
 
 
 def test_tds_needs_class_labels():
-    df, hs = seed003_case1()
+    df, hs = arca_hewett_case1()
     p = problem_of(df, hs, [Requirement(("edu", "sex", "hrs"), 4)])
     with pytest.raises(ValueError, match="class column"):
         TDS().solve(p)
@@ -194,7 +194,7 @@ def test_tds_stops_at_a_fixpoint_and_bug_as_soon_as_r_holds():
 
 
 def test_most_general_table_must_satisfy():
-    df, hs = seed003_case1()
+    df, hs = arca_hewett_case1()
     t = encode(df, ["edu", "sex", "hrs"], hs, counts="count")
     p = Problem(t, [Requirement(("sex",), 41)], CostModel.build(t.hierarchies), class_labels=df["cls"].to_numpy())
     with pytest.raises(ValueError, match="most general"):
@@ -212,7 +212,7 @@ def test_registered_in_api(name, cls):
 def test_through_the_api_with_a_class_column():
     from hieranon.job.pipeline import anonymize
 
-    df, hs, reqs = seed003_case2()
+    df, hs, reqs = arca_hewett_case2()
     for method in ("tds", "bug", "heuristicmin"):
         res = anonymize(df, ["edu", "sex", "hrs"], hs, requirements=reqs, method=method, count_column="count",
                         class_column="cls")

@@ -689,9 +689,9 @@ def test_count_column_keeps_counts_and_requirements_are_reported(tmp_path):
     """seed 003 Figure 4 written as distinct rows with a count column: the CLI
     anonymises it with two requirements, keeps each row's count, and reports
     the k achieved per requirement."""
-    from hieranon.io.datasets.paper_tables import seed003_figure4
+    from hieranon.io.datasets.paper_tables import arca_hewett_figure4
 
-    df, hs = seed003_figure4()
+    df, hs = arca_hewett_figure4()
     table = tmp_path / "fig4.csv"
     df.to_csv(table, index=False)
     qi_opts = []

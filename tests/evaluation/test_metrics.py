@@ -330,7 +330,7 @@ def test_classification_metric_direct():
     assert M.classification_metric(row_class, labels, suppressed=sup) == pytest.approx(3 / 5)
 
 
-def test_precision_seed003_examples():
+def test_precision_arca_hewett_examples():
     """T1 (education one level up everywhere) 0.89 and T9 0.95 of seed 003:
     1/120 * (6 * 1/3 + 4 * 2/2) over 40 records and 3 attributes."""
     edu = H.from_paths("edu", [[v, "High", "Secondary", "Any"] for v in ("9th", "10th", "11th", "12th")])

@@ -17,11 +17,11 @@ import pandas as pd
 from ...core.requirements import Requirement
 from ...hierarchies import readers as H
 
-__all__ = ["seed003_figure4", "seed003_case1", "seed003_case2", "seed003_case3", "FIGURE_16A", "FIGURE_19",
+__all__ = ["arca_hewett_figure4", "arca_hewett_case1", "arca_hewett_case2", "arca_hewett_case3", "FIGURE_16A", "FIGURE_19",
            "T1", "T9", "T10"]
 
 
-def seed003_figure4():
+def arca_hewett_figure4():
     """Figure 4 / 6(a) table T with Figure 3's taxonomies, R = <{edu,sex,hrs},4>
     (Arca & Hewett Sec. 4.3). Returns ``(df, hierarchies)``."""
     df = pd.DataFrame({
@@ -47,7 +47,7 @@ T10 = {("10th", "M", "40", 20), ("10th", "M", "30", 4), ("9th", "Any", "30", 6),
        ("12th", "F", "Any", 4)}
 
 
-def seed003_case1():
+def arca_hewett_case1():
     """Figure 11(a): Figure 4's table with 8th for 12th and a class column."""
     df = pd.DataFrame({
         "edu": ["10th", "10th", "9th", "9th", "9th", "8th", "8th"],
@@ -64,7 +64,7 @@ def seed003_case1():
     return df, hs
 
 
-def seed003_case2():
+def arca_hewett_case2():
     """Figure 13(a) (Fung et al.'s running example) with Figure 12's taxonomies
     (Arca & Hewett Case 2); a row with two classes is two input rows. Hours
     is unbalanced: 37, 42, 44 sit directly under [37-99), 30 and 32 under
@@ -90,7 +90,7 @@ FIGURE_16A = {("Junior", "ANY", "[1-37)", 7), ("11th", "ANY", "[1-37)", 5), ("12
               ("Bachelors", "ANY", "[37-99)", 10), ("Grad", "ANY", "[37-99)", 8)}
 
 
-def seed003_case3():
+def arca_hewett_case3():
     """Case 3 (Walmart job applications), R = <{app, sex}, 25>.
 
     The paper prints the input (Figure 17) only as an image; this table is
