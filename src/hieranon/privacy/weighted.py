@@ -33,8 +33,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["EXACT_MAX_FREQUENCY", "IndividualRisk", "class_totals", "individual_risk", "record_risk",
+from ..core.files import excerpt
+from ..core.table import DataError, check_columns
+
+__all__ = ["EXACT_MAX_FREQUENCY", "IndividualRisk", "class_totals", "individual_risk", "read_weights", "record_risk",
            "summarise_individual_risk"]
 
 #: Largest sample frequency of a class whose risk is computed exactly; larger
@@ -97,6 +101,23 @@ def individual_risk(sample_frequency, weight_sum) -> np.ndarray:
         if rows.any():
             out[rows] = _closed_form(k, p[rows])
     return out
+
+
+def read_weights(df: pd.DataFrame, column) -> np.ndarray:
+    """The sampling weights of ``df``'s rows from its column ``column``, as
+    floats: numbers > 0, none missing; else a DataError naming the column,
+    the first bad record and its value."""
+    check_columns(df, [column], "weight")
+    values = pd.to_numeric(df[column], errors="coerce").astype(float).to_numpy()
+    bad = ~np.isfinite(values) | ~(values > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        value = df[column].iloc[i]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise DataError(f"weight column {column!r}: record {i + 1} (data row index {i}) has {excerpt(value)}; "
+                        "sampling weights must be numbers > 0 (how many people of the population each record "
+                        "stands for), none missing")
+    return values
 
 
 def class_totals(row_class: np.ndarray, counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
