@@ -562,6 +562,7 @@ shuffle: false                # true: release the rows in a random order (fresh 
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
 weight: null                  # sampling weight of each record: people of the population it stands for
+# suda_max_size: 3            # largest set of quasi-identifiers searched for minimal sample uniques (SUDA)
 missing: error                # error | root (empty QI cells count as already suppressed; they stay
                               # empty) | value (a leaf 'missing' under the root, generalised like any value)
 numeric_output: label         # how generalised numbers are written: label ([25, 50)) | range | midpoint
