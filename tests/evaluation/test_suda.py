@@ -26,7 +26,7 @@ def test_scores_by_hand():
     (2 for size 1, 1 for size 2). DIS with F = 0.1: U = 4 uniques, P = 2 records in
     pairs, Dis = 0.4 / (0.4 + 2 * 0.9) = 2/11; Q = 1 + 5/20 = 1.25;
     sum s^-Q = 2 * 2^-1.25 + 2; U/Dis - U = 22 - 4 = 18."""
-    report, scores, dis = S.suda(TABLE, max_size=3, dis=0.1)
+    report, scores, dis = S.special_uniques(TABLE, max_size=3, dis=0.1)
     assert scores.tolist() == [2, 1, 1, 2, 0, 0]
     adjust = 2 * 2 ** -1.25 + 2
     expect = [1 / (1 + 18 / (s ** 1.25 * adjust)) for s in (2, 1, 1, 2)] + [0, 0]
@@ -39,7 +39,7 @@ def test_scores_by_hand():
 
 def test_max_size_limits_the_search_and_the_scores():
     """Up to size 1 among 3 QIs: only r0 and r3 have an MSU, scoring prod_{i=1}^{1} (3 - i) = 2."""
-    report, scores, _ = S.suda(TABLE, max_size=1)
+    report, scores, _ = S.special_uniques(TABLE, max_size=1)
     assert scores.tolist() == [2, 0, 0, 2, 0, 0] and report.max_size == 1 and report.dis_assumed
 
 
@@ -85,4 +85,4 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match="suda_max_size"):
         S.check_max_size(0)
     with pytest.raises(ValueError, match="dis"):
-        S.suda(TABLE, dis=0)
+        S.special_uniques(TABLE, dis=0)

@@ -152,10 +152,13 @@ def risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
     rows.append(("sampling fraction / population", f"{b.sampling_fraction:.4g}{assumed} / {b.population_size}"))
     bi, ai = before.individual_risk, (after.individual_risk if after is not None else None)
     if bi is not None:
-        rows.append((f"individual risk with weights ({bi.weights}), highest / mean before / after",
-                     f"{bi.highest:.4f} / {bi.mean:.4f} / " + (f"{ai.highest:.4f} / {ai.mean:.4f}" if ai else "-")))
-        rows.append(("expected re-identifications before / after",
-                     f"{bi.global_expected:.2f} / " + (f"{ai.global_expected:.2f}" if ai else "-")))
+        for key, label, form in (("highest", "individual risk, highest", ".4f"),
+                                 ("mean", "individual risk, mean", ".4f"),
+                                 ("global_expected", "expected re-identifications", ".2f")):
+            rows.append((f"{label} before / after",
+                         f"{getattr(bi, key):{form}} / " + (f"{getattr(ai, key):{form}}" if ai else "-")))
+        if not bi.weights.startswith("1/f"):
+            rows.append(("sampling weights", bi.weights))
     return rows + (before.suda.rows() if before.suda is not None else [])
 
 

@@ -5,12 +5,12 @@ re-identification risk (:mod:`.risk`), the roles of the columns
 imports an algorithm, so what it reports does not depend on how a table was made.
 
 The risk functions are importable from here: :func:`assess`, :func:`individual_risk`
-(with sampling weights), :func:`suda` (special uniques) and their parts."""
+(with sampling weights), :func:`special_uniques` (SUDA) and their parts."""
 
 from ..privacy.weighted import IndividualRisk, read_weights, record_risk
 from .risk import PopulationModel, RiskModels, RiskReport, assess, assess_result, individual_risk, risk_models
-from .suda import SudaReport, dis_suda_scores, minimal_sample_uniques, suda, suda_scores
+from .suda import SudaReport, dis_suda_scores, minimal_sample_uniques, special_uniques, suda_scores
 
 __all__ = ["IndividualRisk", "PopulationModel", "RiskModels", "RiskReport", "SudaReport", "assess", "assess_result",
            "dis_suda_scores", "individual_risk", "minimal_sample_uniques", "read_weights", "record_risk",
-           "risk_models", "suda", "suda_scores"]
+           "risk_models", "special_uniques", "suda_scores"]

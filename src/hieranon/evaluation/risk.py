@@ -19,7 +19,7 @@ from ..core.requirements import Requirement
 from ..core.table import EncodedTable, group
 from ..privacy import population as pop
 from ..privacy.weighted import IndividualRisk, record_risk, summarise_individual_risk
-from .suda import DEFAULT_MAX_SIZE, SudaReport, suda
+from .suda import DEFAULT_MAX_SIZE, SudaReport, special_uniques
 
 #: Prosecutor risk above which a record counts as "at risk" when there is no
 #: requirement to derive it from (see :func:`default_threshold`).
@@ -299,7 +299,7 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
     sampling ``weights`` of the rows (from ``weight_column``; None: ``1/f``
     each, ``f`` the sampling fraction: :func:`individual_risk`); with
     ``suda_max_size``, the special uniques of the table's own codes
-    (:func:`hieranon.evaluation.suda.suda`, the sampling fraction as DIS)."""
+    (:func:`hieranon.evaluation.suda.special_uniques`, the sampling fraction as DIS)."""
     codes = table.codes if codes is None else codes
     counts = table.counts
     sizes, row_size = class_sizes(codes, counts)
@@ -326,7 +326,7 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
         requirements=reqs,
         models=models,
         individual_risk=individual_risk(codes, counts, threshold, models, weights, weight_column),
-        suda=None if suda_max_size is None else suda(
+        suda=None if suda_max_size is None else special_uniques(
             table.codes, counts, suda_max_size,
             None if population is None or population.assumed else models.sampling_fraction)[0],
     )

@@ -42,7 +42,7 @@ import numpy as np
 from ..core.table import row_keys
 
 __all__ = ["DEFAULT_MAX_SIZE", "DEFAULT_DIS", "DIS_SUDA_BINS", "SudaReport", "minimal_sample_uniques",
-           "suda_scores", "dis_suda_scores", "suda", "check_max_size"]
+           "suda_scores", "dis_suda_scores", "special_uniques", "check_max_size"]
 
 log = logging.getLogger("hieranon")
 
@@ -176,11 +176,10 @@ class SudaReport:
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) rows for a console table."""
         assumed = " (assumed)" if self.dis_assumed else ""
-        sizes = ", ".join(f"{n} of size {k}" for k, n in self.msus_by_size.items())
-        return [(f"SUDA: records with a minimal sample unique (sets of up to {self.max_size} of "
-                 f"{self.n_attributes} QIs)", f"{self.records_with_msu} ({self.share_with_msu:.2%}); MSUs: {sizes}"),
+        return [(f"SUDA: records with a minimal sample unique (up to {self.max_size} of {self.n_attributes} QIs)",
+                 f"{self.records_with_msu} ({self.share_with_msu:.2%})"),
                 (f"  DIS-SUDA score (DIS {self.dis:.4g}{assumed}): highest / mean",
-                 f"{self.highest_dis_suda:.4f} / {self.mean_dis_suda:.6f}")]
+                 f"{self.highest_dis_suda:.4f} / {self.mean_dis_suda:.4f}")]
 
 
 def _distribution(dis_scores: np.ndarray, counts: np.ndarray) -> list[dict]:
@@ -193,8 +192,8 @@ def _distribution(dis_scores: np.ndarray, counts: np.ndarray) -> list[dict]:
     return out
 
 
-def suda(codes, counts=None, max_size: int = DEFAULT_MAX_SIZE,
-         dis: float | None = None) -> tuple[SudaReport, np.ndarray, np.ndarray]:
+def special_uniques(codes, counts=None, max_size: int = DEFAULT_MAX_SIZE,
+                    dis: float | None = None) -> tuple[SudaReport, np.ndarray, np.ndarray]:
     """SUDA of a table's codes: ``(report, SUDA score per row, DIS-SUDA score
     per row)``. ``dis`` None: :data:`DEFAULT_DIS`, assumed."""
     codes = np.asarray(codes)

@@ -162,10 +162,10 @@ class IndividualRisk:
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) rows for a console table."""
-        return [(f"individual risk with weights ({self.weights}): highest / mean / records at risk",
-                 f"{self.highest:.4f} / {self.mean:.4f} / {self.at_risk:.2%}"),
-                ("  global risk: expected re-identifications (share of records)",
-                 f"{self.global_expected:.2f} ({self.global_share:.4%})")]
+        return [(f"individual risk, weights {self.weights}", ""),
+                ("  highest / mean / records at risk", f"{self.highest:.4f} / {self.mean:.4f} / {self.at_risk:.2%}"),
+                ("  expected re-identifications (global risk)",
+                 f"{self.global_expected:.2f} ({self.global_share:.3%})")]
 
 
 def summarise_individual_risk(risk: np.ndarray, counts: np.ndarray, threshold: float, weights: str,
