@@ -105,3 +105,25 @@ def test_a_written_file_without_a_statistical_source_has_no_labels(tmp_path):
     back, meta = pyreadstat.read_dta(str(out))
     assert back["a"].tolist() == ["x", "y", ""] and back["n"].tolist() == [1.0, 2.0, 3.0]
     assert not meta.variable_value_labels
+
+
+def test_the_files_weight_column_drives_the_individual_risk(wage, tmp_path):
+    """A Stata file's sampling weights (``--weight``) give the individual risk
+    of the release: each class's weight total from the file's column."""
+    from hieranon.privacy.weighted import individual_risk
+
+    path, raw, _, _ = wage
+    cfg = path.with_name("wage.yaml")
+    out = tmp_path / "release.dta"
+    r = run("anonymize", path, "--config", cfg, "-o", out, "--json", "--weight", "weight", "--insensitive", "weight")
+    assert r.exit_code == 0, r.stderr
+    figures = json.loads(r.stdout)["risk"]["individual_risk"]
+    assert figures["weights"] == "column 'weight'"
+    released = read_table(out)
+    classes = released.groupby(["age", *QIS[1:]], sort=False).ngroup().to_numpy()
+    f = np.bincount(classes)[classes]
+    weight_sum = np.bincount(classes, weights=raw["weight"].to_numpy())[classes]
+    assert figures["highest"] == pytest.approx(individual_risk(f, weight_sum).max())
+    plain = json.loads(run("anonymize", path, "--config", cfg, "-o", tmp_path / "p.dta", "--json",
+                           "--insensitive", "weight").stdout)["risk"]["individual_risk"]
+    assert plain["weights"] != figures["weights"] and plain["highest"] != figures["highest"]

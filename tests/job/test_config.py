@@ -105,6 +105,9 @@ BAD = {
     "count_column is a QI": (with_(count_column="gender"), ["count_column", "'gender'", "quasi-identifier"]),
     "count_column is the class column": (with_(count_column="n", class_column="n"),
                                          ["count_column", "class_column", "'n'"]),
+    "weight not str": (with_(weight=2), ["weight", "column name"]),
+    "weight is a QI": (with_(weight="gender"), ["weight", "'gender'", "quasi-identifier", "the weight column"]),
+    "suda_max_size zero": (with_(suda_max_size=0), ["suda_max_size", "whole number"]),
     # sensitive attributes and their privacy models
     "privacy not a mapping": (with_(privacy=[{"l_diversity": 2}]), ["privacy", "mapping", "l_diversity"]),
     "privacy l not a number": (with_(privacy={"disease": {"l_diversity": "x"}}),

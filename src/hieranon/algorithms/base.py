@@ -75,6 +75,10 @@ class Problem:
         delta-presence, average risk) bound to the encoded table; the output's
         classes must satisfy each, enforced after the method's own work by
         :func:`hieranon.algorithms.risk_repair.enforce_risk`.
+    weights : ndarray | None
+        Sampling weight of each row (people of the population it stands for),
+        for the individual risk of the input and the release; None: every
+        record stands for 1/f people, f the sampling fraction. No method reads it.
     """
 
     table: EncodedTable
@@ -84,6 +88,7 @@ class Problem:
     class_labels: np.ndarray | None = None
     privacy: list = field(default_factory=list)
     risk: list = field(default_factory=list)
+    weights: np.ndarray | None = None
 
     @property
     def k(self) -> int:

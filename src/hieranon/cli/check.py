@@ -14,6 +14,8 @@ from .options import (
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
+    SudaMaxSizeOption,
+    WeightOption,
     EncodingOption,
     IdentifierOption,
     InsensitiveOption,
@@ -50,6 +52,8 @@ def check(
     k: KOption = None,
     require: RequireOption = [],
     count_column: CountColumnOption = None,
+    weight: WeightOption = None,
+    suda_max_size: SudaMaxSizeOption = None,
     class_column: ClassColumnOption = None,
     missing: MissingOption = None,
     weights: WeightsOption = None,
@@ -86,6 +90,7 @@ def check(
                           sampling_fraction=sampling_fraction, population=population,
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           weights=weights, count_column=count_column, class_column=class_column,
+                          weight_column=weight, suda_max_size=suda_max_size,
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
                           roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
@@ -97,9 +102,10 @@ def check(
         check_suppressed(suppressed)
         prepared = build_problem(data, spec, generalised=True, hierarchies=build_hierarchies(spec, data))
         reqs = prepared.problem.requirements
-        table, models = _without_suppressed(prepared) if suppressed == "removed" else \
-            (prepared.table, prepared.problem.privacy)
-        result = assess(table, reqs, threshold=spec.threshold_for(reqs), population=spec.population)
+        table, models, weights = _without_suppressed(prepared) if suppressed == "removed" else \
+            (prepared.table, prepared.problem.privacy, prepared.problem.weights)
+        result = assess(table, reqs, threshold=spec.threshold_for(reqs), population=spec.population,
+                        weights=weights, weight_column=spec.weight_column, suda_max_size=spec.suda_max_size)
         risk_models = [m.bind(table) for m in spec.privacy if isinstance(m, RiskModel)]
         privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive,
                                  risk=risk_models)
@@ -118,7 +124,7 @@ def check(
 
 
 def _without_suppressed(prepared):
-    """The checked table and its privacy models without the rows printing '*'
+    """The checked table, its privacy models and its sampling weights without the rows printing '*'
     everywhere (the 'removed' convention: suppressed records not published)."""
     import numpy as np
 
@@ -129,5 +135,6 @@ def _without_suppressed(prepared):
     if len(keep) == 0:
         raise UsageError("--suppressed removed: every row is suppressed ('*' in every quasi-identifier); nothing "
                          "is left to check")
+    weights = prepared.problem.weights
     return (EncodedTable(t.codes[keep], t.hierarchies, t.qi_names, t.counts[keep]),
-            [b.subset(keep) for b in prepared.problem.privacy])
+            [b.subset(keep) for b in prepared.problem.privacy], None if weights is None else weights[keep])

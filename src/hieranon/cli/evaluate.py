@@ -17,6 +17,8 @@ from .options import (
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
+    SudaMaxSizeOption,
+    WeightOption,
     EncodingOption,
     JsonOption,
     KOption,
@@ -193,6 +195,8 @@ def evaluate(
     k: KOption = None,
     require: RequireOption = [],
     count_column: CountColumnOption = None,
+    weight: WeightOption = None,
+    suda_max_size: SudaMaxSizeOption = None,
     class_column: ClassColumnOption = None,
     weights: WeightsOption = None,
     beta: BetaOption = None,
@@ -220,6 +224,7 @@ def evaluate(
         check_suppressed(suppressed)
         cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column, weights=weights,
+                          weight_column=weight, suda_max_size=suda_max_size,
                           beta=beta, missing=missing, risk_threshold=risk_threshold,
                           sampling_fraction=sampling_fraction, population=population,
                           population_table=read_population_table(population_table, encoding, population, cfg),

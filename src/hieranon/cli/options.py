@@ -85,6 +85,13 @@ QiOption = Annotated[list[str], typer.Option("--qi", help="NAME=HIERARCHY_FILE (
 KOption = Annotated[Optional[int], typer.Option("-k", help="One requirement: k over all quasi-identifiers.")]
 RequireOption = Annotated[list[str], typer.Option("--require", help="Requirement 'A,B,C:K'; repeatable.")]
 CountColumnOption = Annotated[Optional[str], typer.Option("--count-column", help="Column of record counts per row.")]
+WeightOption = Annotated[Optional[str], typer.Option(
+    "--weight", help="Column of sampling weights: how many people of the population each record stands for "
+    "(numbers > 0), for the individual risk; published unchanged (default: 1/F for every record, F the sampling "
+    "fraction). Not --weights, the distortion's attribute weights.")]
+SudaMaxSizeOption = Annotated[Optional[int], typer.Option(
+    "--suda-max-size", min=1, help="Largest set of quasi-identifiers searched for the original's minimal sample "
+    "uniques (SUDA; default 3).")]
 ClassColumnOption = Annotated[Optional[str], typer.Option("--class-column", help="Class label column (CM).")]
 MissingOption = Annotated[Optional[str], typer.Option(
     "--missing", help="Empty QI cells: error | root (already suppressed: they stay empty, counted as missing) | "
@@ -246,7 +253,8 @@ def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] 
 #: The option that gives each role (:data:`hieranon.evaluation.roles.ROLES`), named when two roles contradict each
 #: other.
 ROLE_OPTIONS = {"hierarchies": "--qi", "identifiers": "--identifier", "sensitive": "--sensitive",
-                "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column"}
+                "insensitive": "--insensitive", "class_column": "--class-column", "count_column": "--count-column",
+                "weight_column": "--weight"}
 
 
 def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> dict:
@@ -254,7 +262,8 @@ def _role_origins(qis: dict, roles: dict, options: dict, privacy: Sequence) -> d
     from ..privacy import TCloseness
 
     given = {"hierarchies": list(qis), **{role: list(columns) for role, columns in roles.items()},
-             **{role: [options[role]] for role in ("class_column", "count_column") if options.get(role) is not None}}
+             **{role: [options[role]] for role in ("class_column", "count_column", "weight_column")
+                if options.get(role) is not None}}
     origins = {(role, column): ROLE_OPTIONS[role] for role, columns in given.items() for column in columns}
     for m in privacy:
         origins[("sensitive", m.attribute)] = "--t-closeness" if isinstance(m, TCloseness) else "--l-diversity"

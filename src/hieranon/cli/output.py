@@ -127,10 +127,13 @@ def risk_summary(before, after, threshold: float) -> dict:
             return None
         return {"records": r.n_records, "records_at_risk": r.records_at_risk, "risk_max": r.risk_max,
                 "risk_mean": r.risk_mean, "sample_uniques": r.sample_uniques, "achieved_k": r.achieved_k,
-                "models": r.models.as_dict() if r.models is not None else None}
+                "models": r.models.as_dict() if r.models is not None else None,
+                "individual_risk": r.individual_risk.as_dict() if r.individual_risk is not None else None}
     shown = after if after is not None else before
     top = {key: getattr(shown.models, key) for key in RISK_KEYS} if shown is not None and shown.models else {}
-    return {"threshold": threshold, **top, "before": part(before), "after": part(after)}
+    extra = {"individual_risk": shown.individual_risk.as_dict() if shown is not None and shown.individual_risk
+             else None, "suda": before.suda.as_dict() if before is not None and before.suda is not None else None}
+    return {"threshold": threshold, **top, **extra, "before": part(before), "after": part(after)}
 
 
 def risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
@@ -147,7 +150,16 @@ def risk_rows(before, after, threshold: float) -> list[tuple[str, str]]:
         rows.append((f"{label} before / after", f"{getattr(b, key):.4f} / "
                      f"{f'{getattr(a, key):.4f}' if a is not None else '-'}"))
     rows.append(("sampling fraction / population", f"{b.sampling_fraction:.4g}{assumed} / {b.population_size}"))
-    return rows
+    bi, ai = before.individual_risk, (after.individual_risk if after is not None else None)
+    if bi is not None:
+        for key, label, form in (("highest", "individual risk, highest", ".4f"),
+                                 ("mean", "individual risk, mean", ".4f"),
+                                 ("global_expected", "expected re-identifications", ".2f")):
+            rows.append((f"{label} before / after",
+                         f"{getattr(bi, key):{form}} / " + (f"{getattr(ai, key):{form}}" if ai else "-")))
+        if not bi.weights.startswith("1/f"):
+            rows.append(("sampling weights", bi.weights))
+    return rows + (before.suda.rows() if before.suda is not None else [])
 
 
 def statement_lines(statement, holds: bool = True) -> list[str]:

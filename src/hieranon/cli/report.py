@@ -17,6 +17,8 @@ from .options import (
     ClassColumnOption,
     ConfigOption,
     CountColumnOption,
+    SudaMaxSizeOption,
+    WeightOption,
     EncodingOption,
     ForceOption,
     JsonOption,
@@ -57,6 +59,8 @@ def report_command(
     require: RequireOption = [],
     method: Optional[str] = typer.Option(None, "--method", "-m", help="Method that made ANONYMISED (shown)."),
     count_column: CountColumnOption = None,
+    weight: WeightOption = None,
+    suda_max_size: SudaMaxSizeOption = None,
     class_column: ClassColumnOption = None,
     weights: WeightsOption = None,
     beta: BetaOption = None,
@@ -94,6 +98,7 @@ def report_command(
         with status(quiet or as_json, doing + "..."):
             cfg = read_config(config)
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
+                              weight_column=weight, suda_max_size=suda_max_size,
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
                               sampling_fraction=sampling_fraction, population=population,
                               population_table=read_population_table(population_table, encoding, population, cfg),

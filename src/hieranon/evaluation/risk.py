@@ -18,6 +18,8 @@ import numpy as np
 from ..core.requirements import Requirement
 from ..core.table import EncodedTable, group
 from ..privacy import population as pop
+from ..privacy.weighted import IndividualRisk, record_risk, summarise_individual_risk
+from .suda import DEFAULT_MAX_SIZE, SudaReport, special_uniques
 
 #: Prosecutor risk above which a record counts as "at risk" when there is no
 #: requirement to derive it from (see :func:`default_threshold`).
@@ -208,6 +210,11 @@ class RiskReport:
     models : RiskModels
         Prosecutor, journalist, marketer risk and population uniqueness
         (:func:`risk_models`).
+    individual_risk : IndividualRisk or None
+        Individual risk with sampling weights and the global risk
+        (:mod:`hieranon.privacy.weighted`, Benedetti & Franconi 1998).
+    suda : SudaReport or None
+        Special uniques (:mod:`hieranon.evaluation.suda`), when asked for.
     """
 
     n_records: int
@@ -221,6 +228,8 @@ class RiskReport:
     class_size_histogram: dict
     requirements: list = field(default_factory=list)
     models: RiskModels | None = None
+    individual_risk: IndividualRisk | None = None
+    suda: SudaReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -268,7 +277,9 @@ class RiskReport:
             for b in self.size_distribution(k):
                 out.append((f"classes of size {b['sizes']}" + (" (below k)" if b["below_k"] else ""),
                             f"{_count(b['classes'], 'class', 'classes')} / {_count(b['records'], 'record')}"))
-        return out + (self.models.rows() if self.models is not None else [])
+        return (out + (self.models.rows() if self.models is not None else [])
+                + (self.individual_risk.rows() if self.individual_risk is not None else [])
+                + (self.suda.rows() if self.suda is not None else []))
 
 
 def class_sizes(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -279,17 +290,23 @@ def class_sizes(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
 
 def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarray | None = None,
            threshold: float = DEFAULT_THRESHOLD, population: PopulationModel | None = None,
-           population_size: int | None = None) -> RiskReport:
+           population_size: int | None = None, weights: np.ndarray | None = None,
+           weight_column: str | None = None, suda_max_size: int | None = None) -> RiskReport:
     """Risk of ``codes`` (default: the table as it is) and each requirement's
     status; the risk models (:func:`risk_models`) for the ``population`` model
     (default: :data:`DEFAULT_SAMPLING_FRACTION` assumed), or for
-    ``population_size`` people when given."""
+    ``population_size`` people when given; the individual risk with the
+    sampling ``weights`` of the rows (from ``weight_column``; None: ``1/f``
+    each, ``f`` the sampling fraction: :func:`individual_risk`); with
+    ``suda_max_size``, the special uniques of the table's own codes
+    (:func:`hieranon.evaluation.suda.special_uniques`, the sampling fraction as DIS)."""
     codes = table.codes if codes is None else codes
     counts = table.counts
     sizes, row_size = class_sizes(codes, counts)
     n = int(counts.sum())
     risk = 1.0 / row_size
     hist_sizes, hist_counts = np.unique(sizes, return_counts=True)
+    models = risk_models(sizes, threshold, population, population_size=population_size)
     reqs = []
     for r in requirements:
         idx = r.indices(table.qi_names)
@@ -307,8 +324,28 @@ def assess(table: EncodedTable, requirements: list[Requirement], codes: np.ndarr
         sample_uniques=float(counts[row_size == 1].sum() / n),
         class_size_histogram={int(s): int(c) for s, c in zip(hist_sizes, hist_counts)},
         requirements=reqs,
-        models=risk_models(sizes, threshold, population, population_size=population_size),
+        models=models,
+        individual_risk=individual_risk(codes, counts, threshold, models, weights, weight_column),
+        suda=None if suda_max_size is None else special_uniques(
+            table.codes, counts, suda_max_size,
+            None if population is None or population.assumed else models.sampling_fraction)[0],
     )
+
+
+def individual_risk(codes: np.ndarray, counts: np.ndarray, threshold: float, models: RiskModels,
+                    weights: np.ndarray | None = None, weight_column: str | None = None) -> IndividualRisk:
+    """The individual and global risk of ``codes`` with the sampling ``weights``
+    of the rows (:mod:`hieranon.privacy.weighted`); without them every record
+    stands for ``1/f`` people, ``f`` the sampling fraction of ``models``."""
+    if weights is None:
+        weights = np.full(len(counts), 1.0 / models.sampling_fraction)
+        label = f"1/f, sampling fraction {models.sampling_fraction:.4g}" + (
+            " (assumed)" if models.sampling_fraction_assumed else "")
+        assumed = models.sampling_fraction_assumed
+    else:
+        label, assumed = (f"column {weight_column!r}" if weight_column is not None else "given"), False
+    risk = record_risk(group(codes, counts).row_class, counts, weights)
+    return summarise_individual_risk(risk, counts, threshold, label, assumed)
 
 
 def assess_result(result, counts: np.ndarray | None = None, threshold: float | None = None,
@@ -346,8 +383,12 @@ def _assess_result(result, counts, threshold: float, population: PopulationModel
         counts = getattr(result, "counts", None)
     counts = np.ones(n_rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     qi_names = [h.name for h in result.hierarchies]
+    weights = getattr(result, "weights", None)
+    spec = getattr(result, "spec", None)
+    weight_column = getattr(spec, "weight_column", None)
     before = assess(EncodedTable(result.original_codes, result.hierarchies, qi_names, counts),
-                    result.requirements, threshold=threshold, population=population)
+                    result.requirements, threshold=threshold, population=population, weights=weights,
+                    weight_column=weight_column, suda_max_size=getattr(spec, "suda_max_size", DEFAULT_MAX_SIZE))
     if result.codes is None:
         return before, None, 0
     sup = np.zeros(n_rows, dtype=bool) if result.suppressed is None else np.asarray(result.suppressed, dtype=bool)
@@ -356,5 +397,6 @@ def _assess_result(result, counts, threshold: float, population: PopulationModel
         return before, None, int(counts[sup].sum())
     after = assess(EncodedTable(result.original_codes[keep], result.hierarchies, qi_names, counts[keep]),
                    result.requirements, codes=result.codes[keep], threshold=threshold, population=population,
-                   population_size=before.models.population_size)
+                   population_size=before.models.population_size,
+                   weights=None if weights is None else weights[keep], weight_column=weight_column)
     return before, after, int(counts[sup].sum())

@@ -46,15 +46,20 @@ CHANCE_SHARE = 0.8
 #: The roles a column can be given (by the name of the spec's field), in the
 #: order a message names them, with how a message says each.
 ROLES = {"hierarchies": "a quasi-identifier", "identifiers": "an identifier", "sensitive": "sensitive",
-         "insensitive": "insensitive", "class_column": "the class column", "count_column": "the count column"}
+         "insensitive": "insensitive", "class_column": "the class column", "count_column": "the count column",
+         "weight_column": "the weight column"}
 #: Where a role was given when nothing more is known: the keyword argument
 #: (and configuration key) of that name.
 ROLE_KEYS = {"hierarchies": "quasi_identifiers", "identifiers": "identifiers", "sensitive": "sensitive",
-             "insensitive": "insensitive", "class_column": "class_column", "count_column": "count_column"}
+             "insensitive": "insensitive", "class_column": "class_column", "count_column": "count_column",
+             "weight_column": "weight"}
 #: The roles one column may hold together: the class label, which the
 #: classification metric reads, is published unchanged as a sensitive or an
-#: insensitive column is.
-COMPATIBLE_ROLES = frozenset({frozenset({"class_column", "sensitive"}), frozenset({"class_column", "insensitive"})})
+#: insensitive column is; so is the weight column, as an insensitive one.
+COMPATIBLE_ROLES = frozenset({frozenset({"class_column", "sensitive"}), frozenset({"class_column", "insensitive"}),
+                              frozenset({"weight_column", "insensitive"})})
+#: The roles held by one column at most (the others by a list of columns).
+SINGLE_COLUMN_ROLES = ("class_column", "count_column", "weight_column")
 
 
 class RoleConflictError(DataError):
@@ -77,7 +82,7 @@ def check_role_conflicts(assigned: Mapping[str, Iterable[Hashable] | None],
         columns = assigned.get(role)
         if columns is None:
             continue
-        for column in dict.fromkeys((columns,) if role in ("class_column", "count_column") else columns):
+        for column in dict.fromkeys((columns,) if role in SINGLE_COLUMN_ROLES else columns):
             held.setdefault(column, []).append(role)
     for column, roles in held.items():
         if all(frozenset(pair) in COMPATIBLE_ROLES for pair in combinations(roles, 2)):
@@ -119,7 +124,8 @@ class RoleReport:
 
 def _classified(spec) -> set:
     cols = set(spec.hierarchies) | set(spec.identifiers) | set(spec.sensitive) | set(spec.insensitive)
-    return cols | {c for c in (spec.class_column, spec.count_column) if c is not None}
+    return cols | {c for c in (spec.class_column, spec.count_column, getattr(spec, "weight_column", None))
+                   if c is not None}
 
 
 def _dependence(a: np.ndarray, b: np.ndarray) -> float:

@@ -55,6 +55,7 @@ from ..core.safeyaml import load_yaml
 from ..core.tree import Hierarchy
 from ..evaluation.risk import PopulationModel
 from ..evaluation.roles import ROLE_KEYS, check_role_conflicts
+from ..evaluation.suda import check_max_size
 from ..hierarchies import builders as B
 from ..hierarchies import readers as H
 from ..io import NUMERIC_OUTPUTS, read_table
@@ -65,8 +66,8 @@ from .settings import MISSING_MODES, SettingError, check_setting, is_integer, is
 TOP_KEYS = {
     "quasi_identifiers", "k", "requirements", "method", "params", "weights", "beta", "priorities",
     "seed", "pseudonym_key", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
-    "count_column", "missing", "suppression_threshold", "risk_threshold", "input", "privacy",
-    "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression", "population",
+    "count_column", "weight", "suda_max_size", "missing", "suppression_threshold", "risk_threshold", "input",
+    "privacy", "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression", "population",
     "risk_models",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
@@ -182,6 +183,8 @@ class Config:
     insensitive: list[str] = field(default_factory=list)
     class_column: str | None = None
     count_column: str | None = None
+    weight: str | None = None
+    suda_max_size: int | None = None
     missing: str = "error"
     suppression_threshold: float | None = None
     risk_threshold: float | None = None
@@ -448,11 +451,16 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         setattr(cfg, key, v)
     cfg.sensitive = _str_list(raw.get("sensitive"), "sensitive")
     cfg.insensitive = _str_list(raw.get("insensitive"), "insensitive")
-    for key in ("class_column", "count_column"):
+    for key in ("class_column", "count_column", "weight"):
         v = raw.get(key)
         if v is not None and not isinstance(v, str):
             raise ConfigError(f"{key}: expected a column name, got {v!r}")
         setattr(cfg, key, v)
+    if raw.get("suda_max_size") is not None:
+        try:
+            cfg.suda_max_size = check_max_size(raw["suda_max_size"])
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     cfg.missing = check_setting("missing", raw.get("missing", MISSING_MODES[0]))
     cfg.numeric_output = _choice(raw, "numeric_output", NUMERIC_OUTPUTS)
     st = raw.get("suppression_threshold")
@@ -481,7 +489,7 @@ def _check_roles(cfg: Config, raw: Mapping, source: Path | None) -> None:
     where = f" in {source.name}" if source is not None else ""
     assigned = {"hierarchies": list(cfg.quasi_identifiers), "identifiers": cfg.identifiers,
                 "sensitive": cfg.sensitive, "insensitive": cfg.insensitive, "class_column": cfg.class_column,
-                "count_column": cfg.count_column}
+                "count_column": cfg.count_column, "weight_column": cfg.weight}
     listed_sensitive = set(_str_list(raw.get("sensitive"), "sensitive"))
     protected = {m.attribute for m in cfg.privacy}
     for role, columns in assigned.items():
@@ -625,6 +633,8 @@ strict: false                 # true: a column without a role is an error (else 
 shuffle: false                # true: release the rows in a random order (fresh unless seed is given)
 class_column: null            # class label for CM / DBCA:CM
 count_column: null            # rows stand for this many records
+weight: null                  # sampling weight of each record: people of the population it stands for
+# suda_max_size: 3            # largest set of quasi-identifiers searched for minimal sample uniques (SUDA)
 missing: error                # error | root (empty QI cells count as already suppressed; they stay
                               # empty) | value (a leaf 'missing' under the root, generalised like any value)
 numeric_output: label         # how generalised numbers are written: label ([25, 50)) | range | midpoint

@@ -363,8 +363,8 @@ def finish(df: pd.DataFrame, problem: Problem, solution: Solution, method: str, 
     timings["metrics"] = time.perf_counter() - t
     return AnonymizationResult(out, metrics, report, method, params, problem.requirements, solution.suppressed,
                                timings, solution.info, solution.codes, table.codes, table.hierarchies,
-                               spec=spec, counts=table.counts, privacy_models=list(problem.privacy),
-                               risk_models=list(problem.risk),
+                               spec=spec, counts=table.counts, weights=problem.weights,
+                               privacy_models=list(problem.privacy), risk_models=list(problem.risk),
                                sensitive=sensitive_columns(df, spec.sensitive if spec is not None else
                                                            [getattr(b, "attribute", None) for b in problem.privacy],
                                                            table.counts), row_order=order)

@@ -21,6 +21,7 @@ from ..core.table import DataError, EncodedTable, check_columns, encode
 from ..core.tree import Hierarchy
 from ..evaluation import metrics as M
 from ..privacy import RiskModel
+from ..privacy.weighted import read_weights
 from .spec import AnonymizationSpec
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ def build_problem(df: pd.DataFrame, spec: AnonymizationSpec, *, generalised: boo
     if spec.population is not None:  # a population smaller than the table is refused before any work
         spec.population.size(int(table.counts.sum()))
     problem = problem_from_table(table, spec, _labels(df, spec), df, k_within_records=not generalised)
+    if spec.weight_column is not None:
+        problem.weights = read_weights(df, spec.weight_column)
     return Prepared(problem, spec, hs)
 
 

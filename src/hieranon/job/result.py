@@ -97,6 +97,8 @@ class AnonymizationResult:
     lower_bound: object = None
     spec: object = field(default=None, repr=False)
     counts: np.ndarray | None = field(default=None, repr=False)
+    #: sampling weight of each row (the spec's weight column), for the individual risk; None: 1/f each
+    weights: np.ndarray | None = field(default=None, repr=False)
     output: Path | None = None
     privacy_models: list = field(default_factory=list, repr=False)
     risk_models: list = field(default_factory=list, repr=False)

@@ -39,6 +39,7 @@ from ..core.tree import Hierarchy
 from ..evaluation import metrics as M
 from ..evaluation.risk import PopulationModel, default_threshold
 from ..evaluation.roles import ROLES, check_role_conflicts
+from ..evaluation.suda import DEFAULT_MAX_SIZE, check_max_size
 from ..io import NUMERIC_OUTPUTS
 from ..io.pseudonyms import as_key
 from ..privacy import PrivacyModel
@@ -241,6 +242,8 @@ _FIELD_CHECKS = {
     "numeric_output": _choice("numeric_output", NUMERIC_OUTPUTS),
     "class_column": lambda c: _column(c, "class_column"),
     "count_column": lambda c: _column(c, "count_column"),
+    "weight_column": lambda c: _column(c, "weight_column"),
+    "suda_max_size": check_max_size,
     "execution": _choice("execution", EXECUTIONS),
     "partition": _checked_partition,
     "suppression_threshold": lambda t: None if t is None else real(t, "suppression_threshold"),
@@ -330,6 +333,14 @@ class AnonymizationSpec:
         Options of a partitioned run: ``block_size`` (records per block),
         ``n_workers``, ``scheduler`` (a Dask scheduler's address),
         ``whole_seconds`` (the longest expected whole-table run ``auto`` keeps whole).
+    weight_column : str or None
+        The sampling weight of each record (people of the population it
+        stands for), for the individual risk (Benedetti & Franconi 1998);
+        published unchanged. None: every record stands for 1/f people, f the
+        population model's sampling fraction.
+    suda_max_size : int
+        Largest set of quasi-identifiers searched for the original's minimal
+        sample uniques (SUDA, :mod:`hieranon.evaluation.suda`).
     risk_threshold : float or None
         Prosecutor risk above which a record is "at risk"; None: ``1/k`` of
         the largest k required (:meth:`threshold_for`).
@@ -359,6 +370,8 @@ class AnonymizationSpec:
     insensitive: tuple[str, ...] = ()
     class_column: str | None = None
     count_column: str | None = None
+    weight_column: str | None = None
+    suda_max_size: int = DEFAULT_MAX_SIZE
     missing: str = "error"
     suppression_threshold: float | None = None
     risk_threshold: float | None = None
@@ -447,7 +460,8 @@ class AnonymizationSpec:
                    identifiers=tuple(cfg.identifiers),
                    identifier_action=cfg.identifier_action, sensitive=tuple(cfg.sensitive),
                    insensitive=tuple(cfg.insensitive), class_column=cfg.class_column,
-                   count_column=cfg.count_column, missing=cfg.missing,
+                   count_column=cfg.count_column, weight_column=getattr(cfg, "weight", None),
+                   suda_max_size=getattr(cfg, "suda_max_size", None) or DEFAULT_MAX_SIZE, missing=cfg.missing,
                    suppression_threshold=cfg.suppression_threshold, risk_threshold=cfg.risk_threshold,
                    privacy=tuple(getattr(cfg, "privacy", ())), source=cfg.source,
                    strict=getattr(cfg, "strict", False), shuffle=getattr(cfg, "shuffle", False),
@@ -585,7 +599,7 @@ class AnonymizationSpec:
         return {"weights": self.weights, "beta": self.beta, "priorities": self.priorities,
                 "identifiers": list(self.identifiers), "identifier_action": self.identifier_action,
                 "sensitive": list(self.sensitive), "class_column": self.class_column,
-                "count_column": self.count_column, "missing": self.missing,
+                "count_column": self.count_column, "weight_column": self.weight_column, "missing": self.missing,
                 "suppression_threshold": self.suppression_threshold, "source": self.source,
                 "shuffle": self.shuffle, "strict": self.strict,
                 "max_suppression": None if self.max_suppression is None else str(self.max_suppression),

@@ -92,6 +92,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
         timings["metrics"] = time.perf_counter() - t
     result = AnonymizationResult(anonymised, metrics, report, method, dict(params or spec.params), reqs, suppressed,
                                  timings, {}, codes, enc.codes, enc.hierarchies, spec=spec, counts=enc.counts,
+                                 weights=problem.weights,
                                  privacy_models=list(problem.privacy), risk_models=list(problem.risk),
                                  sensitive=sensitive_columns(orig, spec.sensitive, enc.counts))
     if lower_bound and metrics is not None:

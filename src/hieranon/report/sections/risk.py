@@ -41,6 +41,12 @@ def risk_section(risk_before, risk_after, n_suppressed: int, public: bool = Fals
     if mb is not None:
         after_rows = _model_rows(ma) if ma is not None else [(None, None)] * 4
         rows += [(label, b, x) for (label, b), (_, x) in zip(_model_rows(mb), after_rows)]
+    ib, ia = risk_before.individual_risk, (a.individual_risk if a else None)
+    if ib is not None:
+        after_rows = _individual_rows(ia) if ia is not None else [(None, None)] * 3
+        rows += [(label, b, x) for (label, b), (_, x) in zip(_individual_rows(ib), after_rows)]
+    if risk_before.suda is not None:
+        rows += [(label, b, None) for label, b in _suda_rows(risk_before.suda)]
     after_req = {r["requirement"]: r for r in (a.requirements if a else [])}
     for r in risk_before.requirements:
         ra = after_req.get(r["requirement"])
@@ -54,8 +60,34 @@ def risk_section(risk_before, risk_after, n_suppressed: int, public: bool = Fals
     if n_suppressed:
         note += (f" The {n_suppressed:,} suppressed record(s) (every QI cell '*') are left out of the "
                  "figures after anonymisation.")
-    out.append(f'<p class="note">{esc(note + _model_note(mb))}</p>')
+    out.append(f'<p class="note">{esc(note + _model_note(mb) + _individual_note(ib, risk_before.suda))}</p>')
     return "".join(out)
+
+
+def _individual_rows(r) -> list[tuple[str, object]]:
+    """The individual-risk rows of one table (sampling weights, Benedetti & Franconi 1998)."""
+    return [("individual risk, highest", r.highest), ("individual risk, mean", r.mean),
+            ("expected re-identifications (global risk)", f"{r.global_expected:.2f} ({_share(r.global_share)})")]
+
+
+def _suda_rows(s) -> list[tuple[str, object]]:
+    """The SUDA rows of the original."""
+    return [(f"records with a minimal sample unique (up to {s.max_size} QIs)",
+             f"{s.records_with_msu:,} ({_share(s.share_with_msu)})"),
+            ("DIS-SUDA score, highest / mean", f"{s.highest_dis_suda:.4f} / {s.mean_dis_suda:.4g}")]
+
+
+def _individual_note(r, s) -> str:
+    out = ""
+    if r is not None:
+        out += (f" Individual risk: the expected 1/F of each record's population class F given its sample class "
+                f"and sampling weights ({r.weights}; Benedetti & Franconi 1998, as sdcMicro); the global risk "
+                "is their sum.")
+    if s is not None:
+        out += (f" SUDA (Elliot et al. 2002): minimal sample uniques of the input over sets of up to {s.max_size} "
+                f"of its {s.n_attributes} quasi-identifiers, scored as sdcMicro does; DIS-SUDA with the sampling "
+                f"fraction {s.dis:.4g}{' (assumed)' if s.dis_assumed else ''}.")
+    return out
 
 
 def _model_rows(m) -> list[tuple[str, object]]:
@@ -85,6 +117,7 @@ def _risk_after_only(a, n_suppressed: int) -> str:
             a.achieved_k), ("prosecutor risk, highest", a.risk_max), ("prosecutor risk, average", a.risk_mean),
             (f"records at risk (risk > {a.threshold:.3g}{_risk_hint(a.threshold)})", a.records_at_risk)]
     rows += _model_rows(a.models) if a.models is not None else []
+    rows += _individual_rows(a.individual_risk) if a.individual_risk is not None else []
     for r in a.requirements:
         rows.append((f"{r['requirement']}: achieved k", r["achieved_k"]))
     note = ("Prosecutor model: an attacker who knows a person is in the table re-identifies them with "
