@@ -18,9 +18,9 @@ from test_heuristicmin import (
     FIGURE_16A,
     _random_problem,
     _random_problem_with_inner_cells,
-    problem_of,
     arca_hewett_case1,
     arca_hewett_case2,
+    problem_of,
     table_rows,
 )
 

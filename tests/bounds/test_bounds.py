@@ -17,6 +17,7 @@ import itertools
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -27,7 +28,7 @@ from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets
 from hieranon.core import table
 from hieranon.core.tree import Hierarchy
 from hieranon.evaluation import metrics
-from random_tables import make_problem, private_problems, random_tables, set_partitions
+from random_tables import balanced, make_problem, private_problems, random_tables, set_partitions
 
 
 def unbalanced() -> Hierarchy:
@@ -344,12 +345,12 @@ def test_share_constrained_bound_is_below_the_balanced_optimum(case, data):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(private_problems(max_rows=30))
 def test_problem_bound_honours_a_two_valued_t_closeness(case):
-    """A problem whose t-closeness (equal or ordered) is on a two-valued
-    attribute is bounded with its share constraint and says so; the bound
-    stays below kaca+'s output meeting every model; other models are left
-    out of the bound (it stays valid, only lower)."""
+    """A problem whose t-closeness (equal or ordered) or l-diversity is on a
+    two-valued attribute is bounded with its share constraint and says so;
+    the bound stays below kaca+'s output meeting every model; other models
+    are left out of the bound (it stays valid, only lower)."""
     from hieranon.bounds import problem_lower_bound, share_constraint
-    from hieranon.privacy import TCloseness
+    from hieranon.privacy import DistinctLDiversity, EntropyLDiversity
 
     problem, sens, models = case
     out = KACAPlus().solve(problem)
@@ -358,8 +359,54 @@ def test_problem_bound_honours_a_two_valued_t_closeness(case):
     assert b.distortion <= found + 1e-7
     binary_t = [m for m in problem.privacy if share_constraint(m) is not None]
     assert bool(b.models) == bool(binary_t)
-    expected = isinstance(models[0], TCloseness) and sens["s"].nunique() == 2
+    m = models[0]
+    trivial = (isinstance(m, DistinctLDiversity) and m.l < 2) or (isinstance(m, EntropyLDiversity) and m.l <= 1)
+    expected = sens["s"].nunique() == 2 and not trivial
     assert (share_constraint(problem.privacy[0]) is not None) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["distinct", "entropy", "recursive", "t"]), st.integers(1, 40), st.integers(0, 40),
+       st.data())
+def test_a_two_valued_models_share_interval_holds_every_class_that_meets_it(kind, n_first, n_second, data):
+    """Every class (counts of the two values) that meets the model has its
+    share of the second value inside the model's interval, and every class
+    outside the interval fails the model (the interval is a relaxation, and a
+    tight one up to the closing of open ends)."""
+    from hieranon.bounds import share_constraint
+    from hieranon.privacy import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness
+
+    table = pd.DataFrame({"s": ["a", "b"] * 30 + ["a"] * 20})  # 80 records: a class holds at most all of them
+    model = {"distinct": DistinctLDiversity("s", 2), "entropy": EntropyLDiversity("s", data.draw(
+                 st.sampled_from([1.2, 1.5, 1.9, 2]))),
+             "recursive": RecursiveCLDiversity("s", data.draw(st.sampled_from([1.5, 2, 3.5])), 2),
+             "t": TCloseness("s", data.draw(st.sampled_from([0.1, 0.3])), "equal")}[kind]
+    bound = model.bind(table)
+    _, low, high = share_constraint(bound)
+    hist = np.array([[n_first, n_second]], dtype=np.float64)
+    share = n_second / (n_first + n_second)
+    if bound.ok_hist(hist)[0]:
+        assert low - 1e-9 <= share <= high + 1e-9
+    if not low - 1e-9 <= share <= high + 1e-9:
+        assert not bound.ok_hist(hist)[0]
+
+
+def test_distinct_two_diversity_bound_by_hand():
+    """Four records, two per leaf of one attribute (a: both 'yes', b: both
+    'no'): 2-anonymity costs nothing, but distinct 2-diversity forces one
+    class of all four under the root: distortion 4 (uniform WHD, height 2)."""
+    from hieranon.bounds import problem_lower_bound
+    from hieranon.privacy import DistinctLDiversity
+
+    h = balanced("q", [2])
+    enc = table.EncodedTable(np.array([[h.leaves[0]]] * 2 + [[h.leaves[1]]] * 2, dtype=np.int32), [h], ["q"],
+                             np.ones(4, dtype=np.int64))
+    problem = make_problem(enc, 2, 0)
+    plain = problem_lower_bound(problem, iterations=50)
+    problem.privacy = [DistinctLDiversity("s", 2).bind(pd.DataFrame({"s": ["yes", "yes", "no", "no"]}))]
+    diverse = problem_lower_bound(problem, iterations=50)
+    assert plain.distortion == pytest.approx(0) and diverse.distortion == pytest.approx(4)
+    assert diverse.models == ("distinct 2-diversity of 's'",)
 
 
 @settings(max_examples=300, deadline=None)

@@ -27,7 +27,10 @@ With the t-closeness of a two-valued sensitive attribute (equal or ordered
 distance: the EMD is the difference of the shares of one value, Li, Li &
 Venkatasubramanian 2007) each node's easy problem also keeps that share
 within ``t`` of the table's (:func:`share_constraint`), and the bound holds
-for every output meeting the model too (Adult, k = 10, t = 0.2: 0.165).
+for every output meeting the model too (Adult, k = 10, t = 0.2: 0.165). The
+l-diversity of a two-valued attribute (distinct, entropy, recursive (c, 2))
+also keeps each class's share of one value in an interval, and gets the same
+certificate.
 
 The modules, in the order the bound runs them:
 

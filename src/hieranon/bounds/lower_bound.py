@@ -237,12 +237,14 @@ def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarra
     """Lower bound of the distortion of every local recoding meeting all of
     ``problem``'s requirements and privacy models: the largest of the bounds
     of its requirements (each alone is a relaxation of the whole), each with
-    the share constraint of the tightest t-closeness that has one
-    (:func:`~hieranon.bounds.share.share_constraint`; other models are left out, which only lowers
-    the bound). ``upper`` and ``start``: the distortion and the codes of a
-    known output meeting them (:func:`distortion_lower_bound`)."""
+    the share constraint of the privacy models of a two-valued attribute
+    that have one (t-closeness, l-diversity:
+    :func:`~hieranon.bounds.share.share_constraint`; those of other
+    attributes and other models are left out, which only lowers the bound).
+    ``upper`` and ``start``: the distortion and the codes of a known output
+    meeting them (:func:`distortion_lower_bound`)."""
     names = list(problem.table.qi_names)
-    model, share = tightest_share(getattr(problem, "privacy", ()) or ())
+    models, share = tightest_share(getattr(problem, "privacy", ()) or ())
     best = None
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]
@@ -251,6 +253,6 @@ def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarra
                                    max_vectors=max_vectors, share=share)
         if best is None or b.ratio > best.ratio:
             best = b
-    if best is not None and model is not None:
-        best.models = (model.describe(),)
+    if best is not None and models:
+        best.models = tuple(m.describe() for m in models)
     return best

@@ -238,7 +238,7 @@ class KACAPlus(Algorithm):
         (``lagrangian``; the tightest t-closeness with a share constraint).
         Only when the clustering had to be repaired: an output that meets
         every model as clustered is kept as it is."""
-        _, share = tightest_share(problem.privacy)
+        _, share = tightest_share(problem.privacy, kinds=("t-closeness",))
         wanted = self.lagrangian is True or (self.lagrangian == "auto" and problem.table.n_rows <= LAGRANGIAN_ROWS)
         details = solution.details
         if share is None or not wanted or not (details.privacy or {}).get("privacy_violating_in"):

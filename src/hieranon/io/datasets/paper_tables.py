@@ -17,8 +17,8 @@ import pandas as pd
 from ...core.requirements import Requirement
 from ...hierarchies import readers as H
 
-__all__ = ["arca_hewett_figure4", "arca_hewett_case1", "arca_hewett_case2", "arca_hewett_case3", "FIGURE_16A", "FIGURE_19",
-           "T1", "T9", "T10"]
+__all__ = ["arca_hewett_figure4", "arca_hewett_case1", "arca_hewett_case2", "arca_hewett_case3", "FIGURE_16A",
+           "FIGURE_19", "T1", "T9", "T10"]
 
 
 def arca_hewett_figure4():
