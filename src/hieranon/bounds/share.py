@@ -25,10 +25,10 @@ import numpy as np
 __all__ = ["share_constraint", "tightest_share"]
 
 
-def _entropy_share(l: float) -> float:
+def _entropy_share(diversity: float) -> float:
     """The share ``s <= 1/2`` of a two-valued class whose entropy is ``log l``
-    (bisection; ``H`` increases on ``[0, 1/2]``)."""
-    target, lo, hi = math.log(l), 0.0, 0.5
+    (``l`` = ``diversity``; bisection: ``H`` increases on ``[0, 1/2]``)."""
+    target, lo, hi = math.log(diversity), 0.0, 0.5
     for _ in range(100):
         mid = (lo + hi) / 2
         h = -(mid * math.log(mid) + (1 - mid) * math.log(1 - mid)) if 0 < mid < 1 else 0.0
@@ -49,14 +49,14 @@ def _interval(model) -> tuple[float, float] | None:
     if kind != "l-diversity":
         return None
     variant = type(inner).__name__
-    l = float(inner.l)
-    if variant == "DistinctLDiversity" and l >= 2:
+    diversity = float(inner.l)
+    if variant == "DistinctLDiversity" and diversity >= 2:
         eps = 0.5 / max(float(np.asarray(model.counts).sum()), 1.0)  # below one record of the largest class
         return eps, 1 - eps
-    if variant == "EntropyLDiversity" and l > 1:
-        low = _entropy_share(l)
+    if variant == "EntropyLDiversity" and diversity > 1:
+        low = _entropy_share(diversity)
         return low, 1 - low
-    if variant == "RecursiveCLDiversity" and l == 2:
+    if variant == "RecursiveCLDiversity" and diversity == 2:
         c = float(inner.c)
         return 1 / (1 + c), c / (1 + c)
     return None
