@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import json
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -62,7 +63,8 @@ def _with_bound(df, hs, k: int, privacy=()) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = api.anonymize(df, QIS, hs, k=k, lower_bound=True, privacy=privacy,
-                            insensitive=[c for c in df.columns if c not in QIS])
+                            insensitive=[c for c in df.columns
+                                         if c not in QIS and c not in {m.attribute for m in privacy}])
     b = res.lower_bound
     variant = "anonymize --bound" + "".join(f" ({m})" for m in b.models)
     return {"k": k, "variant": variant, "bound_seconds": res.timings["lower_bound"],
@@ -101,7 +103,8 @@ def _plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(11, 4.8))
-    labels = [f"k={r['k']}\n" + r["variant"].replace(" ", "\n", 1).replace(" (", "\n(") for r in rows]
+    labels = [f"k={r['k']}\n" + textwrap.fill(r["variant"].replace(" (equal distance)", ""),
+                                              18) for r in rows]
     bottom = np.zeros(len(rows))
     for s in STAGES:
         v = np.array([r.get(f"{s}_seconds", 0.0) for r in rows])
