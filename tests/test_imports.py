@@ -269,3 +269,16 @@ def test_no_module_over_700_lines_but_kernel_modules():
     long = {str(p.relative_to(package)): n for p in package.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 700 and "@kernel" not in p.read_text()}
     assert not long, long
+
+
+def test_hieranon_risk_names_every_risk_model():
+    """``hieranon.risk`` re-exports the risk models from where they live, the same objects."""
+    import hieranon
+    from hieranon.evaluation import risk, suda
+    from hieranon.privacy import population, risk_models, weighted
+
+    homes = [risk, suda, population, risk_models, weighted]
+    for name in hieranon.risk.__all__:
+        assert any(getattr(home, name, None) is getattr(hieranon.risk, name) for home in homes), name
+    assert {"pitman", "zayatz", "snb", "dankar", "individual_risk", "special_uniques", "AverageRisk"} <= \
+        set(hieranon.risk.__all__)

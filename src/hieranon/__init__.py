@@ -2,6 +2,7 @@
 
 import logging
 
+from . import risk  # noqa: E402  (the risk models' public names: hieranon.risk)
 from .core import table
 from .core.requirements import Requirement, RequirementError
 from .core.table import DataError
@@ -16,7 +17,7 @@ from .job.spec import AnonymizationSpec
 
 __version__ = "0.1.0"
 __all__ = ["anonymize", "AnonymizationResult", "AnonymizationSpec", "Hierarchy", "HierarchyError", "Requirement",
-           "RequirementError", "DataError", "SettingError", "builders", "datasets", "hierarchy", "metrics", "table",
-           "__version__"]
+           "RequirementError", "DataError", "SettingError", "builders", "datasets", "hierarchy", "metrics", "risk",
+           "table", "__version__"]
 
 logging.getLogger("hieranon").addHandler(logging.NullHandler())
