@@ -38,6 +38,8 @@ log = logging.getLogger("hieranon.io.sql")
 #: The database kinds (SQLAlchemy backend names) hieranon reads and writes.
 BACKENDS = ("postgresql", "sqlite", "duckdb")
 _URL_FORM = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+#: Rows sent to the database at a time when writing.
+WRITE_CHUNK_ROWS = 50_000
 _EXAMPLES = "postgresql://HOST/DB, sqlite:///FILE.db or duckdb:///FILE.duckdb"
 
 
@@ -295,17 +297,30 @@ def _portable(sa, conn, sql_type):
     return None
 
 
-def _fit_types(df: pd.DataFrame, types: Mapping) -> pd.DataFrame:
-    """Integer columns that came back as floats (they hold NULLs) as nullable integers again."""
+def _fit_types(df: pd.DataFrame, types: dict) -> pd.DataFrame:
+    """``df`` ready for ``types``: integer columns that came back as floats
+    (they hold NULLs) as nullable integers again; dates that came back as
+    text (SQLite keeps them as text) as dates. A column that does not fit
+    its type loses it (``types`` changed: typed from its values)."""
     import sqlalchemy as sa
 
-    out = df
-    for c, t in types.items():
-        if isinstance(t, sa.Integer) and c in df.columns and pd.api.types.is_float_dtype(df[c].dtype):
-            present = df[c].dropna()
+    out = df.copy()
+    for c, t in list(types.items()):
+        col = out[c]
+        if isinstance(t, sa.Integer) and pd.api.types.is_float_dtype(col.dtype):
+            present = col.dropna()
             if (present == present.round()).all():
-                out = out.copy() if out is df else out
-                out[c] = df[c].astype("Int64")
+                out[c] = col.astype("Int64")
+        elif isinstance(t, (sa.Date, sa.DateTime)) and not pd.api.types.is_datetime64_any_dtype(col.dtype):
+            present = col.dropna()
+            if len(present) and isinstance(present.iloc[0], str):
+                try:
+                    when = pd.to_datetime(col, format="ISO8601")
+                except (ValueError, TypeError):
+                    del types[c]
+                    continue
+                out[c] = pd.Series(when.dt.date if isinstance(t, sa.Date) else when, dtype=object).where(
+                    col.notna(), None)
     return out
 
 
@@ -344,7 +359,7 @@ def write_sql(df: pd.DataFrame, url_text: str, table: str, *, overwrite: bool = 
                 target = f"{name[:40]}_hieranon_{secrets.token_hex(4)}" if exists else name
                 log.info("writing %d rows into %s", len(df), shown)
                 _fit_types(df, dtype).to_sql(target, conn, schema=schema, index=False, dtype=dtype,
-                                             chunksize=50_000, method=_copy_rows if
+                                             chunksize=WRITE_CHUNK_ROWS, method=_copy_rows if
                                              url.get_backend_name() == "postgresql" else None)
                 if exists:
                     conn.exec_driver_sql(f"DROP TABLE {_qualified(conn, schema, name)}")
