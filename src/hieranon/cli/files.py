@@ -37,6 +37,20 @@ def table_source(text: str, table: Optional[str] = None, query: Optional[str] = 
     return SqlTable(text, table, query)
 
 
+def table_sources(original: str, table: Optional[str], query: Optional[str], anonymised: str,
+                  anonymised_table: Optional[str]) -> tuple:
+    """ORIGINAL and ANONYMISED of evaluate and report, each a file or a
+    database table (:func:`table_source`)."""
+    return (table_source(original, table, query, what="ORIGINAL"),
+            table_source(anonymised, anonymised_table, None, what="ANONYMISED", table_option="--anonymised-table",
+                         query_option=None))
+
+
+def files_of(**tables) -> dict:
+    """Those of ``tables`` that are files (a database table is no file the run could overwrite)."""
+    return {what: t for what, t in tables.items() if isinstance(t, Path)}
+
+
 def read_input(path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
     from ..io import read_table
     from ..io.sql import SqlTable, read_sql

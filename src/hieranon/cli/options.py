@@ -147,6 +147,8 @@ TableOption = Annotated[Optional[str], typer.Option(
     "PGPASSWORD, ~/.pgpass or a prompt, never the command line.")]
 QueryOption = Annotated[Optional[str], typer.Option(
     "--query", help="With a database URL as the table: a SELECT whose result is the table (instead of --table).")]
+AnonymisedTableOption = Annotated[Optional[str], typer.Option(
+    "--anonymised-table", help="With a database URL as ANONYMISED: its table (NAME or SCHEMA.NAME).")]
 ForceOption = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 BoundOption = Annotated[bool, typer.Option(
     "--bound", help="Also bound every local recoding's distortion from below and print how far the anonymised "
