@@ -279,8 +279,8 @@ def check_output_table(url_text: str, table: str, overwrite: bool) -> None:
     sa = _sqlalchemy()
     with connect(url_text, must_exist=False) as conn:
         if _has_table(sa, conn, table) and not overwrite:
-            raise OutputExistsError(f"table {table!r} already exists in {mask_url(url_text)}; pass --force to "
-                                    "replace it")
+            raise OutputExistsError(f"table {table!r} of {_shown(conn.engine.url)} already exists; pass --force "
+                                    "to replace it")
 
 
 def _portable(sa, conn, sql_type):
