@@ -161,7 +161,8 @@ def anonymize(
         input, output = table_source(input, table, query), _output_target(output, output_table)
     except UsageError as exc:
         die(str(exc))
-    dataset = distributed and isinstance(input, Path) and input.is_dir()
+    # streamed in blocks, never whole in memory: a Parquet dataset directory, a database table
+    dataset = distributed and (not isinstance(input, Path) or input.is_dir())
     try:
         from ..algorithms.partition import BLOCK_SIZE
         from ..io.sql import SqlTable, check_output_table
@@ -198,8 +199,6 @@ def anonymize(
                                          pseudonym_key_file=pseudonym_key,
                                          input=input if isinstance(input, Path) else None),
                               directory=("output",) if dataset else ())
-                if in_database and dataset:
-                    raise UsageError("a Parquet dataset directory is anonymised into a directory; give -o OUTDIR")
                 if in_database:  # an existing table, an unreachable database: refused before any work
                     check_output_table(output.url, output.table, force)
                 elif not dataset:
@@ -422,13 +421,14 @@ def _write_database(table, output, input, spec, force: bool) -> None:
                   keep_types=[c for c in table.columns if c not in changed])
 
 
-def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
+def _anonymize_dataset(input, output, spec, report: Optional[Path], force: bool, quiet: bool,
                        public: bool = False):
-    """--distributed on a Parquet dataset directory: stream it through
-    :func:`hieranon.job.scale.anonymize_parquet` into an output directory; the
+    """--distributed on a Parquet dataset directory or a database table:
+    stream it through :func:`hieranon.job.scale.anonymize_parquet` into an
+    output directory or a new database table; the
     report is built from the integer codes (the sample shows the first rows
     of the output)."""
-    from ..job.scale import anonymize_parquet, iter_parquet
+    from ..job.scale import anonymize_parquet, iter_batches
 
     with status(quiet, f"anonymising the dataset {input} in blocks of {spec.partition['block_size']}..."):
         res = anonymize_parquet(input, output, spec, force=force)
@@ -437,7 +437,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     html = None
     if report is not None:
         from ..report import render_report
-        sample = next(iter_parquet(output, batch_rows=20), None)
+        sample = next(iter(iter_batches(output, batch_rows=20)), None)
         with status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
                                  public=public)

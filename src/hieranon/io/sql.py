@@ -23,7 +23,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,6 +227,11 @@ def iter_sql(source: SqlTable, batch_rows: int = 250_000) -> Iterator[pd.DataFra
     result without rows gives one empty frame with its columns."""
     sa = _sqlalchemy()
     with connect(source.url) as conn:
+        if conn.engine.url.get_backend_name() == "postgresql":
+            # every pass over the table returns its rows in the same order (block by block from the
+            # first: no scan joined midway, no parallel workers), so that passes line up row by row
+            conn.exec_driver_sql("SET synchronize_seqscans = off")
+            conn.exec_driver_sql("SET max_parallel_workers_per_gather = 0")
         stmt = _statement(sa, conn, source)
         what = f"--query on {source.shown_url}" if source.query is not None else str(source)
         try:
@@ -335,32 +340,39 @@ def _copy_rows(table, conn, keys, data_iter) -> None:
             copy.write_row(row)
 
 
-def write_sql(df: pd.DataFrame, url_text: str, table: str, *, overwrite: bool = False,
+def write_sql(df: pd.DataFrame | Iterable[pd.DataFrame], url_text: str, table: str, *, overwrite: bool = False,
               types: Mapping | None = None, keep_types: Sequence[str] = ()) -> str:
-    """Write ``df`` as a new table ``table`` of the database ``url_text`` in
-    ONE transaction: a failure (or a killed process) leaves the database as it
-    was. An existing table is refused (:class:`OutputExistsError`) unless
-    ``overwrite``; then the rows go to a new table that replaces it (drop and
-    rename) inside the same transaction. The columns named in ``keep_types``
-    take their SQL type from ``types`` (the source table's); the others are
-    typed from their values (text, numbers). Returns the masked URL and table."""
+    """Write ``df`` (a DataFrame, or batches of one: a table streamed) as a
+    new table ``table`` of the database ``url_text`` in ONE transaction: a
+    failure (or a killed process) leaves the database as it was. An existing
+    table is refused (:class:`OutputExistsError`) unless ``overwrite``; then
+    the rows go to a new table that replaces it (drop and rename) inside the
+    same transaction. The columns named in ``keep_types`` take their SQL type
+    from ``types`` (the source table's); the others are typed from their
+    values (text, numbers). Returns the table and the masked URL, as shown."""
     sa = _sqlalchemy()
-    types = {c: types[c] for c in keep_types if types and c in types and c in df.columns}
+    frames = [df] if isinstance(df, pd.DataFrame) else df
     schema, name = _split_name(table)
     with connect(url_text, must_exist=False) as conn:
         url = conn.engine.url
         shown = f"table {table!r} of {_shown(url)}"
+        method = _copy_rows if url.get_backend_name() == "postgresql" else None
         try:
             with conn.begin():
                 exists = _has_table(sa, conn, table)
                 if exists and not overwrite:
                     raise OutputExistsError(f"{shown} already exists; pass --force to replace it")
-                dtype = {c: t for c, t in ((c, _portable(sa, conn, t)) for c, t in types.items()) if t is not None}
                 target = f"{name[:40]}_hieranon_{secrets.token_hex(4)}" if exists else name
-                log.info("writing %d rows into %s", len(df), shown)
-                _fit_types(df, dtype).to_sql(target, conn, schema=schema, index=False, dtype=dtype,
-                                             chunksize=WRITE_CHUNK_ROWS, method=_copy_rows if
-                                             url.get_backend_name() == "postgresql" else None)
+                dtype, rows = None, 0
+                for frame in frames:
+                    if dtype is None:
+                        dtype = {c: t for c, t in ((c, _portable(sa, conn, types[c])) for c in keep_types
+                                                   if types and c in types and c in frame.columns) if t is not None}
+                    log.info("writing %d rows into %s", len(frame), shown)
+                    _fit_types(frame, dtype).to_sql(target, conn, schema=schema, index=False, dtype=dtype,
+                                                    if_exists="append" if rows else "fail",
+                                                    chunksize=WRITE_CHUNK_ROWS, method=method)
+                    rows += len(frame)
                 if exists:
                     conn.exec_driver_sql(f"DROP TABLE {_qualified(conn, schema, name)}")
                     conn.exec_driver_sql(f"ALTER TABLE {_qualified(conn, schema, target)} RENAME TO "
@@ -372,3 +384,11 @@ def write_sql(df: pd.DataFrame, url_text: str, table: str, *, overwrite: bool = 
                 raise
             raise OutputExistsError(f"cannot write {shown}: {shorten(exc)}; nothing was written") from None
     return shown
+
+
+def drop_table(url_text: str, table: str) -> None:
+    """Remove ``table`` (a run that wrote it and then failed takes it back)."""
+    sa = _sqlalchemy()
+    with connect(url_text, must_exist=False) as conn, conn.begin():
+        if _has_table(sa, conn, table):
+            conn.exec_driver_sql(f"DROP TABLE {_qualified(conn, *_split_name(table))}")
