@@ -191,3 +191,15 @@ def test_output_errors_are_output_errors(tmp_path):
     url = f"sqlite:///{tmp_path / 'data.db'}"
     with pytest.raises(OutputError, match="cannot write table 'bad.name.x'"):
         write_sql(FRAME, url, "bad.name.x")
+
+
+def test_a_failed_write_to_a_new_database_file_leaves_no_file(tmp_path, monkeypatch):
+    import hieranon.io.sql as sql
+
+    target = tmp_path / "new.db"
+    check_output_table(f"sqlite:///{target}", "t", overwrite=False)
+    assert not target.exists()  # checking makes no empty database
+    _failing_write(monkeypatch, "sqlite", after_rows=2)
+    with pytest.raises(RuntimeError, match="injected"):
+        sql.write_sql(FRAME, f"sqlite:///{target}", "t")
+    assert not target.exists()

@@ -282,6 +282,11 @@ def check_output_table(url_text: str, table: str, overwrite: bool) -> None:
     """Refuse, before any work, an output table that exists (unless
     ``overwrite``) or a database that cannot be reached."""
     sa = _sqlalchemy()
+    new_file = _new_file(url_text)
+    if new_file is not None:  # a database file not there yet: nothing to refuse, and no empty file made
+        if not new_file.parent.is_dir():
+            raise InputError(f"directory {new_file.parent} of the database {mask_url(url_text)} does not exist")
+        return
     with connect(url_text, must_exist=False) as conn:
         if _has_table(sa, conn, table) and not overwrite:
             raise OutputExistsError(f"table {table!r} of {_shown(conn.engine.url)} already exists; pass --force "
@@ -353,6 +358,25 @@ def write_sql(df: pd.DataFrame | Iterable[pd.DataFrame], url_text: str, table: s
     sa = _sqlalchemy()
     frames = [df] if isinstance(df, pd.DataFrame) else df
     schema, name = _split_name(table)
+    new_file = _new_file(url_text)
+    try:
+        return _write(sa, frames, url_text, table, schema, name, overwrite, types, keep_types)
+    except BaseException:
+        if new_file is not None:  # the database file this write created: removed with the table
+            for leftover in (new_file, Path(f"{new_file}-journal"), Path(f"{new_file}.wal")):
+                leftover.unlink(missing_ok=True)
+        raise
+
+
+def _new_file(url_text: str) -> Path | None:
+    """The file of an SQLite or DuckDB URL when it does not exist yet, else None."""
+    url = database_url(url_text)
+    if url.get_backend_name() in ("sqlite", "duckdb") and not Path(url.database).exists():
+        return Path(url.database)
+    return None
+
+
+def _write(sa, frames, url_text, table, schema, name, overwrite, types, keep_types) -> str:
     with connect(url_text, must_exist=False) as conn:
         url = conn.engine.url
         shown = f"table {table!r} of {_shown(url)}"
