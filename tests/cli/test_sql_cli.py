@@ -224,6 +224,8 @@ def test_bad_inputs_one_line_password_masked(db, tmp_path, monkeypatch, capsys):
         (("anonymize", "mysql://ann:s3cret@host/clinic", "--table", "t", *base, "-o", tmp_path / "o.csv"),
          ["mysql://ann:***@host/clinic: database 'mysql' is not supported"]),
         (("check", with_pw, "--table", "nobody", *base), ["table 'nobody' does not exist"]),
+        (("anonymize", url, "--table", name, *base, "-o", with_pw, "--output-table", name, "--force"),
+         [f"--output-table {name} is the input table"]),
     ]
     for args, needles in cases:
         code, _, err = run_main(monkeypatch, capsys, *args)

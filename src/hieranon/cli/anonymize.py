@@ -199,6 +199,9 @@ def anonymize(
                                          pseudonym_key_file=pseudonym_key,
                                          input=input if isinstance(input, Path) else None),
                               directory=("output",) if dataset else ())
+                if in_database and isinstance(input, SqlTable) and output.same_table(input):
+                    raise UsageError(f"--output-table {output.table} is the input table of {output.shown_url}; "
+                                     "write the release to a new table (even --force never replaces the input)")
                 if in_database:  # an existing table, an unreachable database: refused before any work
                     check_output_table(output.url, output.table, force)
                 elif not dataset:

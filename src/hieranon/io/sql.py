@@ -71,6 +71,17 @@ class SqlTable:
     def shown_url(self) -> str:
         return mask_url(self.url)
 
+    def same_table(self, other: SqlTable) -> bool:
+        """Do both name the same table of the same database?"""
+        if self.table is None or other.table is None or self.table != other.table:
+            return False
+        if self.url == other.url:
+            return True
+        try:
+            return _shown(database_url(self.url)) == _shown(database_url(other.url))
+        except InputError:
+            return False
+
     def __str__(self) -> str:
         return f"{self.shown_url} table {self.table}" if self.table is not None else f"{self.shown_url} (query)"
 
