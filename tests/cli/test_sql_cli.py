@@ -164,15 +164,17 @@ def test_sigkill_mid_write_leaves_no_table_and_no_rows(db, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", _STALL, str(marker), "anonymize", url, "--table", name,
                              "--config", str(CONFIG), "-o", url, "--output-table", target, "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    while not marker.exists():  # rows have gone to the database, the transaction is open
-        if proc.poll() is not None:
-            pytest.fail(f"the run ended before writing: {proc.stderr.read()}")
-        time.sleep(0.05)
-    assert _open_write_transaction(url)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    try:
+        while not marker.exists():  # rows have gone to the database, the transaction is open
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before writing: {proc.stderr.read()}")
+            time.sleep(0.05)
+        assert _open_write_transaction(url)
+    finally:  # killed however the test ends: a stalled writer never outlives it
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
     assert target not in _tables(url)
     assert not any(t.startswith(f"{target}_") for t in _tables(url))
 
