@@ -85,3 +85,20 @@ def seed004_table1a():
         "Postcode": ["4350", "4350", "4350", "4352", "4353", "4353"],
         "Problem": ["stress", "obesity", "obesity", "stress", "stress", "obesity"],
     })
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory) -> str:
+    """The URL of a real PostgreSQL server started for the session (pgserver:
+    PostgreSQL's binaries from PyPI, on a Unix socket), stopped at the end;
+    under CI a server that cannot start fails the tests that need it."""
+    try:
+        import pgserver
+
+        server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="stop")
+    except Exception as exc:  # noqa: BLE001 - not installed, or the server did not start
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs a PostgreSQL server from pgserver (pip install pgserver): {exc}")
+        pytest.skip(f"no PostgreSQL server (pgserver): {exc}")
+    yield server.get_uri()
+    server.cleanup()

@@ -12,7 +12,7 @@ import typer
 
 from ..core.progress import stage as progress_stage
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, remove_outputs, run_outputs
-from .files import check_outputs, files_read, read_checked, require_rows
+from .files import check_outputs, files_read, read_checked, require_rows, table_source
 from .options import (
     BetaOption,
     BoundOption,
@@ -36,11 +36,13 @@ from .options import (
     RequireOption,
     PopulationOption,
     PopulationTableOption,
+    QueryOption,
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
     SensitiveOption,
     StrictOption,
+    TableOption,
     TClosenessOption,
     WeightsOption,
     build_hierarchies,
@@ -67,8 +69,15 @@ from .output import (
 
 
 def anonymize(
-    input: Path = typer.Argument(..., help="Input table (CSV with header, Parquet or Excel)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Output table; format from its extension."),
+    input: str = typer.Argument(..., help="Input table (CSV with header, Parquet or Excel), or a database URL "
+                                "with --table or --query."),
+    output: str = typer.Option(..., "-o", "--output", help="Output table; format from its extension; or a "
+                               "database URL with --output-table."),
+    table: TableOption = None,
+    query: QueryOption = None,
+    output_table: Optional[str] = typer.Option(
+        None, "--output-table", help="With a database URL as OUTPUT: the new table to write (in one transaction; "
+        "an existing one is replaced only with --force)."),
     config: ConfigOption = None,
     qi: QiOption = [],
     k: KOption = None,
@@ -152,9 +161,15 @@ def anonymize(
         die(f"--block-size {block_size}: expected a whole number >= 2")
     if workers is not None and workers < 1:
         die(f"--workers {workers}: expected a whole number >= 1")
-    dataset = distributed and input.is_dir()
+    try:
+        input, output = table_source(input, table, query), _output_target(output, output_table)
+    except UsageError as exc:
+        die(str(exc))
+    # streamed in blocks, never whole in memory: a Parquet dataset directory, a database table
+    dataset = distributed and (not isinstance(input, Path) or input.is_dir())
     try:
         from ..algorithms.partition import BLOCK_SIZE
+        from ..io.sql import SqlTable, check_output_table
         from ..job.result import AnonymizationError
         try:
             with show_progress(quiet or as_json):
@@ -181,11 +196,19 @@ def anonymize(
                                   roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
                 if dataset and spec.numeric_output != "label":
                     raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
-                check_outputs({"output": output, "report": report, "order map": keep_order_map}, force,
-                              files_read(spec, cfg, sensitive_hierarchy, input=input, configuration=config,
-                                         pseudonym_key_file=pseudonym_key),
+                in_database = isinstance(output, SqlTable)
+                check_outputs({"output": None if in_database else output, "report": report,
+                               "order map": keep_order_map}, force,
+                              files_read(spec, cfg, sensitive_hierarchy, configuration=config,
+                                         pseudonym_key_file=pseudonym_key,
+                                         input=input if isinstance(input, Path) else None),
                               directory=("output",) if dataset else ())
-                if not dataset:
+                if in_database and isinstance(input, SqlTable) and output.same_table(input):
+                    raise UsageError(f"--output-table {output.table} is the input table of {output.shown_url}; "
+                                     "write the release to a new table (even --force never replaces the input)")
+                if in_database:  # an existing table, an unreachable database: refused before any work
+                    check_output_table(output.url, output.table, force)
+                elif not dataset:
                     from ..io import output_format
                     output_format(output, fmt)  # an unknown or read-only format is refused before any work
                 if pseudonym_key is not None and spec.identifier_action != "pseudonym":
@@ -243,6 +266,19 @@ def anonymize(
         if html is not None and not quiet:
             typer.echo(f"report written to {report}", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _output_target(output: str, output_table: Optional[str]):
+    """``-o``: a file path, or a database table (a URL with ``--output-table``)."""
+    from ..io.sql import SqlTable, is_database_url, mask_url
+    if is_database_url(output):
+        if output_table is None:
+            raise UsageError(f"-o {mask_url(output)} is a database: name the new table with --output-table NAME")
+        return SqlTable(output, output_table)
+    if output_table is not None:
+        raise UsageError(f"--output-table names a table of a database, but -o {output} is a file; give a database "
+                         "URL (postgresql://HOST/DB, sqlite:///FILE.db, duckdb:///FILE.duckdb) or leave it out")
+    return Path(output)
 
 
 def _partition_options(spec, block_size: Optional[int], workers: Optional[int],
@@ -323,12 +359,13 @@ def _run_with_warnings(data, spec, **kwargs):
     return result
 
 
-def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Path], fmt: Optional[str],
+def _anonymize_table(input, output, data, spec, report: Optional[Path], fmt: Optional[str],
                      encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
                      public: bool = False, force: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
     quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
     from ..io import numeric_columns, numeric_output, write_table
+    from ..io.sql import SqlTable
 
     require_rows(data, input)
     with progress_stage("building the hierarchies"):
@@ -344,26 +381,61 @@ def _anonymize_table(input: Path, output: Path, data, spec, report: Optional[Pat
         with status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, public=public)
     # a CSV output of a CSV input keeps its separator and encoding
-    written = numeric_output(result.data, result.hierarchies, spec.numeric_output)
-    with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
-        write_table(written, output, fmt=fmt or (None if output.suffix else input.suffix.lstrip(".") or None),
-                    source=input, source_encoding=encoding, overwrite=force)
+    table = numeric_output(result.data, result.hierarchies, spec.numeric_output)
     written = run_outputs()
+    if isinstance(output, SqlTable):  # the files first: the table's one transaction is the last step
+        _write_texts(result, html, report, order_map, written, force)
+        try:
+            _write_database(table, output, input, spec, force)
+        except BaseException:
+            remove_outputs(written)
+            raise
+        return result, html
+    source = input if isinstance(input, Path) else None
+    with progress_stage(f"writing {output.name}", detail=f"{len(result.data)} rows"):
+        write_table(table, output, fmt=fmt or (None if output.suffix or source is None
+                                               else source.suffix.lstrip(".") or None),
+                    source=source, source_encoding=encoding, overwrite=force)
     written.append(output)
+    _write_texts(result, html, report, order_map, written, force)
+    return result, html
+
+
+def _write_texts(result, html: Optional[str], report: Optional[Path], order_map: Optional[Path],
+                 written: list[Path], force: bool) -> None:
+    """The report and the order map, each removing what the run wrote when it fails."""
     if html is not None:
         _write_report_or_undo(html, report, written, force)
     if order_map is not None:
         _write_report_or_undo(result.order_map().to_csv(index=False), order_map, written, force)
-    return result, html
 
 
-def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], force: bool, quiet: bool,
+def _write_database(table, output, input, spec, force: bool) -> None:
+    """The release as a new table of a database, in one transaction: the
+    columns the run left as they were keep the input table's SQL types; a
+    text input's number columns are written as numbers."""
+    from ..io import parquet_ready, table_format
+    from ..io.sql import SqlTable, column_types, write_sql
+
+    changed = {*spec.quasi_identifiers, *spec.identifiers}
+    if isinstance(input, SqlTable):
+        types = column_types(input)
+    else:
+        types = {}
+        table = parquet_ready(table, from_text=table_format(input) == "csv")
+    with progress_stage(f"writing {output}", detail=f"{len(table)} rows"):
+        write_sql(table, output.url, output.table, overwrite=force, types=types,
+                  keep_types=[c for c in table.columns if c not in changed])
+
+
+def _anonymize_dataset(input, output, spec, report: Optional[Path], force: bool, quiet: bool,
                        public: bool = False):
-    """--distributed on a Parquet dataset directory: stream it through
-    :func:`hieranon.job.scale.anonymize_parquet` into an output directory; the
+    """--distributed on a Parquet dataset directory or a database table:
+    stream it through :func:`hieranon.job.scale.anonymize_parquet` into an
+    output directory or a new database table; the
     report is built from the integer codes (the sample shows the first rows
     of the output)."""
-    from ..job.scale import anonymize_parquet, iter_parquet
+    from ..job.scale import anonymize_parquet, iter_batches
 
     with status(quiet, f"anonymising the dataset {input} in blocks of {spec.partition['block_size']}..."):
         res = anonymize_parquet(input, output, spec, force=force)
@@ -372,7 +444,7 @@ def _anonymize_dataset(input: Path, output: Path, spec, report: Optional[Path], 
     html = None
     if report is not None:
         from ..report import render_report
-        sample = next(iter_parquet(output, batch_rows=20), None)
+        sample = next(iter(iter_batches(output, batch_rows=20)), None)
         with status(quiet, "writing the report..."):
             html = render_report(None, result, input_name=input.name, output_name=output.name, sample=sample,
                                  public=public)

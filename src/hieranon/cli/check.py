@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import typer
 
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
-from .files import read_checked, require_rows
+from .files import read_checked, require_rows, table_source
 from .options import (
     BetaOption,
     ClassColumnOption,
@@ -28,12 +26,14 @@ from .options import (
     RequireOption,
     PopulationOption,
     PopulationTableOption,
+    QueryOption,
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
     SensitiveOption,
     StrictOption,
     SuppressedOption,
+    TableOption,
     TClosenessOption,
     WeightsOption,
     build_hierarchies,
@@ -46,7 +46,10 @@ from .output import configure_logging, json_default, print_metrics, warn
 
 
 def check(
-    input: Path = typer.Argument(..., help="Table to check as it is."),
+    input: str = typer.Argument(..., help="Table to check as it is (a file, or a database URL with --table or "
+                                "--query)."),
+    table: TableOption = None,
+    query: QueryOption = None,
     config: ConfigOption = None,
     qi: QiOption = [],
     k: KOption = None,
@@ -83,6 +86,7 @@ def check(
         from ..privacy import RiskModel, assess_privacy
         from ..evaluation.risk import assess
         from ..job.problem import build_problem
+        input = table_source(input, table, query)
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         cfg = read_config(config)

@@ -88,7 +88,10 @@ def remove_outputs(paths: list[Path]) -> None:
     import shutil
 
     for path in paths:
-        if path.is_dir():
+        if not isinstance(path, Path):  # a database table (hieranon.io.sql.SqlTable) the run wrote
+            from ..io.sql import drop_table
+            drop_table(path.url, path.table)
+        elif path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
-from .files import read_checked, read_input, require_rows
+from .files import read_checked, read_input, require_rows, table_sources
 from .options import (
+    AnonymisedTableOption,
     BetaOption,
     BoundOption,
     ClassColumnOption,
@@ -30,11 +31,13 @@ from .options import (
     RequireOption,
     PopulationOption,
     PopulationTableOption,
+    QueryOption,
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
     SuppressedOption,
     TargetOption,
+    TableOption,
     TClosenessOption,
     UtilityOption,
     WeightsOption,
@@ -188,8 +191,13 @@ def _risk_rows(pair) -> list[tuple[str, str]]:
 
 
 def evaluate(
-    original: Path = typer.Argument(..., help="The original table."),
-    anonymised: Path = typer.Argument(..., help="The anonymised table."),
+    original: str = typer.Argument(..., help="The original table (a file, or a database URL with --table or "
+                                   "--query)."),
+    anonymised: str = typer.Argument(..., help="The anonymised table (a file, or a database URL with "
+                                     "--anonymised-table)."),
+    table: TableOption = None,
+    query: QueryOption = None,
+    anonymised_table: AnonymisedTableOption = None,
     config: ConfigOption = None,
     qi: QiOption = [],
     k: KOption = None,
@@ -230,6 +238,7 @@ def evaluate(
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics

@@ -13,20 +13,63 @@ from .errors import UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..io.sql import SqlTable
     from ..job.config import Config
 
 
-def read_input(path: Path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
+def table_source(text: str, table: Optional[str] = None, query: Optional[str] = None, *, what: str = "INPUT",
+                 table_option: str = "--table", query_option: Optional[str] = "--query") -> Path | SqlTable:
+    """A table argument: a file path, or a database table (a URL with
+    ``table_option`` or ``query_option``); a URL without either, or those
+    options with a file, is refused in one line."""
+    from ..io.sql import SqlTable, is_database_url, mask_url
+
+    options = " or ".join(o for o in (table_option, query_option) if o)
+    if not is_database_url(text):
+        given = [o for o, v in ((table_option, table), (query_option, query)) if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} reads a database table, but {what} {text} is a file; give a database URL "
+                             "(postgresql://HOST/DB, sqlite:///FILE.db, duckdb:///FILE.duckdb) or leave it out")
+        return Path(text)
+    if (table is None) == (query is None):
+        raise UsageError(f"{what} {mask_url(text)} is a database: name its table with {options}"
+                         + (" (one of them)" if table is not None else ""))
+    return SqlTable(text, table, query)
+
+
+def table_sources(original: str, table: Optional[str], query: Optional[str], anonymised: str,
+                  anonymised_table: Optional[str]) -> tuple:
+    """ORIGINAL and ANONYMISED of evaluate and report, each a file or a
+    database table (:func:`table_source`)."""
+    return (table_source(original, table, query, what="ORIGINAL"),
+            table_source(anonymised, anonymised_table, None, what="ANONYMISED", table_option="--anonymised-table",
+                         query_option=None))
+
+
+def files_of(**tables) -> dict:
+    """Those of ``tables`` that are files (a database table is no file the run could overwrite)."""
+    return {what: t for what, t in tables.items() if isinstance(t, Path)}
+
+
+def read_input(path, encoding: str, fmt: Optional[str]) -> pd.DataFrame:
     from ..io import read_table
+    from ..io.sql import SqlTable, read_sql
+    if isinstance(path, SqlTable):
+        return read_sql(path)
     return read_table(path, encoding=encoding, fmt=fmt)
 
 
-def read_checked(path: Path, encoding: str, quiet: bool) -> pd.DataFrame:
+def read_checked(path, encoding: str, quiet: bool) -> pd.DataFrame:
     """The input table, refused before reading when it would not fit in
-    memory (:func:`hieranon.job.scale.check_fits`)."""
+    memory (:func:`hieranon.job.scale.check_fits`); a database table
+    (:class:`hieranon.io.sql.SqlTable`) is read in batches."""
     from ..io import table_format
+    from ..io.sql import SqlTable
     from ..job.scale import check_fits
 
+    if isinstance(path, SqlTable):
+        with progress_stage(f"reading {path}"):
+            return read_input(path, encoding, None)
     if path.is_file():
         table_format(path)  # an unknown extension: the reader's message
         check_fits(path)

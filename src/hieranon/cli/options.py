@@ -148,6 +148,14 @@ PopulationOption = Annotated[Optional[str], typer.Option(
 PopulationTableOption = Annotated[Optional[Path], typer.Option(
     "--population-table", help="A table of the population (the same QI columns): the records --k-map and "
     "--delta-presence compare with, and, without --population or --sampling-fraction, the population's size.")]
+TableOption = Annotated[Optional[str], typer.Option(
+    "--table", help="With a database URL as the table (postgresql://HOST/DB, sqlite:///FILE.db, "
+    "duckdb:///FILE.duckdb): the table to read (NAME or SCHEMA.NAME). The password comes from HIERANON_DB_PASSWORD, "
+    "PGPASSWORD, ~/.pgpass or a prompt, never the command line.")]
+QueryOption = Annotated[Optional[str], typer.Option(
+    "--query", help="With a database URL as the table: a SELECT whose result is the table (instead of --table).")]
+AnonymisedTableOption = Annotated[Optional[str], typer.Option(
+    "--anonymised-table", help="With a database URL as ANONYMISED: its table (NAME or SCHEMA.NAME).")]
 ForceOption = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 BoundOption = Annotated[bool, typer.Option(
     "--bound", help="Also bound every local recoding's distortion from below and print how far the anonymised "

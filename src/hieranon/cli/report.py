@@ -10,8 +10,9 @@ import typer
 
 from .errors import EXIT_FAILED, EXIT_OK, die, known_errors, one_line
 from .evaluate import evaluate_files, method_named, order_warning, utility_json
-from .files import check_outputs, files_read
+from .files import check_outputs, files_of, files_read, table_sources
 from .options import (
+    AnonymisedTableOption,
     BetaOption,
     BoundOption,
     ClassColumnOption,
@@ -32,11 +33,13 @@ from .options import (
     RequireOption,
     PopulationOption,
     PopulationTableOption,
+    QueryOption,
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
     SuppressedOption,
     TargetOption,
+    TableOption,
     TClosenessOption,
     UtilityOption,
     WeightsOption,
@@ -50,8 +53,13 @@ from .output import bound_rows, configure_logging, json_default, risk_rows, risk
 
 
 def report_command(
-    original: Path = typer.Argument(..., help="The original table."),
-    anonymised: Path = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere)."),
+    original: str = typer.Argument(..., help="The original table (a file, or a database URL with --table or "
+                                   "--query)."),
+    anonymised: str = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere; a file, or a "
+                                     "database URL with --anonymised-table)."),
+    table: TableOption = None,
+    query: QueryOption = None,
+    anonymised_table: AnonymisedTableOption = None,
     output: Path = typer.Option(..., "-o", "--output", help="The HTML report to write."),
     config: ConfigOption = None,
     qi: QiOption = [],
@@ -92,6 +100,7 @@ def report_command(
         from ..io import write_text
         from ..report import render_report
 
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table)
         checked_options(k, None, missing, beta, risk_threshold)
         check_suppressed(suppressed)
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
@@ -103,9 +112,9 @@ def report_command(
                               sampling_fraction=sampling_fraction, population=population,
                               population_table=read_population_table(population_table, encoding, population, cfg),
                               l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
-            check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, input=original,
-                                                                anonymised_table=anonymised, configuration=config,
-                                                                order_map=order_map))
+            check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, configuration=config,
+                                                                order_map=order_map, **files_of(
+                                                                    input=original, anonymised_table=anonymised)))
             result = evaluate_files(original, anonymised, encoding, spec, method_named(method, cfg), bound,
                                     suppressed, order_map=order_map,
                                     utility={"target": target} if (utility or target is not None) and not public

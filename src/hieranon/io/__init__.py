@@ -3,7 +3,8 @@ Parquet, Excel, Stata, SPSS and SAS (:mod:`.statistical`, with their
 labels); :mod:`.writers`: atomic writes, so a failed run never leaves a
 half-written output), typed output of generalised numbers (:mod:`.numeric`),
 the keyed pseudonyms of identifiers (:mod:`.pseudonyms`) and the bundled and
-downloaded data sets (:mod:`.datasets`).
+downloaded data sets (:mod:`.datasets`). Tables of SQL databases are
+:mod:`.sql`'s, imported where used (SQLAlchemy is the optional extra ``db``).
 
 Every public name of the readers, the writers and the typed output is
 importable from here (``hieranon.io.read_table``, ``hieranon.io.numeric_output``...).

@@ -28,6 +28,7 @@ import pandas as pd
 from ..core.table import DataError, EncodedTable, apply_codes, check_columns, encode, encode_generalised, missing_apart
 from ..io import dataset_schema, table_format
 from ..io.pseudonyms import is_pseudonym, new_key, pseudonyms
+from ..io.sql import SqlTable, check_output_table, column_types, iter_sql, write_sql
 from ..privacy import BoundModel, check_feasible, risk_feasible, sensitive_columns
 from .problem import build_algorithm, measure, problem_from_table
 from .result import AnonymizationError, AnonymizationResult
@@ -54,6 +55,15 @@ def iter_parquet(path, batch_rows: int = 250_000) -> Iterator[pd.DataFrame]:
     for batch in dataset.to_batches(batch_size=batch_rows):
         if batch.num_rows:
             yield batch.to_pandas()
+
+
+def iter_batches(source, batch_rows: int = 250_000) -> Iterator[pd.DataFrame]:
+    """Batches of a table too large for memory, in order: a Parquet file or
+    dataset directory (:func:`iter_parquet`), or a database table or query
+    (:class:`hieranon.io.sql.SqlTable`, read through a server-side cursor)."""
+    if isinstance(source, SqlTable):
+        return iter_sql(source, batch_rows)
+    return iter_parquet(source, batch_rows)
 
 
 def node_keys(codes: np.ndarray, radices: Sequence[int]) -> np.ndarray:
@@ -123,7 +133,7 @@ def verify_parquet(original, anonymised, quasi_identifiers: Sequence[str], hiera
     all_counts: list[np.ndarray] = []
     weights: list[np.ndarray] = []
     n_rows = n_sup = n_records = 0
-    orig_it, anon_it = iter_parquet(original, batch_rows), iter_parquet(anonymised, batch_rows)
+    orig_it, anon_it = iter_batches(original, batch_rows), iter_batches(anonymised, batch_rows)
     pending = pd.DataFrame()
     for orig in orig_it:
         # align batch boundaries: the output may be cut differently
@@ -216,6 +226,12 @@ def _privacy_problems(privacy: Sequence, keys: list[np.ndarray], sens: list[pd.D
     return out
 
 
+def parquet_columns(path) -> list[str]:
+    """The columns of a Parquet file or dataset directory (from its footers)."""
+    files = sorted(Path(path).glob("*.parquet")) if Path(path).is_dir() else [Path(path)]
+    return list(dataset_schema(files, path).names)
+
+
 @dataclass
 class ScaleResult:
     """Outcome of :func:`anonymize_parquet`; ``result`` is the same
@@ -239,7 +255,7 @@ def dataset_hierarchies(spec: AnonymizationSpec, path, batch_rows: int = 250_000
     data = {}
     for name, h in spec.hierarchies.items():
         if getattr(h, "builder", None) is not None:
-            data[name] = pd.concat([b[[name]] for b in iter_parquet(path, batch_rows) if name in b.columns]
+            data[name] = pd.concat([b[[name]] for b in iter_batches(path, batch_rows) if name in b.columns]
                                    or [pd.DataFrame()], ignore_index=True).get(name)
     frame = pd.DataFrame({n: c for n, c in data.items() if c is not None}) if data else None
     return spec.build_hierarchies(frame)
@@ -253,7 +269,7 @@ def _encode_dataset(path, spec: AnonymizationSpec, hs: dict, batch_rows: int):
     parts, counts, labels, sens = [], [], [], []
     protected = [m.attribute for m in spec.privacy if m.attribute is not None]
     sens_cols = list(dict.fromkeys([*spec.sensitive, *protected]))
-    for batch in iter_parquet(path, batch_rows):
+    for batch in iter_batches(path, batch_rows):
         check_columns(batch, list(spec.identifiers), "identifier")
         enc = encode(batch, qis, hs, counts=spec.count_column, missing=spec.missing)
         parts.append(enc.codes)
@@ -275,7 +291,7 @@ def _write_dataset(input_path, tmp: Path, spec: AnonymizationSpec, table: Encode
     start = 0
     key = spec.pseudonym_key or new_key()  # one key for every batch: one pseudonym per value
     keep_missing = missing_apart(table, codes)  # over the whole table: classes span batches
-    for i, batch in enumerate(iter_parquet(input_path, batch_rows)):
+    for i, batch in enumerate(iter_batches(input_path, batch_rows)):
         n = len(batch)
         rows = slice(start, start + n)
         enc = EncodedTable(table.codes[rows], table.hierarchies, table.qi_names, table.counts[rows])
@@ -319,11 +335,15 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
                                                 method=method, seed=seed, weights=weights, params=method_params)
     spec = spec.partitioned(block_size=block_size, executor=executor, scheduler=scheduler, n_workers=n_workers)
     algo = build_algorithm(spec)
-    output_dir = Path(output_dir)
-    if output_dir.exists() and not force:
-        raise FileExistsError(f"output {output_dir} already exists; pass force=True (--force) to replace it")
-    if not output_dir.parent.exists():
-        raise FileNotFoundError(f"output directory {output_dir.parent} does not exist")
+    to_database = isinstance(output_dir, SqlTable)
+    if to_database:
+        check_output_table(output_dir.url, output_dir.table, force)
+    else:
+        output_dir = Path(output_dir)
+        if output_dir.exists() and not force:
+            raise FileExistsError(f"output {output_dir} already exists; pass force=True (--force) to replace it")
+        if not output_dir.parent.exists():
+            raise FileNotFoundError(f"output directory {output_dir.parent} does not exist")
     timings = {}
     t = time.perf_counter()
     hs = dataset_hierarchies(spec, input_path, batch_rows)
@@ -339,7 +359,7 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
     timings["solve"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=None if to_database else output_dir.parent))
     try:
         _write_dataset(input_path, tmp, spec, table, sol.codes, batch_rows)
         timings["write"] = time.perf_counter() - t
@@ -350,13 +370,20 @@ def anonymize_parquet(input_path, output_dir, quasi_identifiers, hierarchies=Non
         timings["verify"] = time.perf_counter() - t
         if not report.ok:
             raise AnonymizationError(f"partitioned output failed verification: {report.summary()}")
-        if output_dir.exists() or output_dir.is_symlink():
+        if to_database:  # the verified parts, streamed into a new table in one transaction
+            changed = {*spec.quasi_identifiers, *spec.identifiers}
+            write_sql(iter_parquet(tmp, batch_rows), output_dir.url, output_dir.table, overwrite=force,
+                      types=column_types(input_path) if isinstance(input_path, SqlTable) else {},
+                      keep_types=[c for c in parquet_columns(tmp) if c not in changed])
+            shutil.rmtree(tmp)
+        elif output_dir.exists() or output_dir.is_symlink():
             if not force:  # another run wrote it while this one worked: never replaced without force
                 raise FileExistsError(f"output {output_dir} appeared while this run was writing it (another run "
                                       "writing the same output?); this run wrote nothing there: choose another "
                                       "path, or replace it on purpose (--force)")
             shutil.rmtree(output_dir)
-        tmp.rename(output_dir)
+        if not to_database:
+            tmp.rename(output_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
