@@ -80,6 +80,7 @@ BAD = {
     "strict not a bool": (with_(strict="yes"), ["strict", "true or false", "'yes'"]),
     "shuffle not a bool": (with_(shuffle=1), ["shuffle", "true or false", "1"]),
     "input not str": (with_(input=3), ["input", "path"]),
+    "output not a table": (with_(output={"url": "sqlite:///x.db"}), ["output", "{url: URL, table: NAME}"]),
     "identifiers overlap": (with_(identifiers=["gender"]), ["identifiers", "quasi_identifiers", "gender"]),
     "alias and key": (with_(identifying=["id"], identifiers=["id"]), ["identifying", "identifiers"]),
     # audit: each of these was accepted or raised a TypeError without naming the key

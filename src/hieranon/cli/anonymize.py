@@ -12,7 +12,7 @@ import typer
 
 from ..core.progress import stage as progress_stage
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line, remove_outputs, run_outputs
-from .files import check_outputs, files_read, read_checked, require_rows, table_source
+from .files import check_outputs, configured, files_read, read_checked, require_rows, table_source
 from .options import (
     BetaOption,
     BoundOption,
@@ -69,10 +69,12 @@ from .output import (
 
 
 def anonymize(
-    input: str = typer.Argument(..., help="Input table (CSV with header, Parquet or Excel), or a database URL "
-                                "with --table or --query."),
-    output: str = typer.Option(..., "-o", "--output", help="Output table; format from its extension; or a "
-                               "database URL with --output-table."),
+    input: Optional[str] = typer.Argument(None, help="Input table (CSV with header, Parquet, Excel, Stata, SPSS, "
+                                          "SAS), or a database URL with --table or --query (default: the "
+                                          "configuration's input)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Output table; format from its extension; or "
+                                         "a database URL with --output-table (default: the configuration's "
+                                         "output)."),
     table: TableOption = None,
     query: QueryOption = None,
     output_table: Optional[str] = typer.Option(
@@ -162,9 +164,10 @@ def anonymize(
     if workers is not None and workers < 1:
         die(f"--workers {workers}: expected a whole number >= 1")
     try:
-        input, output = table_source(input, table, query), _output_target(output, output_table)
-    except UsageError as exc:
-        die(str(exc))
+        input = table_source(input, table, query, config=config)
+        output = _output_target(output, output_table, config)
+    except known_errors() as exc:  # a configuration that cannot be read names its key
+        die(one_line(exc))
     # streamed in blocks, never whole in memory: a Parquet dataset directory, a database table
     dataset = distributed and (not isinstance(input, Path) or input.is_dir())
     try:
@@ -268,9 +271,14 @@ def anonymize(
     raise typer.Exit(EXIT_OK)
 
 
-def _output_target(output: str, output_table: Optional[str]):
-    """``-o``: a file path, or a database table (a URL with ``--output-table``)."""
+def _output_target(output: Optional[str], output_table: Optional[str], config: Optional[Path] = None):
+    """``-o``: a file path, or a database table (a URL with
+    ``--output-table``); without it, the configuration's ``output``."""
     from ..io.sql import SqlTable, is_database_url, mask_url
+    if output is None:
+        if output_table is not None:
+            raise UsageError("--output-table names a table of OUTPUT's database: give -o OUTPUT (a database URL)")
+        return configured(config, "output", "-o OUTPUT")
     if is_database_url(output):
         if output_table is None:
             raise UsageError(f"-o {mask_url(output)} is a database: name the new table with --output-table NAME")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
+
 import typer
 
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_line
@@ -46,8 +48,8 @@ from .output import configure_logging, json_default, print_metrics, warn
 
 
 def check(
-    input: str = typer.Argument(..., help="Table to check as it is (a file, or a database URL with --table or "
-                                "--query)."),
+    input: Optional[str] = typer.Argument(None, help="Table to check as it is (a file, or a database URL with "
+                                          "--table or --query; default: the configuration's input)."),
     table: TableOption = None,
     query: QueryOption = None,
     config: ConfigOption = None,
@@ -86,7 +88,7 @@ def check(
         from ..privacy import RiskModel, assess_privacy
         from ..evaluation.risk import assess
         from ..job.problem import build_problem
-        input = table_source(input, table, query)
+        input = table_source(input, table, query, config=config)
         data = read_checked(input, encoding, True)
         require_rows(data, input)
         cfg = read_config(config)

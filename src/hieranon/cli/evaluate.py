@@ -191,10 +191,10 @@ def _risk_rows(pair) -> list[tuple[str, str]]:
 
 
 def evaluate(
-    original: str = typer.Argument(..., help="The original table (a file, or a database URL with --table or "
-                                   "--query)."),
-    anonymised: str = typer.Argument(..., help="The anonymised table (a file, or a database URL with "
-                                     "--anonymised-table)."),
+    original: Optional[str] = typer.Argument(None, help="The original table (a file, or a database URL with "
+                                             "--table or --query; default: the configuration's input)."),
+    anonymised: Optional[str] = typer.Argument(None, help="The anonymised table (a file, or a database URL with "
+                                               "--anonymised-table; default: the configuration's output)."),
     table: TableOption = None,
     query: QueryOption = None,
     anonymised_table: AnonymisedTableOption = None,
@@ -238,7 +238,7 @@ def evaluate(
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
-        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table)
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, config)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics

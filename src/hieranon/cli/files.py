@@ -17,16 +17,34 @@ if TYPE_CHECKING:
     from ..job.config import Config
 
 
-def table_source(text: str, table: Optional[str] = None, query: Optional[str] = None, *, what: str = "INPUT",
-                 table_option: str = "--table", query_option: Optional[str] = "--query") -> Path | SqlTable:
+def configured(config: Optional[Path], key: str, what: str):
+    """The configuration's ``key`` (``input`` or ``output``: a path or a
+    database table), for a command line that names no ``what``."""
+    from ..job.config import load
+
+    ref = getattr(load(config), key, None) if config is not None else None
+    if ref is None:
+        raise UsageError(f"no {what}: give it on the command line, or name it under '{key}:' in the configuration "
+                         "(--config FILE.yaml)")
+    return ref
+
+
+def table_source(text: Optional[str], table: Optional[str] = None, query: Optional[str] = None, *,
+                 what: str = "INPUT", table_option: str = "--table", query_option: Optional[str] = "--query",
+                 config: Optional[Path] = None, key: str = "input") -> Path | SqlTable:
     """A table argument: a file path, or a database table (a URL with
-    ``table_option`` or ``query_option``); a URL without either, or those
+    ``table_option`` or ``query_option``); without one, the configuration's
+    ``key`` (:func:`configured`). A URL without either option, or those
     options with a file, is refused in one line."""
     from ..io.sql import SqlTable, is_database_url, mask_url
 
     options = " or ".join(o for o in (table_option, query_option) if o)
+    given = [o for o, v in ((table_option, table), (query_option, query)) if v is not None]
+    if text is None:
+        if given:
+            raise UsageError(f"{given[0]} names a table of {what}'s database: give {what} (a database URL)")
+        return configured(config, key, what)
     if not is_database_url(text):
-        given = [o for o, v in ((table_option, table), (query_option, query)) if v is not None]
         if given:
             raise UsageError(f"{given[0]} reads a database table, but {what} {text} is a file; give a database URL "
                              "(postgresql://HOST/DB, sqlite:///FILE.db, duckdb:///FILE.duckdb) or leave it out")
@@ -37,13 +55,14 @@ def table_source(text: str, table: Optional[str] = None, query: Optional[str] = 
     return SqlTable(text, table, query)
 
 
-def table_sources(original: str, table: Optional[str], query: Optional[str], anonymised: str,
-                  anonymised_table: Optional[str]) -> tuple:
+def table_sources(original: Optional[str], table: Optional[str], query: Optional[str], anonymised: Optional[str],
+                  anonymised_table: Optional[str], config: Optional[Path] = None) -> tuple:
     """ORIGINAL and ANONYMISED of evaluate and report, each a file or a
-    database table (:func:`table_source`)."""
-    return (table_source(original, table, query, what="ORIGINAL"),
+    database table (:func:`table_source`); without them, the
+    configuration's ``input`` and ``output``."""
+    return (table_source(original, table, query, what="ORIGINAL", config=config, key="input"),
             table_source(anonymised, anonymised_table, None, what="ANONYMISED", table_option="--anonymised-table",
-                         query_option=None))
+                         query_option=None, config=config, key="output"))
 
 
 def files_of(**tables) -> dict:

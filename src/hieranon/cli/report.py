@@ -53,10 +53,11 @@ from .output import bound_rows, configure_logging, json_default, risk_rows, risk
 
 
 def report_command(
-    original: str = typer.Argument(..., help="The original table (a file, or a database URL with --table or "
-                                   "--query)."),
-    anonymised: str = typer.Argument(..., help="The anonymised table (made by hieranon or elsewhere; a file, or a "
-                                     "database URL with --anonymised-table)."),
+    original: Optional[str] = typer.Argument(None, help="The original table (a file, or a database URL with "
+                                             "--table or --query; default: the configuration's input)."),
+    anonymised: Optional[str] = typer.Argument(None, help="The anonymised table (made by hieranon or elsewhere; a "
+                                               "file, or a database URL with --anonymised-table; default: the "
+                                               "configuration's output)."),
     table: TableOption = None,
     query: QueryOption = None,
     anonymised_table: AnonymisedTableOption = None,
@@ -100,7 +101,7 @@ def report_command(
         from ..io import write_text
         from ..report import render_report
 
-        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table)
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, config)
         checked_options(k, None, missing, beta, risk_threshold)
         check_suppressed(suppressed)
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")

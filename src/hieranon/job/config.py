@@ -60,6 +60,7 @@ from ..hierarchies import builders as B
 from ..hierarchies import readers as H
 from ..io import NUMERIC_OUTPUTS, read_table
 from ..io.pseudonyms import read_key
+from ..io.sql import SqlTable, is_database_url, mask_url
 from ..privacy import PrivacyError, parse_privacy_config, parse_risk_options
 from .settings import MISSING_MODES, SettingError, check_setting, is_integer, is_number  # noqa: F401 - re-exported
 
@@ -68,7 +69,7 @@ TOP_KEYS = {
     "seed", "pseudonym_key", "identifiers", "identifier_action", "sensitive", "insensitive", "class_column",
     "count_column", "weight", "suda_max_size", "missing", "suppression_threshold", "risk_threshold", "input",
     "privacy", "sensitive_hierarchies", "strict", "shuffle", "numeric_output", "max_suppression", "population",
-    "risk_models",
+    "risk_models", "output",
 }
 #: Alternative spellings accepted for a few keys (ARX's vocabulary, used by the
 #: shipped example ``patients.yaml``): alias -> key.
@@ -190,7 +191,9 @@ class Config:
     risk_threshold: float | None = None
     #: record-suppression budget as written ("5%", 0.05 or a number of records)
     max_suppression: object = None
-    input: Path | None = None
+    #: the table read (a file or a database table) and the one written, when the configuration names them
+    input: Path | SqlTable | None = None
+    output: Path | SqlTable | None = None
     source: Path | None = None
     #: unbound privacy models (:mod:`hieranon.privacy`), attribute by attribute
     privacy: list = field(default_factory=list)
@@ -473,10 +476,8 @@ def parse(raw: Mapping, base: Path | None = None, source: Path | None = None) ->
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     cfg.risk_threshold = check_setting("risk_threshold", raw.get("risk_threshold"))
-    if raw.get("input") is not None:
-        if not isinstance(raw["input"], str):
-            raise ConfigError(f"input: expected the path of a table, got {raw['input']!r}")
-        cfg.input = base / raw["input"]
+    cfg.input = _table_ref(raw.get("input"), "input", base, query=True)
+    cfg.output = _table_ref(raw.get("output"), "output", base, query=False)
     _parse_privacy(raw, cfg, base)
     _parse_risk_models(raw, cfg, base)
     _check_roles(cfg, raw, source)
@@ -519,6 +520,27 @@ def _parse_privacy(raw: Mapping, cfg: Config, base: Path) -> None:
     for a in dict.fromkeys([m.attribute for m in cfg.privacy] + list(cfg.sensitive_hierarchies)):
         if a not in cfg.sensitive:
             cfg.sensitive.append(a)
+
+
+def _table_ref(given, key: str, base: Path, query: bool) -> Path | SqlTable | None:
+    """The ``input:`` or ``output:`` key: a file's path (relative to the
+    configuration), or a database table ``{url: URL, table: NAME}`` (an
+    input also ``{url: URL, query: SQL}``)."""
+    if given is None:
+        return None
+    form = "{url: URL, table: NAME}" + (" or {url: URL, query: SQL}" if query else "")
+    if isinstance(given, str):
+        if is_database_url(given):
+            raise ConfigError(f"{key}: {mask_url(given)} is a database; name its table: {form}")
+        return base / given
+    if not isinstance(given, Mapping) or not isinstance(given.get("url"), str) or \
+            set(given) - {"url", "table", "query"} or (not query and "query" in given) or \
+            (given.get("table") is None) == (given.get("query") is None):
+        raise ConfigError(f"{key}: expected the path of a table or a database table {form}, got {given!r}")
+    if not is_database_url(given["url"]):
+        raise ConfigError(f"{key}.url: expected a database URL (postgresql://HOST/DB, sqlite:///FILE.db, "
+                          f"duckdb:///FILE.duckdb), got {given['url']!r}")
+    return SqlTable(given["url"], given.get("table"), given.get("query"))
 
 
 POPULATION_KEYS = ("sampling_fraction", "size", "table")
@@ -639,6 +661,10 @@ missing: error                # error | root (empty QI cells count as already su
                               # empty) | value (a leaf 'missing' under the root, generalised like any value)
 numeric_output: label         # how generalised numbers are written: label ([25, 50)) | range | midpoint
                               # | bounds (two numeric columns age_lower, age_upper)
+# input: patients.csv        # the table, when the command line names none: a path, or a database table
+                              # {url: postgresql://HOST/DB, table: patients} (or query: SELECT ...)
+# output: release.csv         # where anonymize writes (or {url: URL, table: NAME}); evaluate and report
+                              # compare input (ORIGINAL) with output (ANONYMISED)
 # suppression_threshold: 0.5   # kaca1 / kaca2 only: suppress (not merge) a class whose nearest merge
                               # costs more than this (distortion units)
 # max_suppression: 5%         # suppress at most 5% of the records (or a number: 120), only where that
