@@ -106,13 +106,21 @@ def _merge_costs(c, cand, T, gT, size, hd, gL, inc):
     common generalisation of the tuples of ``c`` and ``e`` and the distortion
     ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``."""
     m = T.shape[1]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
     g_flat = hd[8]
     nd_off = hd[7]
     for i in range(len(cand)):
         e = cand[i]
         g = 0
         for j in range(m):
-            g += g_flat[nd_off[j] + K.lca_code(j, T[c, j], T[e, j], hd)]
+            a, b = T[c, j], T[e, j]
+            if a == b:
+                x = a
+            elif lca_off[j] >= 0:  # the dense table read here: a call per look-up costs more than the look-up
+                x = lca_flat[lca_off[j] + a * nn[j] + b]
+            else:
+                x = K.lca_code(j, a, b, hd)
+            g += g_flat[nd_off[j] + x]
         gL[i] = g
         inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
 
