@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieranon.algorithms.kaca import KACA1
-from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
+from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info, smallest
 from hieranon.core import table as T
 from hieranon.core.requirements import Requirement
 from hieranon.evaluation import metrics
@@ -360,3 +360,30 @@ def monkeypatch_budget():
     privacy_merge.MAX_CANDIDATE_CELLS, privacy_merge.MIN_CANDIDATES, privacy_merge.MIN_PARTNERS = 6, 3, 2
     yield
     privacy_merge.MAX_CANDIDATE_CELLS, privacy_merge.MIN_CANDIDATES, privacy_merge.MIN_PARTNERS = saved
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_merge_options_price_every_merge_as_the_tuples_lca(case, data):
+    """The merge costs (a kernel) are those of the closest common
+    generalisation of both tuples, taken attribute by attribute in Python."""
+    enc, problem, _ = private_problem(case, data)
+    codes = KACA1().solve(replace(problem, privacy=[])).codes
+    s = _State(problem, codes)
+    c = data.draw(st.integers(0, len(s.size) - 1))
+    cand, gL, inc, fixes = s.merge_options(c)
+    assert cand.tolist() == [e for e in range(len(s.size)) if e != c]
+    L = s.lca_rows(s.T[c], s.T[cand])
+    assert np.array_equal(gL, s.tuple_cost(L))
+    assert np.array_equal(inc, s.size[c] * (gL - s.gT[c]) + s.size[cand] * (gL - s.gT[cand]))
+    for i, e in enumerate(cand):
+        assert np.array_equal(s.merged_tuple(c, int(e)), L[i])
+
+
+@given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45), st.data())
+def test_smallest_is_the_head_of_the_stable_sort(values, n, data):
+    values = np.array(values, dtype=np.int64)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values))), dtype=bool)
+    want = np.flatnonzero(mask)[np.argsort(values[mask], kind="stable")[:n]]
+    assert smallest(values, n, mask).tolist() == want.tolist()
+    assert smallest(values, n).tolist() == np.argsort(values, kind="stable")[:n].tolist()

@@ -11,13 +11,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
-from hieranon.algorithms.privacy_refine import improve
+from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, _scan, _Search, improve
 from hieranon.core import table as T
 from hieranon.evaluation import metrics
 from hieranon.evaluation.verify import verify_codes
@@ -188,3 +188,65 @@ def test_search_returns_to_python_between_chunks(monkeypatch):
     monkeypatch.setattr(kaca_core, "chunk_done", interrupt)
     with pytest.raises(KeyboardInterrupt):
         improve(problem, start, np.zeros(5, dtype=bool))
+
+
+def reference_moves(s, r: int) -> list[tuple[int, int]]:
+    """Every improving move of row ``r`` (``(delta, class)``, best first, ties
+    by class id, at most MAX_CANDIDATES) priced over every class in Python."""
+    t, k = s.problem.table, s.problem.k
+    g = s.problem.cost.int_costs
+    d, w, kr = int(s.rc[r]), int(s.cnt[r]), int(s.key[r])
+    others = [x for x in np.flatnonzero(s.rc == d) if x != r]
+    rest = int(s.W[d]) - w if others else 0
+    g_lo = 0
+    if rest:
+        for j, h in enumerate(t.hierarchies):
+            v = s.orig[others[0], j]
+            for x in others[1:]:
+                v = h.lca(v, s.orig[x, j])
+            g_lo += int(g[j][v])
+    saving = int(s.W[d] * s.gT[d]) - rest * g_lo
+    if not ((rest == 0 or rest >= k) and (rest == 0 or s.can_lose[d, kr])):
+        return []
+    out = []
+    for e in np.flatnonzero(s.alive):
+        if e == d or not s.can_gain[e, kr]:
+            continue
+        delta = -saving
+        for j, h in enumerate(t.hierarchies):
+            gl = int(g[j][h.lca(int(s.T[e, j]), int(s.orig[r, j]))])
+            delta += int(s.W[e]) * (gl - int(g[j][s.T[e, j]])) + w * gl
+        if delta < 0:
+            out.append((delta, int(e)))
+    return sorted(out)[:MAX_CANDIDATES]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60, counts=True), st.data())
+def test_scan_finds_the_moves_priced_over_every_class(case, data):
+    """Without swaps, the kernel reads only the classes cheap enough to pay
+    (by tuple cost); its candidates are those of every class."""
+    enc, problem, _ = private_problem(case, data)
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        return
+    start = random_classes(problem, data.draw(st.integers(0, 2**16)))
+    codes, sup, _ = enforce_info(problem, start, np.zeros(enc.n_rows, bool))
+    s = _Search(problem, codes, sup)
+    if data.draw(st.booleans()):  # some classes' tuples and costs changed by a relocation
+        r = data.draw(st.integers(0, enc.n_rows - 1))
+        e = data.draw(st.integers(0, len(s.W) - 1))
+        if s.rc[r] >= 0 and s.alive[e]:
+            s.relocate(r, e)
+    assert np.array_equal(s.by_cost, np.lexsort((np.arange(len(s.gT)), s.gT)))
+    c = [np.zeros(MAX_CANDIDATES, dtype=np.int64) for _ in range(4)]
+    order = np.flatnonzero(s.rc >= 0).astype(np.int64)
+    attr_order = np.arange(enc.codes.shape[1], dtype=np.int64)
+    found = 0
+    for i, r in enumerate(order):
+        want = reference_moves(s, int(r))
+        _, n = _scan(i, i + 1, order, s.orig, s.cnt, s.rc, s.key, s.head, s.nxt, s.T, s.W, s.gT, s.alive, s.can_lose,
+                     s.can_gain, problem.k, s.hd, 0, *c, attr_order, s.by_cost)
+        assert [(int(c[0][x]), int(c[2][x])) for x in range(n)] == want
+        assert (c[1][:n] == 0).all()
+        found += n
+    assume(found)

@@ -69,9 +69,11 @@ import time
 
 import numpy as np
 
+from ..core.jit import kernel
 from ..core.table import group
 from ..core.tree import Hierarchy
 from ..privacy import classes_ok
+from . import kaca_core as K
 from .base import Problem, Solution, log
 from .privacy_refine import improve
 
@@ -96,6 +98,49 @@ def _lca_fn(h: Hierarchy):
         table = h.lca_table
         return lambda a, b: table[a, b]
     return h.lca
+
+
+@kernel
+def _merge_costs(c, cand, T, gT, size, hd, gL, inc):
+    """For each class ``e = cand[i]``, the cost ``gL[i]`` of the closest
+    common generalisation of the tuples of ``c`` and ``e`` and the distortion
+    ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``."""
+    m = T.shape[1]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
+    g_flat = hd[8]
+    nd_off = hd[7]
+    for i in range(len(cand)):
+        e = cand[i]
+        g = 0
+        for j in range(m):
+            a, b = T[c, j], T[e, j]
+            if a == b:
+                x = a
+            elif lca_off[j] >= 0:  # the dense table read here: a call per look-up costs more than the look-up
+                x = lca_flat[lca_off[j] + a * nn[j] + b]
+            else:
+                x = K.lca_code(j, a, b, hd)
+            g += g_flat[nd_off[j] + x]
+        gL[i] = g
+        inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
+
+
+def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the ``n`` smallest ``values`` (only where ``mask``), in
+    the order of ``np.argsort(values[mask], kind="stable")[:n]`` -- ties by
+    position -- without sorting them all: a partition finds the ``n``-th
+    value, and only the values up to it are sorted."""
+    idx = np.arange(len(values)) if mask is None else np.flatnonzero(mask)
+    v = values[idx]
+    if n <= 0:
+        return idx[:0]
+    if len(v) > n:
+        cut = np.partition(v, n - 1)[n - 1]
+        below = v < cut
+        tie = np.flatnonzero(v == cut)[:n - int(below.sum())]
+        below[tie] = True
+        idx, v = idx[below], v[below]
+    return idx[np.argsort(v, kind="stable")]
 
 
 def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray, fixes: np.ndarray,
@@ -156,6 +201,7 @@ class _State:
         self.hist = [b.histogram(self.rc, n) for b in self.models]
         self.g = [np.asarray(c, dtype=np.int64) for c in problem.cost.int_costs]
         self.lca = [_lca_fn(h) for h in t.hierarchies]
+        self.hd = K.hierarchy_data(t.hierarchies, problem.cost)
         self.gT = self.tuple_cost(self.T)
         self.alive = np.ones(n, dtype=bool)
         self.ok = self.ok_all(self.hist)
@@ -184,15 +230,20 @@ class _State:
 
     # ------------------------------------------------------------ merges
     def merge_options(self, c: int):
-        """Every other alive class: ids, merged tuples, costs, and whether the
-        merge satisfies every model."""
+        """Every other alive class: ids, costs of the merged tuples, costs of
+        the merges, and whether the merge satisfies every model (the merged
+        tuple of ``cand[i]``: :meth:`merged_tuple`)."""
         cand = np.flatnonzero(self.alive)
         cand = cand[cand != c]
-        L = self.lca_rows(self.T[c], self.T[cand])
-        gL = self.tuple_cost(L)
-        inc = self.size[c] * (gL - self.gT[c]) + self.size[cand] * (gL - self.gT[cand])
+        gL = np.empty(len(cand), dtype=np.int64)
+        inc = np.empty(len(cand), dtype=np.int64)
+        _merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
         fixes = self.ok_all([h[c] + h[cand] for h in self.hist])
-        return cand, L, inc, fixes
+        return cand, gL, inc, fixes
+
+    def merged_tuple(self, c: int, e: int) -> np.ndarray:
+        """The closest common generalisation of the tuples of ``c`` and ``e``."""
+        return self.lca_rows(self.T[c], self.T[e][None, :])[0]
 
     def merge(self, c: int, d: int, tup: np.ndarray, cost: int) -> None:
         del self.by_tuple[self.T[d].tobytes()]
@@ -418,20 +469,19 @@ class _State:
 def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
-    cand, L, inc, fixes = s.merge_options(c)
+    cand, gL, inc, fixes = s.merge_options(c)
     # a merge with another violating class that fixes both repairs two at once
     per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
     best_merge = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
     options = []  # (cost, fixes, action of index i)
     if n_near:
-        order = np.argsort(inc, kind="stable")
         spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
-        mv = s.move_options(c, cand[order][spare[order]][:n_near])
+        mv = s.move_options(c, cand[smallest(inc, n_near, spare)])
         if mv is not None:
             rows, N, cost, mfix, msteps = mv
             options.append((cost, mfix, msteps, lambda i, rows=rows, N=N, cost=cost:
                             ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))))
-        sw = s.swap_options(c, cand[order][s.ok[cand][order]][:max(1, n_near // 3)])
+        sw = s.swap_options(c, cand[smallest(inc, max(1, n_near // 3), s.ok[cand])])
         if sw is not None:
             r, o, Nc, Nd, cost, sfix, ssteps = sw
             options.append((cost, sfix, ssteps, lambda i, r=r, o=o, Nc=Nc, Nd=Nd, cost=cost:
@@ -440,7 +490,7 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
               for cost, f, _, act in options if f.any()]
     if n_near:
         # targets: the classes whose tuples are nearest per record (not per class)
-        near_t = cand[np.argsort(2 * s.tuple_cost(L) - s.gT[c] - s.gT[cand], kind="stable")[:2 * n_near]]
+        near_t = cand[smallest(2 * gL - s.gT[c] - s.gT[cand], 2 * n_near)]
         plan = s.dissolve_plan(c, near_t)
         if plan is not None:
             fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
@@ -458,7 +508,7 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
                            key=lambda x: x[0])
         return cost, act(i)
     i = best_merge if best_merge >= 0 else int(np.argmin(inc))
-    return float(per_fix[i]), ("merge", c, int(cand[i]), L[i].copy(), int(inc[i]))
+    return float(per_fix[i]), ("merge", c, int(cand[i]), s.merged_tuple(c, int(cand[i])), int(inc[i]))
 
 
 def _partial(options: list) -> tuple | None:

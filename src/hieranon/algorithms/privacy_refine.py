@@ -109,14 +109,26 @@ def _class_lca(c, skip, orig, head, nxt, out, hd):
     return not first
 
 
+@kernel(inline="always")
+def _after(delta, kind, e, i, c_delta, c_kind, c_e):
+    """Does the candidate ``(delta, kind, e)`` go after entry ``i``? Least
+    ``delta`` first; among equal ones, moves by class id and then the rest in
+    the order they came (so the moves of a row may be priced in any order)."""
+    if delta != c_delta[i]:
+        return delta > c_delta[i]
+    if kind == 0 and c_kind[i] == 0:
+        return e > c_e[i]
+    return True
+
+
 @kernel
 def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
     """Insert a candidate into the best-first lists of length ``n``; returns the new length."""
     cap = c_delta.shape[0]
-    if n == cap and delta >= c_delta[n - 1]:
+    if n == cap and _after(delta, kind, e, n - 1, c_delta, c_kind, c_e):
         return n
     i = n if n < cap else cap - 1
-    while i > 0 and c_delta[i - 1] > delta:
+    while i > 0 and not _after(delta, kind, e, i - 1, c_delta, c_kind, c_e):
         if i < cap:
             c_delta[i] = c_delta[i - 1]
             c_kind[i] = c_kind[i - 1]
@@ -186,13 +198,15 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
 
 @kernel
 def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
-          c_delta, c_kind, c_e, c_s, attr_order):
+          c_delta, c_kind, c_e, c_s, attr_order, by_cost):
     """Scan ``order[pos:stop]``; at the first row with improving candidates,
     fill the candidate lists and return ``(index, n_candidates)``; else
     ``(stop, 0)``. Moves are filtered by ``can_lose[d, key[r]]`` and
     ``can_gain[e, key[r]]`` (the models hold after them); a swap of two
     rows of one key changes no histogram; other swaps are left to the
-    caller's check."""
+    caller's check. A row tried for moves only reads the classes in
+    ``by_cost`` (every class, by tuple cost) while their cost alone leaves
+    the move a saving."""
     m = orig.shape[1]
     n_cls = T.shape[0]
     lo = np.empty(m, dtype=np.int32)
@@ -217,6 +231,14 @@ def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_
         saving = W[d] * gT[d] - rest * g_lo
         can_move = (rest == 0 or rest >= k) and (rest == 0 or can_lose[d, kr])
         swaps = n_swap > 0 and rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
+        if not (can_move or swaps):
+            continue
+        if not swaps:  # moves only: some class must be cheaper than r's saving
+            p = 0
+            while p < n_cls and (not alive[by_cost[p]] or by_cost[p] == d):
+                p += 1
+            if p == n_cls or w * gT[by_cost[p]] >= saving:
+                continue
         # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
         for j in range(m):
             o = nd_off[j]
@@ -225,7 +247,13 @@ def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_
                 rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
         n = 0
         n_near = 0
-        for e in range(n_cls):
+        for p in range(n_cls):
+            if swaps:
+                e = p
+            else:  # moves only: a class whose tuple alone costs r's saving cannot pay (every term below >= 0)
+                e = by_cost[p]
+                if w * gT[e] >= saving:
+                    break
             if e == d or not alive[e]:
                 continue
             mv = can_move and can_gain[e, kr]
@@ -317,6 +345,24 @@ def _relocate(r, e, orig, cnt, rc, head, nxt, prv, T, W, gT, alive, hd):
             gT[c] = K.tuple_cost(T[c], hd)
 
 
+@kernel
+def _reposition(c, by_cost, where, gT):
+    """Class ``c``'s tuple cost changed: move it to its place in ``by_cost``
+    (classes by ``(gT, id)``; ``where`` the inverse)."""
+    i = where[c]
+    n = by_cost.shape[0]
+    while i + 1 < n and (gT[by_cost[i + 1]] < gT[c] or (gT[by_cost[i + 1]] == gT[c] and by_cost[i + 1] < c)):
+        by_cost[i] = by_cost[i + 1]
+        where[by_cost[i]] = i
+        i += 1
+    while i > 0 and (gT[by_cost[i - 1]] > gT[c] or (gT[by_cost[i - 1]] == gT[c] and by_cost[i - 1] > c)):
+        by_cost[i] = by_cost[i - 1]
+        where[by_cost[i]] = i
+        i -= 1
+    by_cost[i] = c
+    where[c] = i
+
+
 # =====================================================================
 # driver
 # =====================================================================
@@ -357,6 +403,9 @@ class _Search:
         for c in np.flatnonzero(self.alive):
             _class_lca(c, -1, self.orig, self.head, self.nxt, self.T[c], self.hd)
             self.gT[c] = K.tuple_cost(self.T[c], self.hd)
+        self.by_cost = np.lexsort((np.arange(n_cls), self.gT)).astype(np.int64)
+        self.where = np.empty(n_cls, dtype=np.int64)
+        self.where[self.by_cost] = np.arange(n_cls)
         self.touched = np.zeros(n_cls, dtype=bool)
         self.dirty = np.zeros(n_cls, dtype=bool)
         self.moves = self.swaps = 0
@@ -416,6 +465,8 @@ class _Search:
         self.dirty[d] = self.dirty[e] = True
         _relocate(r, e, self.orig, self.cnt, self.rc, self.head, self.nxt, self.prv, self.T, self.W, self.gT,
                   self.alive, self.hd)
+        _reposition(d, self.by_cost, self.where, self.gT)
+        _reposition(e, self.by_cost, self.where, self.gT)
         self.refresh(np.array([d, e]))
 
     def run(self, max_passes: int) -> int:
@@ -440,7 +491,7 @@ class _Search:
                 while pos < stop:
                     i, n = _scan(pos, stop, order, self.orig, self.cnt, self.rc, self.key, self.head, self.nxt, self.T,
                                  self.W, self.gT, self.alive, self.can_lose, self.can_gain, k, self.hd,
-                                 SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order)
+                                 SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order, self.by_cost)
                     pos = i + 1
                     if n == 0:
                         continue

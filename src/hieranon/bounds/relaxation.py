@@ -48,15 +48,20 @@ def _unit_nodes(members, starts, node_cost, n_units, ucost):
 
 
 @kernel
-def _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched):
-    """The nodes ``lo <= g < hi`` cheaper than some member's price (the only
-    ones that can open), listed from ``touched[lo]`` on (their number is
-    returned), with the count and reduced cost of those members in ``cnt``
-    and ``val``, and of the members within ``margin`` above (reduced cost in
-    [0, margin)) in ``near`` and ``near_val``. Each unit's node list is
-    sorted by cost (``ucost``: the costs of ``unodes``, read in order): its
-    scan stops at its price plus the margin."""
-    m = lo
+def _touch(n_chunks, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched, n_touched):
+    """The nodes cheaper than some member's price (the only ones that can
+    open), listed per node range: those of chunk ``c`` (nodes ``lo <= g < hi``,
+    ``lo = n c // n_chunks``) from ``touched[lo]`` on, ``n_touched[c]`` of
+    them, in the order the units first reach them; with the count and reduced
+    cost of those members in ``cnt`` and ``val``, and of the members within
+    ``margin`` above (reduced cost in [0, margin)) in ``near`` and
+    ``near_val``. Each unit's node list is sorted by cost (``ucost``: the
+    costs of ``unodes``, read in order): its scan stops at its price plus the
+    margin. One pass over the units for every chunk: each node's sums are
+    made in unit order, as a pass per chunk would make them."""
+    n = len(cnt)
+    for c in range(n_chunks):
+        n_touched[c] = 0
     for t in range(len(price)):
         p = price[t]
         w = weights[t]
@@ -65,18 +70,20 @@ def _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near
             if red >= margin:
                 break
             g = unodes[i]
-            if g < lo or g >= hi:
-                continue
             if cnt[g] == 0 and near[g] == 0:
-                touched[m] = g
-                m += 1
+                c = g * n_chunks // n
+                while c > 0 and n * c // n_chunks > g:
+                    c -= 1
+                while c + 1 < n_chunks and n * (c + 1) // n_chunks <= g:
+                    c += 1
+                touched[n * c // n_chunks + n_touched[c]] = g
+                n_touched[c] += 1
             if red < 0:
                 cnt[g] += w
                 val[g] += red * w
             else:
                 near[g] += w
                 near_val[g] += red * w
-    return m - lo
 
 
 @kernel
@@ -166,12 +173,13 @@ def _relaxed(price, members, starts, node_cost, ustart, unodes, ucost, weights, 
     n = len(node_cost)
     parts = np.zeros((n_chunks, len(price)), dtype=np.int64)
     totals = np.zeros(n_chunks)
+    n_touched = np.zeros(n_chunks, dtype=np.int64)
+    _touch(n_chunks, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched, n_touched)
     for c in nb.prange(n_chunks):  # each chunk a range of nodes: no two write the same node
-        lo, hi = n * c // n_chunks, n * (c + 1) // n_chunks
-        n_touched = _touch(lo, hi, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched)
+        lo = n * c // n_chunks
         bufv = np.zeros(k + 1)
         bufu = np.zeros(k + 1, dtype=np.int64)
-        totals[c] = _settle(lo, lo + n_touched, touched, price, members, starts, node_cost, weights, k, margin,
+        totals[c] = _settle(lo, lo + n_touched[c], touched, price, members, starts, node_cost, weights, k, margin,
                             cnt, val, near, near_val, parts[c], bufv, bufu, opened, positive, share_lo, share_hi)
     return totals.sum(), parts.sum(axis=0)
 
