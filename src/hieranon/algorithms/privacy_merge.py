@@ -84,8 +84,8 @@ MIN_CANDIDATES = 2_000
 #: A swap sample of a large class leaves room for this many partners per row.
 MIN_PARTNERS = 16
 
-__all__ = ["enforce", "enforce_checked", "enforce_info", "repair_and_improve", "repair_solution", "tighten", "NEAR",
-           "MAX_DISSOLVE"]
+__all__ = ["enforce", "enforce_checked", "enforce_info", "merge_costs", "repair_and_improve", "repair_solution",
+           "tighten", "NEAR", "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
@@ -101,7 +101,7 @@ def _lca_fn(h: Hierarchy):
 
 
 @kernel
-def _merge_costs(c, cand, T, gT, size, hd, gL, inc):
+def merge_costs(c, cand, T, gT, size, hd, gL, inc):
     """For each class ``e = cand[i]``, the cost ``gL[i]`` of the closest
     common generalisation of the tuples of ``c`` and ``e`` and the distortion
     ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``."""
@@ -237,7 +237,7 @@ class _State:
         cand = cand[cand != c]
         gL = np.empty(len(cand), dtype=np.int64)
         inc = np.empty(len(cand), dtype=np.int64)
-        _merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
+        merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
         fixes = self.ok_all([h[c] + h[cand] for h in self.hist])
         return cand, gL, inc, fixes
 
