@@ -69,7 +69,6 @@ import time
 
 import numpy as np
 
-from ..core.jit import kernel
 from ..core.table import group
 from ..core.tree import Hierarchy
 from ..privacy import classes_ok
@@ -84,8 +83,8 @@ MIN_CANDIDATES = 2_000
 #: A swap sample of a large class leaves room for this many partners per row.
 MIN_PARTNERS = 16
 
-__all__ = ["enforce", "enforce_checked", "enforce_info", "merge_costs", "repair_and_improve", "repair_solution",
-           "tighten", "NEAR", "MAX_DISSOLVE"]
+__all__ = ["enforce", "enforce_checked", "enforce_info", "repair_and_improve", "repair_solution", "tighten", "NEAR",
+           "MAX_DISSOLVE"]
 
 #: Moves draw on this many nearest classes (swaps on a third, dissolutions on twice as many).
 NEAR = 48
@@ -98,31 +97,6 @@ def _lca_fn(h: Hierarchy):
         table = h.lca_table
         return lambda a, b: table[a, b]
     return h.lca
-
-
-@kernel
-def merge_costs(c, cand, T, gT, size, hd, gL, inc):
-    """For each class ``e = cand[i]``, the cost ``gL[i]`` of the closest
-    common generalisation of the tuples of ``c`` and ``e`` and the distortion
-    ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``."""
-    m = T.shape[1]
-    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
-    g_flat = hd[8]
-    nd_off = hd[7]
-    for i in range(len(cand)):
-        e = cand[i]
-        g = 0
-        for j in range(m):
-            a, b = T[c, j], T[e, j]
-            if a == b:
-                x = a
-            elif lca_off[j] >= 0:  # the dense table read here: a call per look-up costs more than the look-up
-                x = lca_flat[lca_off[j] + a * nn[j] + b]
-            else:
-                x = K.lca_code(j, a, b, hd)
-            g += g_flat[nd_off[j] + x]
-        gL[i] = g
-        inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
 
 
 def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:
@@ -237,7 +211,7 @@ class _State:
         cand = cand[cand != c]
         gL = np.empty(len(cand), dtype=np.int64)
         inc = np.empty(len(cand), dtype=np.int64)
-        merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
+        K.merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
         fixes = self.ok_all([h[c] + h[cand] for h in self.hist])
         return cand, gL, inc, fixes
 

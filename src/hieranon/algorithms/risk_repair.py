@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from ..core.table import group
+from .kaca_core import hierarchy_data, merge_costs
 
 __all__ = ["enforce_risk"]
 
@@ -49,6 +50,7 @@ class _Classes:
         self.alive = np.ones(len(self.size), dtype=bool)
         self.hs = t.hierarchies
         self.g = [np.asarray(c, dtype=np.int64) for c in problem.cost.int_costs]
+        self.hd = hierarchy_data(t.hierarchies, problem.cost)
         self.gT = self.cost_of(self.T)
         self.by_tuple = {self.T[c].tobytes(): c for c in range(len(self.size))}
         self.added = 0
@@ -60,15 +62,28 @@ class _Classes:
             out += g[T[:, j]]
         return out
 
-    def options(self, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every other alive class: ids, merged tuples, costs."""
+    def costs(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every other alive class and what merging it with ``c`` adds (the
+        kernel :func:`~hieranon.algorithms.kaca_core.merge_costs`)."""
         cand = np.flatnonzero(self.alive)
         cand = cand[cand != c]
-        L = np.empty((len(cand), self.T.shape[1]), dtype=np.int64)
+        g_merged = np.empty(len(cand), dtype=np.int64)
+        added = np.empty(len(cand), dtype=np.int64)
+        merge_costs(c, cand, self.T, self.gT, self.size, self.hd, g_merged, added)
+        return cand, added
+
+    def merged(self, c: int, others: np.ndarray) -> np.ndarray:
+        """The merged tuples of ``c`` with each of ``others``: per attribute
+        the lowest common ancestor."""
+        L = np.empty((len(others), self.T.shape[1]), dtype=np.int64)
         for j, h in enumerate(self.hs):
-            L[:, j] = h.lca(np.full(len(cand), self.T[c, j], dtype=np.int32), self.T[cand, j].astype(np.int32))
-        gL = self.cost_of(L)
-        return cand, L, self.size[c] * (gL - self.gT[c]) + self.size[cand] * (gL - self.gT[cand])
+            L[:, j] = h.lca(np.full(len(others), self.T[c, j], dtype=np.int32), self.T[others, j].astype(np.int32))
+        return L
+
+    def options(self, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every other alive class: ids, merged tuples, costs."""
+        cand, added = self.costs(c)
+        return cand, self.merged(c, cand), added
 
     def merge(self, c: int, d: int, tup: np.ndarray, cost: int) -> int:
         """Merge ``d`` into ``c`` under ``tup``; returns the surviving class."""
@@ -154,10 +169,10 @@ def _repair_global(models, s: _Classes) -> None:
         if not mover(c):
             best_cost[c], best[c] = none, -1
             return
-        cand, L, inc = s.options(c)
+        cand, inc = s.costs(c)
         if len(cand):
             i = int(np.argmin(inc))
-            best_cost[c], best[c], best_tup[c] = inc[i], cand[i], L[i]
+            best_cost[c], best[c], best_tup[c] = inc[i], cand[i], s.merged(c, cand[i:i + 1])[0]
         else:
             best_cost[c], best[c] = none, -1
 
@@ -183,11 +198,12 @@ def _repair_global(models, s: _Classes) -> None:
         for e in stale:
             if e != kept:
                 search(int(e))
-        cand, L, inc = s.options(kept)
+        cand, inc = s.costs(kept)
         better = inc < best_cost[cand]
         if below is not None:
             better &= s.size[cand] < below
-        best_cost[cand[better]], best[cand[better]], best_tup[cand[better]] = inc[better], kept, L[better]
+        best_cost[cand[better]], best[cand[better]] = inc[better], kept
+        best_tup[cand[better]] = s.merged(kept, cand[better])
 
 
 def enforce_risk(problem, codes: np.ndarray, suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
