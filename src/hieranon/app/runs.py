@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from ..core.progress import ProgressEvent
+from ..core.progress import ProgressEvent, reporting
 from ..core.progress import stage as progress_stage
 from ..io import numeric_columns, numeric_output, write_table, write_text
 from ..job.pipeline import run
@@ -83,10 +83,11 @@ def execute(wb: Workbench, folder: Path, raw: dict, progress: Callable[[Progress
     write_text(Run("", folder, "", Path(), raw).config_text(), config_path, overwrite=True)
     spec = wb.spec_of(config_path)
     data = wb.table.data
-    with progress_stage("building the hierarchies"):
-        hierarchies = spec.build_hierarchies(data)
-    numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work, as the CLI does
-    result = run(data, spec, hierarchies=hierarchies, lower_bound=lower_bound, progress=progress)
+    with reporting(progress):  # every stage of the run, the hierarchies' too
+        with progress_stage("building the hierarchies"):
+            hierarchies = spec.build_hierarchies(data)
+        numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work, as the CLI does
+        result = run(data, spec, hierarchies=hierarchies, lower_bound=lower_bound)
     refusal = result.statement().strict_error() if spec.strict else None
     if refusal is not None:
         raise AppError(refusal)

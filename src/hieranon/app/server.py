@@ -10,6 +10,7 @@ Uploads are refused over the size limit before they are read (413).
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import itertools
 import logging
@@ -76,19 +77,20 @@ def create_app(table: Path | None = None, config: Path | None = None, *, token: 
     if table is not None:
         state.wb.load_table(Path(table))
 
-    app = FastAPI(title="hieranon workbench", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.hieranon = state
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(ROLE_CHOICES=ROLE_CHOICES, BUILDERS=BUILDERS)
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-
-    @app.on_event("shutdown")
-    def _cleanup() -> None:  # pragma: no cover - exercised when the server stops
-        for job in list(state.jobs.values()):
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        for job in list(state.jobs.values()):  # the server stops: no run outlives it, no file stays
             if job.state == "running":
                 job.cancel(wait=2.0)
         if owned is not None:
             owned.cleanup()
+
+    app = FastAPI(title="hieranon workbench", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.hieranon = state
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.globals.update(ROLE_CHOICES=ROLE_CHOICES, BUILDERS=BUILDERS)
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")
     async def guard(request: Request, call_next):

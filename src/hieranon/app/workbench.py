@@ -239,8 +239,13 @@ class Workbench:
             spec.build(self.table.data if self.table is not None else None, self.raw.get("missing", "error"))
         except (ConfigError, HierarchyError, OSError, ValueError) as exc:
             raise AppError(f"hierarchy of {column!r}: {_without_key(str(exc), column)}") from None
+        previous = self.raw["quasi_identifiers"][column]
         self.raw["quasi_identifiers"][column] = entry
-        self.preview(column, raise_error=True)
+        try:
+            self.preview(column, raise_error=True)  # every value of the column a leaf
+        except AppError:
+            self.raw["quasi_identifiers"][column] = previous
+            raise
 
     def builder_entry(self, column: str, builder: str, argument: str, date_format: str = "") -> dict:
         """The configuration entry of a builder chosen on the page
