@@ -13,9 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from main_runner import run_main
 
 import hieranon
+from main_runner import run_main
 
 DATA = Path(hieranon.__file__).parent / "data"
 
@@ -25,7 +25,8 @@ def test_missing_extra_says_how_to_install(monkeypatch, capsys):
     monkeypatch.setattr(workbench, "missing_dependency", lambda: "fastapi")
     code, out, err = run_main(monkeypatch, capsys, "app", "--no-browser")
     assert code == 2 and out == ""
-    assert err.strip() == 'hieranon: error: hieranon app needs fastapi, which is not installed: pip install "hieranon[app]"'
+    assert err.strip() == ("hieranon: error: hieranon app needs fastapi, which is not installed: "
+                           'pip install "hieranon[app]"')
 
 
 def test_bad_port(monkeypatch, capsys):

@@ -451,14 +451,22 @@ def _chart(points: list[dict]) -> dict:
 
     series = []
     colours = ["#1f5fa8", "#b8520a", "#2f7d32", "#7b3fa0"]
-    keys = list(dict.fromkeys((p["method"], p["model"]) for p in ok))
-    for i, key in enumerate(keys):
+    methods = list(dict.fromkeys(p["method"] for p in ok))
+    for key in dict.fromkeys((p["method"], p["model"]) for p in ok):
         pts = sorted((p for p in ok if (p["method"], p["model"]) == key), key=lambda p: p["k"])
-        name = key[0] + ("" if key[1] else " (no privacy model)")
-        series.append({"name": name, "colour": colours[i % len(colours)],
+        series.append({"name": key[0] + ("" if key[1] else " (no privacy model)"), "hollow": not key[1],
+                       "colour": colours[methods.index(key[0]) % len(colours)],
                        "points": [{"x": x(p["k"]), "y": y(p["ratio"]), "run": p["run"], "k": p["k"],
-                                   "ratio": p["ratio"]} for p in pts],
-                       "bound": [{"x": x(p["k"]), "y": y(p["bound"])} for p in pts if p["bound"] is not None]})
+                                   "ratio": p["ratio"]} for p in pts]})
+    bounds = []  # the highest bound certified at each k (every method's run certifies one), per model setting
+    for model in dict.fromkeys(p["model"] for p in ok):
+        best = {}
+        for p in ok:
+            if p["model"] == model and p["bound"] is not None:
+                best[p["k"]] = max(best.get(p["k"], 0.0), p["bound"])
+        if best:
+            bounds.append({"name": "lower bound" + ("" if model else " (no privacy model)"), "hollow": not model,
+                           "points": [{"x": x(k), "y": y(v)} for k, v in sorted(best.items())]})
     ticks = [{"x": x(k), "k": k} for k in ks]
     yticks = [{"y": y(top * f), "v": f"{top * f:.2f}"} for f in (0, 0.25, 0.5, 0.75, 1)]
-    return {"series": series, "ticks": ticks, "yticks": yticks, "w": w, "h": h, "left": left, "bottom": bottom}
+    return {"series": series, "bounds": bounds, "ticks": ticks, "yticks": yticks, "w": w, "h": h, "left": left, "bottom": bottom}

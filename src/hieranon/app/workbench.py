@@ -301,6 +301,25 @@ class Workbench:
         except (ConfigError, HierarchyError, OSError, ValueError) as exc:
             raise AppError(f"hierarchy of {column!r}: {_without_key(str(exc), column)}") from None
 
+    def builder_of(self, column: str) -> str:
+        """The builder the page offers first for ``column``: its current one, else
+        intervals for a numeric column and suppression for any other."""
+        entry = (self.raw.get("quasi_identifiers") or {}).get(column)
+        kind = next((k for k in BUILDERS if isinstance(entry, dict) and k in entry), None)
+        if kind is not None:
+            return kind
+        values = self.table.data[column].dropna() if self.table is not None else pd.Series([], dtype=object)
+        numeric = len(values) > 0 and pd.to_numeric(values, errors="coerce").notna().all()
+        return "intervals" if numeric else "suppress"
+
+    def builder_argument(self, column: str) -> str:
+        entry = (self.raw.get("quasi_identifiers") or {}).get(column)
+        kind = self.builder_of(column)
+        value = entry.get(kind) if isinstance(entry, dict) else None
+        if isinstance(value, list):
+            return ",".join(map(str, value))
+        return "" if value in (None, True) else str(value)
+
     def describe_hierarchy(self, column: str) -> str:
         entry = (self.raw.get("quasi_identifiers") or {}).get(column)
         if entry is None:
@@ -322,6 +341,8 @@ class Workbench:
         has its message in ``error`` (or raised, with ``raise_error``)."""
         k = k or self.k()
         out = HierarchyPreview(column, self.describe_hierarchy(column))
+        if (self.raw.get("quasi_identifiers") or {}).get(column) is None:
+            return out  # none chosen yet: nothing to preview, nothing wrong
         try:
             h = self.hierarchy_built(column)
             values = self.table.data[column]

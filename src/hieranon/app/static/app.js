@@ -31,6 +31,7 @@ function poll(box, statusUrl, cancelUrl, onDone) {
     if (s.state === "done") { onDone(s); return; }
     stage.textContent = s.state === "cancelled" ? "Cancelled." : "Failed.";
     if (error && s.error) { error.textContent = s.error; error.hidden = false; }
+    box.dispatchEvent(new Event("hieranon-finished"));
     if (box.dataset.reload) { location.reload(); }
   };
   tick();
@@ -73,8 +74,8 @@ document.addEventListener("DOMContentLoaded", () => {
       const page = form.dataset.job === "explore" ? `/explore/${body.id}` : `/runs/${body.id}`;
       const done = () => { location.href = page; };
       box.querySelector(".stage").focus();
+      form.addEventListener("hieranon-finished", () => { submit.disabled = false; }, {once: true});
       poll(form, body.status, `/runs/${body.id}/cancel`, done);
-      form.addEventListener("hieranon-finished", () => { submit.disabled = false; });
     });
   }
   // a page opened while its run goes on
