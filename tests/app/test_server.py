@@ -190,7 +190,7 @@ def test_explore_runs_a_grid_and_links_each_point(client, patients):
                                             "without_model": "on"}, headers={"Accept": "application/json"}).json()
     assert wait(client, started["id"])["state"] == "done"
     page = client.get(f"/explore/{started['id']}").text
-    runs = re.findall(r'<a href="/runs/(r\d+)"><circle', page)
+    runs = re.findall(r'<a href="/runs/(r\d+)"[^>]*><circle', page)
     assert len(runs) == 8  # 2 k x 2 methods x with / without the model
     assert page.count("stroke-dasharray") == 2  # the lower bounds drawn, with and without the model
     results = [r.result for r in client.state.runs.values() if r.result is not None]

@@ -97,8 +97,8 @@ class Job:
         except KeyboardInterrupt:  # the cancel (a JobCancelled, or the interrupt delivered to the thread)
             return "cancelled", None, None, []
         except Exception as exc:  # noqa: BLE001 - every failure of a run is shown on the page
-            if not _expected(exc):
-                log.exception("run %s failed", self.id)
+            if not _expected(exc):  # the kind of failure only: its message may quote the table's values
+                log.error("run %s failed with %s (shown on its page)", self.id, type(exc).__name__)
             return "failed", None, (str(exc).splitlines()[0] if str(exc) else type(exc).__name__), []
 
     def cancel(self, wait: float = 5.0) -> bool:

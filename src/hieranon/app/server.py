@@ -328,7 +328,7 @@ def _page(request: Request, templates, state: State, errors: dict | None = None,
 
 
 def _page_error(request: Request, templates, state: State, step: str, message: str, status: int = 400, **where):
-    log.info("refused at %s: %s", step, message)
+    log.info("input refused at step %s", step)  # the message names values of the table: shown, never logged
     return _page(request, templates, state, {step: message, **{f"{step}-{k}": v for k, v in where.items()}},
                  status=status)
 
@@ -444,7 +444,7 @@ def _chart(points: list[dict]) -> dict:
     w, h, left, bottom = 640, 320, 56, 40
 
     def x(k):
-        return left + (w - left - 20) * (ks.index(k) / max(len(ks) - 1, 1))
+        return left + 24 + (w - left - 48) * (ks.index(k) / max(len(ks) - 1, 1))  # clear of the axis
 
     def y(v):
         return 20 + (h - bottom - 20) * (1 - v / top)

@@ -78,6 +78,13 @@ document.addEventListener("DOMContentLoaded", () => {
       poll(form, body.status, `/runs/${body.id}/cancel`, done);
     });
   }
+  // the chosen method's one-line description beside the list
+  const method = document.getElementById("method");
+  if (method) {
+    method.addEventListener("change", () => {
+      document.getElementById("method-help").textContent = method.selectedOptions[0].dataset.line;
+    });
+  }
   // a page opened while its run goes on
   for (const box of document.querySelectorAll("[data-poll]")) {
     poll(box, box.dataset.poll, box.dataset.cancel, () => location.reload());
