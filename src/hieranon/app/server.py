@@ -469,4 +469,5 @@ def _chart(points: list[dict]) -> dict:
                            "points": [{"x": x(k), "y": y(v)} for k, v in sorted(best.items())]})
     ticks = [{"x": x(k), "k": k} for k in ks]
     yticks = [{"y": y(top * f), "v": f"{top * f:.2f}"} for f in (0, 0.25, 0.5, 0.75, 1)]
-    return {"series": series, "bounds": bounds, "ticks": ticks, "yticks": yticks, "w": w, "h": h, "left": left, "bottom": bottom}
+    return {"series": series, "bounds": bounds, "ticks": ticks, "yticks": yticks, "w": w, "h": h, "left": left,
+            "bottom": bottom}
