@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -448,11 +447,6 @@ class Workbench:
             return AnonymizationSpec.from_config(load(config_path))
         except (ConfigError, HierarchyError, OSError, ValueError) as exc:
             raise AppError(str(exc).splitlines()[0]) from None
-
-    def command(self, config_name: str, output_name: str) -> str:
-        """The command line that reproduces a run from the downloaded configuration."""
-        table = self.table.name if self.table is not None else "TABLE"
-        return shlex.join(["hieranon", "anonymize", table, "--config", config_name, "-o", output_name])
 
 
 def methods() -> list[dict]:
