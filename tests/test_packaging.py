@@ -26,8 +26,8 @@ def test_package_data_ships_every_data_file():
     """A wheel holds only the non-Python files package-data names: a data file
     it misses works in a checkout and fails once installed."""
     globs = pyproject()["tool"]["setuptools"]["package-data"]["hieranon"]
-    files = [p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / "data").rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts]
+    files = [p.relative_to(PACKAGE).as_posix() for folder in ("data", "app") for p in (PACKAGE / folder).rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".py"]
     assert files
     assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
 

@@ -23,6 +23,7 @@ with the options given laid over it.
                        | --suppress) [-o FILE.csv]
     hieranon hierarchy check TABLE [--config FILE.yaml] [--qi NAME=FILE]...
     hieranon config-template | methods | prepare-kernels
+    hieranon app [TABLE] [--config FILE.yaml] [--port N] [--no-browser]
 
 Exit codes:
 
@@ -71,6 +72,7 @@ from .hierarchy import hierarchy_app
 from .info import config_template, experiments, methods
 from .kernels import prepare_kernels_command
 from .report import report_command
+from .workbench import app_command
 
 # Each command imports what it uses inside itself (no import cycle is hidden that way: tests/test_imports.py counts
 # these imports too): a command loads the report (matplotlib), the utility measures (scipy.sparse, scikit-learn),
@@ -104,6 +106,7 @@ app.command("config-template")(config_template)
 app.command()(methods)
 app.command()(experiments)
 app.command("prepare-kernels")(prepare_kernels_command)
+app.command("app")(app_command)
 
 
 def main(args: Optional[list[str]] = None) -> None:  # console-script entry point
