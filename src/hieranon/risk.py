@@ -14,16 +14,16 @@ quasi-identifiers, given a sampling fraction or a population size
 (:class:`PopulationModel`; 1 % assumed, and said, without either):
 
 * :func:`pitman` (Pitman 1996; Hoshino 2001), :func:`zayatz` (Zayatz 1991),
-  :func:`snb` (Chen & Keller-McNulty 1998), and :func:`dankar` (Dankar, El
-  Emam, Neisa & Roffey 2012's choice among them), computed as ARX 3.9 does.
+  :func:`snb` (Chen & Keller-McNulty 1998), and :func:`dankar` (Dankar et
+  al. 2012's choice among them), computed as ARX 3.9 does.
 
 Individual risk with sampling weights (Benedetti & Franconi 1998; Franconi
 & Polettini 2004; sdcMicro's ``indivRisk``): :func:`individual_risk` of a
 class from its sample frequency and its weight total, :func:`record_risk`
 per record; the global risk is their sum (expected re-identifications).
 
-Special uniques (Elliot, Manning, Mayes, Gurd & Bane 2002; SUDA2: Manning,
-Haglin & Keane 2008): :func:`special_uniques` finds the minimal sample
+Special uniques (Elliot, Manning & Ford 2002; SUDA2: Manning, Haglin &
+Keane 2008): :func:`special_uniques` finds the minimal sample
 uniques up to a size and scores each record (SUDA, DIS-SUDA) as
 :class:`SudaReport`.
 

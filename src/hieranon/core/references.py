@@ -180,6 +180,26 @@ REFERENCES: dict[str, Reference] = {
         ("El Emam",), 2013,
         "Guide to the de-identification of personal health information",
         "CRC Press (Auerbach)"),
+    "benedetti1998": Reference(
+        ("Benedetti", "Franconi"), 1998,
+        "Statistical and technological solutions for controlled data dissemination",
+        "Pre-proceedings of New Techniques and Technologies for Statistics (NTTS '98), Sorrento"),
+    "franconi2004": Reference(
+        ("Franconi", "Polettini"), 2004,
+        "Individual risk estimation in mu-Argus: a review",
+        "Privacy in Statistical Databases (PSD 2004), LNCS 3050"),
+    "elliot2002": Reference(
+        ("Elliot", "Manning", "Ford"), 2002,
+        "A computational algorithm for handling the special uniques problem",
+        "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems 10(5)"),
+    "manning2008": Reference(
+        ("Manning", "Haglin", "Keane"), 2008,
+        "A recursive search algorithm for statistical disclosure assessment",
+        "Data Mining and Knowledge Discovery 16(2)"),
+    "skinner2002": Reference(
+        ("Skinner", "Elliot"), 2002,
+        "A measure of disclosure risk for microdata",
+        "Journal of the Royal Statistical Society, Series B 64(4)"),
     # -- optimisation (the Lagrangian bounds and heuristic)
     "fisher1981": Reference(
         ("Fisher",), 1981,

@@ -2,8 +2,8 @@
 
 A *minimal sample unique* (MSU) of a record is a set of quasi-identifiers on
 which its values occur in no other record of the sample, while on every
-proper subset of the set they occur in some other record (Elliot, Manning,
-Mayes, Gurd & Bane 2002). A record with small MSUs, or many of them, is a
+proper subset of the set they occur in some other record (Elliot, Manning
+& Ford 2002). A record with small MSUs, or many of them, is a
 *special unique*: few facts single it out. SUDA2 (Manning, Haglin & Keane
 2008) finds the MSUs up to a maximum size; here the subsets of the
 quasi-identifiers are visited by size with whole-column numpy group-bys
@@ -17,7 +17,7 @@ when none of the sets one attribute smaller is unique for the record (the
 subsets of a non-unique set are not unique either).
 
 Scores follow sdcMicro's ``suda2`` (with ``original_scores=TRUE``, as
-Elliot et al. 2002 describe): an MSU of size ``k`` among ``ATT``
+Elliot, Manning & Ford 2002 describe): an MSU of size ``k`` among ``ATT``
 quasi-identifiers, searched up to size ``M``, scores
 ``prod_{i=k}^{min(M, ATT-1)} (ATT - i)`` (``(ATT-k)!`` when every size is
 searched, as sdcMicro does), and a record's SUDA score is the sum over its
