@@ -85,8 +85,8 @@ def _individual_note(r, s) -> str:
                 "is their sum.")
     if s is not None:
         out += (f" SUDA (Elliot, Manning & Ford 2002): minimal sample uniques of the input over sets of up to "
-                f"{s.max_size} of its {s.n_attributes} quasi-identifiers, scored as sdcMicro does; DIS-SUDA with the sampling "
-                f"fraction {s.dis:.4g}{' (assumed)' if s.dis_assumed else ''}.")
+                f"{s.max_size} of its {s.n_attributes} quasi-identifiers, scored as sdcMicro does; DIS-SUDA with the "
+                f"sampling fraction {s.dis:.4g}{' (assumed)' if s.dis_assumed else ''}.")
     return out
 
 
