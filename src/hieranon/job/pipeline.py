@@ -73,6 +73,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
               params: Mapping | None = None, lower_bound: bool = False, privacy: Sequence = (),
               sensitive: Sequence[str] = (), insensitive: Sequence[str] = (), strict_roles: bool = False,
               shuffle: bool = False, risk_threshold: float | None = None, max_suppression=None,
+              population=None, weight_column: str | None = None, suda_max_size: int | None = None,
               execution: str = "auto", progress: Callable[[ProgressEvent], None] | None = None,
               **method_params) -> AnonymizationResult:
     """k-anonymise ``df`` by generalising its quasi-identifiers.
@@ -143,6 +144,18 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
     risk_threshold : float
         Prosecutor risk above which a record is "at risk" (default ``1/k``
         of the largest k required).
+    population : PopulationModel
+        The population the table was sampled from
+        (:class:`hieranon.risk.PopulationModel`: a sampling fraction or a
+        size) for the journalist, marketer, population-uniqueness and
+        individual risk (default: a 1 % sample, assumed and said so).
+    weight_column : str
+        A column of sampling weights (how many people each record stands
+        for), published unchanged, for the individual risk (Benedetti &
+        Franconi 1998); default: every record weighs 1 / sampling fraction.
+    suda_max_size : int
+        Largest set of quasi-identifiers searched for special uniques
+        (:func:`hieranon.risk.special_uniques`; default 3).
     max_suppression : str, float or int
         Suppress at most this share (``"5%"``, ``0.05``) or number (``120``)
         of records, each only where that lowers the total distortion
@@ -181,7 +194,7 @@ def anonymize(df: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, 
         params={**(params or {}), **method_params},
         privacy=tuple(privacy or ()), sensitive=sensitive or (), insensitive=insensitive or (),
         strict=strict_roles, shuffle=shuffle, risk_threshold=risk_threshold, max_suppression=max_suppression,
-        execution=execution)
+        population=population, weight_column=weight_column, suda_max_size=suda_max_size, execution=execution)
     return run(df, spec, lower_bound=lower_bound, progress=progress)
 
 
