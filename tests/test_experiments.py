@@ -121,12 +121,12 @@ def test_missing_adult_is_one_line_exit_2(tmp_path):
 
 
 def test_adult_is_found_beside_the_checkout_as_the_tests_find_it(adult_path, monkeypatch):
-    from conftest import DEFAULT_ADULT
     from hieranon_experiments.core import beside_checkout, load_adult_for_experiments
 
-    if not (DEFAULT_ADULT / "adult.data").is_file():
+    default_adult = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult"  # as conftest.py finds it
+    if not (default_adult / "adult.data").is_file():
         pytest.skip("Adult is not beside the checkout here")
-    assert DEFAULT_ADULT.resolve() in [p.resolve() for p in beside_checkout()]
+    assert default_adult.resolve() in [p.resolve() for p in beside_checkout()]
     monkeypatch.delenv("HIERANON_ADULT_DIR", raising=False)
     assert len(load_adult_for_experiments().frame) == 45222
 

@@ -4,28 +4,15 @@ ISLR Wage as a data custodian would hold them."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 import hieranon
+from app_support import TOKEN, need
 
 DATA = Path(hieranon.__file__).parent / "data"
-TOKEN = "test-token"
-
-
-def need(module: str):
-    """``module`` imported; absent, a failure under CI (the test extra installs it), else a skip."""
-    try:
-        return __import__(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs {module} (pip install -e '.[test]' installs it)")
-        pytest.skip(f"{module} not installed (pip install -e '.[test]')")
-
-
 @pytest.fixture
 def client(tmp_path):
     """A TestClient of a fresh workbench (upload limit 64 kB) that sends the token."""

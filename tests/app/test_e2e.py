@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOKEN, need
+from app_support import TOKEN, need
 
 SHOTS = os.environ.get("HIERANON_APP_SCREENSHOTS")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import hieranon.app.runs as runs_module
-from conftest import TOKEN
+from app_support import TOKEN
 from hieranon.core.progress import stage
 
 

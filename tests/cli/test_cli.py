@@ -626,7 +626,7 @@ def test_each_command_lives_in_its_own_small_module():
         "report": "hieranon.cli.report", "hierarchy build": "hieranon.cli.hierarchy",
         "hierarchy check": "hieranon.cli.hierarchy", "config-template": "hieranon.cli.info",
         "methods": "hieranon.cli.info", "experiments": "hieranon.cli.info",
-        "prepare-kernels": "hieranon.cli.kernels"}
+        "prepare-kernels": "hieranon.cli.kernels", "app": "hieranon.cli.workbench"}
     package = Path(cli.__file__).parent
     sizes = {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")}
     assert Path(cli.__file__).name == "__init__.py" and len(sizes) > 1
