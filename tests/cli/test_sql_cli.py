@@ -21,6 +21,7 @@ from main_runner import run_main
 sa = pytest.importorskip("sqlalchemy")
 
 from hieranon.io.sql import SqlTable, column_types, database_url, read_sql  # noqa: E402
+from sql_support import table_names  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "hieranon" / "data"
 CONFIG = DATA / "patients.yaml"
@@ -41,15 +42,6 @@ def db(request, tmp_path) -> str:
         pd.read_csv(DATA / "patients.csv").to_sql(name, conn, if_exists="append", index=False)
     engine.dispose()
     return url, name
-
-
-def _tables(url: str) -> set[str]:
-    engine = sa.create_engine(database_url(url))
-    try:
-        with engine.connect() as conn:
-            return set(sa.inspect(conn).get_table_names())
-    finally:
-        engine.dispose()
 
 
 def test_round_trip_equals_the_csv_release(db, tmp_path, monkeypatch, capsys):
@@ -104,7 +96,7 @@ def test_existing_table_needs_force(db, monkeypatch, capsys):
     assert code == 0, err
     after = read_sql(SqlTable(url, f"{name}_out"))
     assert len(after) == len(before) and not after.equals(before)  # k=5 generalises further
-    assert {t for t in _tables(url) if t.startswith(f"{name}_out")} == {f"{name}_out"}
+    assert {t for t in table_names(url) if t.startswith(f"{name}_out")} == {f"{name}_out"}
 
 
 def test_a_refused_or_failed_run_leaves_no_table(db, tmp_path, monkeypatch, capsys):
@@ -114,7 +106,7 @@ def test_a_refused_or_failed_run_leaves_no_table(db, tmp_path, monkeypatch, caps
     code, _, err = run_main(monkeypatch, capsys, "anonymize", url, "--table", name, "--config", CONFIG, "-o", url,
                             "--output-table", target, "--strict", "--no-shuffle")
     assert code == 2 and "strict" in err
-    assert target not in _tables(url)
+    assert target not in table_names(url)
     # an exception in the middle of writing the rows: the transaction is rolled back, the report taken back
     import pandas.io.sql as pdsql
 
@@ -128,7 +120,7 @@ def test_a_refused_or_failed_run_leaves_no_table(db, tmp_path, monkeypatch, caps
     code, _, err = run_main(monkeypatch, capsys, "anonymize", url, "--table", name, "--config", CONFIG, "-o", url,
                             "--output-table", target, "--report", tmp_path / "r.html")
     assert code == 3 and "injected failure" in err
-    assert target not in _tables(url) and not (tmp_path / "r.html").exists()
+    assert target not in table_names(url) and not (tmp_path / "r.html").exists()
 
 
 #: Runs the CLI with the row writer stopping after its first rows: it says so in a file and waits to be killed.
@@ -175,8 +167,8 @@ def test_sigkill_mid_write_leaves_no_table_and_no_rows(db, tmp_path):
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-    assert target not in _tables(url)
-    assert not any(t.startswith(f"{target}_") for t in _tables(url))
+    assert target not in table_names(url)
+    assert not any(t.startswith(f"{target}_") for t in table_names(url))
 
 
 def _open_write_transaction(url: str) -> bool:
@@ -233,7 +225,7 @@ def test_bad_inputs_one_line_password_masked(db, tmp_path, monkeypatch, capsys):
         code, _, err = run_main(monkeypatch, capsys, *args)
         _one_error_line(code, err, *needles)
     assert not (tmp_path / "o.csv").exists()
-    assert not any(t.startswith(f"{name}_") for t in _tables(url))
+    assert not any(t.startswith(f"{name}_") for t in table_names(url))
 
 
 def test_password_never_in_the_output(postgres_url, tmp_path, monkeypatch, capsys):

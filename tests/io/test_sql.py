@@ -24,6 +24,7 @@ from hieranon.io.sql import (  # noqa: E402
     read_sql,
     write_sql,
 )
+from sql_support import table_names  # noqa: E402
 
 FRAME = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "age": [31, 45, 27, 60, 38],
                       "income": [1200.5, 3400.0, np.nan, 2100.25, 990.0], "city": ["x", "y", "x", None, "y"]})
@@ -42,15 +43,6 @@ def db_url(request, tmp_path):
 
 def _name() -> str:
     return f"t_{secrets.token_hex(4)}"
-
-
-def _tables(url: str) -> set[str]:
-    engine = sa.create_engine(database_url(url))
-    try:
-        with engine.connect() as conn:
-            return set(sa.inspect(conn).get_table_names())
-    finally:
-        engine.dispose()
 
 
 def test_write_then_read_round_trip_in_batches(db_url):
@@ -75,7 +67,7 @@ def test_existing_table_refused_then_replaced_atomically(db_url):
     assert len(read_sql(SqlTable(db_url, name))) == 5
     write_sql(FRAME.head(2), db_url, name, overwrite=True)
     assert read_sql(SqlTable(db_url, name))["id"].tolist() == ["a", "b"]
-    assert {t for t in _tables(db_url) if t.startswith(name)} == {name}  # no temporary table left
+    assert {t for t in table_names(db_url) if t.startswith(name)} == {name}  # no temporary table left
 
 
 def test_untouched_columns_keep_their_sql_types(tmp_path):
@@ -128,7 +120,7 @@ def test_a_failure_mid_write_leaves_the_database_as_it_was(db_url, monkeypatch):
     with pytest.raises(RuntimeError, match="injected"):
         write_sql(FRAME.head(1).assign(id="new"), db_url, kept, overwrite=True)
     monkeypatch.undo()
-    left = _tables(db_url)
+    left = table_names(db_url)
     assert name not in left and not any(t.startswith(f"{kept}_") for t in left)
     assert read_sql(SqlTable(db_url, kept))["id"].tolist() == FRAME["id"].tolist()  # the old table intact
 

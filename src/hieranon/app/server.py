@@ -126,14 +126,9 @@ def create_app(table: Path | None = None, config: Path | None = None, *, token: 
     async def table(request: Request):
         form = await request.form()
         try:
-            upload = form.get("upload")
-            if isinstance(upload, UploadFile) and upload.filename:
-                path = await _save_upload(state, upload, "table")
-                state.wb.load_table(path, Path(upload.filename).name)
-            elif str(form.get("path") or "").strip():
-                state.wb.load_table(Path(str(form["path"]).strip()).expanduser())
-            else:
-                raise AppError("give the path of a table or choose a file to upload")
+            path, uploaded = await _chosen_file(state, form, "table", "give the path of a table or choose a file "
+                                                                       "to upload")
+            state.wb.load_table(path, *([uploaded] if uploaded else []))
         except AppError as exc:
             return _page_error(request, templates, state, "load", str(exc))
         return _next(request, "roles")
@@ -142,14 +137,12 @@ def create_app(table: Path | None = None, config: Path | None = None, *, token: 
     async def config_form(request: Request):
         form = await request.form()
         try:
-            upload = form.get("upload")
-            if isinstance(upload, UploadFile) and upload.filename:
-                path = await _save_upload(state, upload, "config")
-                state.wb.load_config(path, Path(upload.filename).name, base=state.workdir)
-            elif str(form.get("path") or "").strip():
-                state.wb.load_config(Path(str(form["path"]).strip()).expanduser())
+            path, uploaded = await _chosen_file(state, form, "config", "give the path of a YAML configuration or "
+                                                                        "choose a file to upload")
+            if uploaded:
+                state.wb.load_config(path, uploaded, base=state.workdir)
             else:
-                raise AppError("give the path of a YAML configuration or choose a file to upload")
+                state.wb.load_config(path)
         except AppError as exc:
             return _page_error(request, templates, state, "load", str(exc))
         return _next(request, "roles")
@@ -313,6 +306,19 @@ def create_app(table: Path | None = None, config: Path | None = None, *, token: 
 
 
 # ---------------------------------------------------------------- helpers
+async def _chosen_file(state: State, form, kind: str, missing: str) -> tuple[Path, str | None]:
+    """The file a form names: an upload (saved in the session's folder; its
+    name beside) or a path on this computer; :class:`AppError` ``missing``
+    when it names neither."""
+    upload = form.get("upload")
+    if isinstance(upload, UploadFile) and upload.filename:
+        return await _save_upload(state, upload, kind), Path(upload.filename).name
+    text = str(form.get("path") or "").strip()
+    if not text:
+        raise AppError(missing)
+    return Path(text).expanduser(), None
+
+
 def _page(request: Request, templates, state: State, errors: dict | None = None, status: int = 200):
     wb = state.wb
     hints = {h.column: h for h in wb.hints()}
