@@ -153,6 +153,26 @@ def test_a_run_gives_the_release_the_command_line_reproduces(client, patients, t
     assert (folder / "patients-anonymised.csv").read_bytes() == release.content
 
 
+def test_risk_based_models_set_on_the_page_are_met_by_the_run(client, patients):
+    load_example(client, patients)
+    r = client.post("/requirements", data={"k": "3", "average_risk": "0.08", "population_uniqueness": "0.01",
+                                           "sampling_fraction": "0.05"})
+    assert r.status_code == 200, alerts(r.text)
+    raw = client.state.wb.raw
+    assert raw["risk_models"] == {"average_risk": 0.08, "population_uniqueness": 0.01}
+    assert raw["population"] == {"sampling_fraction": 0.05}
+    started = client.post("/runs", headers={"Accept": "application/json"}).json()
+    assert wait(client, started["id"])["state"] == "done"
+    result = client.state.runs[started["id"]].result
+    sizes = result.data.groupby(["gender", "age", "postcode", "date_of_birth"]).size()
+    assert len(sizes) / sizes.sum() <= 0.08  # the average risk, counted here
+    assert "average risk &lt;= 0.08" in client.get(f"/runs/{started['id']}").text
+    r = client.post("/requirements", data={"k": "3", "average_risk": "2"})
+    assert r.status_code == 400 and "average-risk" in alerts(r.text)[0]
+    client.post("/requirements", data={"k": "3"})  # emptied: the models are gone
+    assert "risk_models" not in client.state.wb.raw and "population" not in client.state.wb.raw
+
+
 def test_a_run_not_ready_says_what_is_missing(client, patients):
     client.post("/table", data={"path": str(patients[0])})
     r = client.post("/runs", headers={"Accept": "application/json"})

@@ -29,7 +29,7 @@ from starlette.datastructures import UploadFile
 from ..algorithms.registry import DEFAULT_METHOD, available_methods
 from .jobs import Job
 from .runs import CONFIG_NAME, Run, grid_points, grid_work, start_run
-from .workbench import BUILDERS, ROLE_CHOICES, AppError, Workbench, methods
+from .workbench import BUILDERS, RISK_FORM_KEYS, ROLE_CHOICES, AppError, Workbench, methods
 
 log = logging.getLogger("hieranon.app")
 
@@ -187,7 +187,9 @@ def create_app(table: Path | None = None, config: Path | None = None, *, token: 
                 max_suppression=str(form.get("max_suppression") or "").strip() or None,
                 risk_threshold=_number(form.get("risk_threshold"), "risk threshold", float),
                 l_diversity={a: _number(form.get(f"l-{a}"), f"l-diversity of {a}", float) for a in sensitive},
-                t_closeness={a: _number(form.get(f"t-{a}"), f"t-closeness of {a}", float) for a in sensitive})
+                t_closeness={a: _number(form.get(f"t-{a}"), f"t-closeness of {a}", float) for a in sensitive},
+                risk_models={key: _number(form.get(key), key.replace("_", " "), float) for key in RISK_FORM_KEYS},
+                sampling_fraction=_number(form.get("sampling_fraction"), "sampling fraction", float))
         except AppError as exc:
             return _page_error(request, templates, state, "requirements", str(exc))
         return _next(request, "run")

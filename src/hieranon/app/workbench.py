@@ -45,6 +45,8 @@ BUILDERS = {"intervals": "interval widths, e.g. 5,10,20", "mask": "code length, 
             "suppress": "(none: value -> *)"}
 #: The configuration's keys whose values are paths relative to the configuration file.
 _PATH_KEYS = ("hierarchy", "file")
+#: The risk-based models the requirements form sets (the configuration's ``risk_models`` keys)
+RISK_FORM_KEYS = ("average_risk", "population_uniqueness")
 
 
 class AppError(ValueError):
@@ -375,11 +377,24 @@ class Workbench:
 
     def set_requirements(self, *, k: int | None, method: str | None, max_suppression: str | None,
                          risk_threshold: float | None, l_diversity: dict[str, float],
-                         t_closeness: dict[str, float]) -> None:
-        """k, the method, the suppression budget, the risk threshold and the
-        privacy models of sensitive columns, checked as the configuration
-        checks them."""
+                         t_closeness: dict[str, float], risk_models: dict[str, float] | None = None,
+                         sampling_fraction: float | None = None) -> None:
+        """k, the method, the suppression budget, the risk threshold, the
+        privacy models of sensitive columns and the risk-based models
+        (``risk_models``: ``average_risk``, ``population_uniqueness``; with
+        the ``sampling_fraction`` they are estimated at), checked as the
+        configuration checks them."""
         raw = copy.deepcopy(self.raw)
+        given = {key: value for key, value in (risk_models or {}).items() if value is not None}
+        kept = {key: value for key, value in (raw.get("risk_models") or {}).items() if key not in RISK_FORM_KEYS}
+        if given or kept:
+            raw["risk_models"] = {**kept, **given}
+        else:
+            raw.pop("risk_models", None)
+        if sampling_fraction is not None:
+            raw["population"] = {"sampling_fraction": sampling_fraction}
+        elif "sampling_fraction" in (raw.get("population") or {}):
+            raw.pop("population", None)
         for key, value in (("k", k), ("method", method), ("max_suppression", max_suppression),
                            ("risk_threshold", risk_threshold)):
             if value in (None, ""):
@@ -401,6 +416,11 @@ class Workbench:
             raw.pop("privacy", None)
         self.check(raw)
         self.raw = raw
+
+    def risk_value(self, key: str):
+        """The configuration's risk-based model ``key`` (``''`` without one), for the form."""
+        value = (self.raw.get("risk_models") or {}).get(key)
+        return "" if value is None else value
 
     def privacy_value(self, attr: str, kind: str):
         for m in (self.raw.get("privacy") or {}).get(attr, []) or []:
