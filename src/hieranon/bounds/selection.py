@@ -115,14 +115,9 @@ def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch,
     a side's sorted units."""
     best_h, best_l = -1, -1
     for h in range(total_h + 1):
-        lo = max(k - h, 0)
         if share_hi <= 0 and h > 0:
             break
-        if 0 < share_hi < 1:
-            lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
-        hi = total_l
-        if share_lo > 0:
-            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        lo, hi = _other_range(h, k, share_lo, share_hi, total_l)
         if lo > hi:
             continue
         n_other = min(max(l_free, lo), hi)
@@ -173,18 +168,26 @@ def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo
 
 
 @kernel
-def _share_allows(h, n_other, k, share_lo, share_hi, total_l):
-    """Whether ``h`` positive and ``n_other`` other records make a selection
-    :func:`_best_counts` accepts (at least ``k``, the share kept), with its
-    bounds on ``n_other`` for that ``h``."""
-    if share_hi <= 0 and h > 0:
-        return False
+def _other_range(h, k, share_lo, share_hi, total_l):
+    """The numbers of other records a selection of ``h`` flagged ones may
+    hold: at least ``k`` in all, the share kept, at most ``total_l``
+    (``lo > hi`` when none)."""
     lo = max(k - h, 0)
     if 0 < share_hi < 1:
         lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
     hi = total_l
     if share_lo > 0:
         hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+    return lo, hi
+
+
+@kernel
+def _share_allows(h, n_other, k, share_lo, share_hi, total_l):
+    """Whether ``h`` positive and ``n_other`` other records make a selection
+    :func:`_best_counts` accepts (at least ``k``, the share kept)."""
+    if share_hi <= 0 and h > 0:
+        return False
+    lo, hi = _other_range(h, k, share_lo, share_hi, total_l)
     return lo <= n_other <= hi
 
 
@@ -267,12 +270,7 @@ def share_floor(k, share_lo, share_hi, neg, neg_sum, least, top, total):
     for h in range(total[1] + 1):
         if share_hi <= 0 and h > 0:
             break
-        lo = max(k - h, 0)
-        if 0 < share_hi < 1:
-            lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
-        hi = total[0]
-        if share_lo > 0:
-            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        lo, hi = _other_range(h, k, share_lo, share_hi, total[0])
         if lo <= hi:
             n_other = min(max(neg[0], lo), hi)
             value = (_side_floor(h, neg[1], neg_sum[1], least[1], top[1])
