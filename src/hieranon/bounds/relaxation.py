@@ -19,8 +19,13 @@ from ..core.jit import kernel
 from .distinct import gather_nodes
 from .selection import balanced_node
 
-__all__ = ["RELAXATION_CHUNKS", "Relaxation"]
+__all__ = ["RELAXATION_CHUNKS", "UNCONSTRAINED_SCREEN", "Relaxation"]
 
+
+#: A node whose best selection without the share constraint costs more than
+#: this share of its terms' magnitudes is left closed without the constrained
+#: search (whose value is no lower): well above the rounding of either sum.
+UNCONSTRAINED_SCREEN = 1e-9
 
 #: The relaxation of more than 100,000 nodes is evaluated in this many node
 #: ranges (in numba's threads), whatever the number of threads.
@@ -96,7 +101,8 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
     already make the selection non-negative is left closed unread (a share
     constraint only raises a node's best value: the screen holds). With
     ``share_lo > 0`` or ``share_hi < 1`` a selection must also hold that
-    share of ``positive`` records (:func:`balanced_node`)."""
+    share of ``positive`` records (:func:`balanced_node`), searched only where
+    the best selection without it has a negative reduced cost."""
     balanced = share_lo > 0 or share_hi < 1
     total = 0.0
     for x in range(lo, hi):
@@ -112,13 +118,8 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
         near_val[g] = 0.0
         if neg == 0 or (neg + n_near < k and value + v_near + (k - neg - n_near) * margin >= 0):
             continue
-        if balanced:
-            best = balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned)
-            if best < 0:
-                total += best
-                opened[g] = True
-            continue
         nbuf = 0
+        spread = -value  # the sum of the selection's terms' magnitudes: what rounding is relative to
         if neg < k:
             # the k - neg cheapest other records (insertion into a sorted buffer)
             need = k - neg
@@ -139,11 +140,21 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
             for j in range(nbuf):
                 take = min(left, weights[bufu[j]])
                 value += take * bufv[j]
+                spread += take * bufv[j]
                 left -= take
                 if left == 0:
                     break
             if left > 0:
                 continue
+        if balanced:
+            # the share only raises the best value: a node closed without it (beyond rounding) stays closed
+            if value > UNCONSTRAINED_SCREEN * spread:
+                continue
+            best = balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned)
+            if best < 0:
+                total += best
+                opened[g] = True
+            continue
         if value >= 0:
             continue
         total += value

@@ -15,7 +15,11 @@ import numpy as np
 
 from ..core.jit import kernel
 
-__all__ = ["balanced_choice", "balanced_node"]
+__all__ = ["FLOOR_ROUNDING", "balanced_choice", "balanced_node", "share_floor"]
+
+#: :func:`balanced_node` leaves a node closed when :func:`share_floor` exceeds
+#: this share of the magnitudes summed: well above the rounding of any sum.
+FLOOR_ROUNDING = 1e-9
 
 
 @kernel
@@ -111,14 +115,9 @@ def _best_counts(k, share_lo, share_hi, h_top, l_free, total_h, total_l, wh, ch,
     a side's sorted units."""
     best_h, best_l = -1, -1
     for h in range(total_h + 1):
-        lo = max(k - h, 0)
         if share_hi <= 0 and h > 0:
             break
-        if 0 < share_hi < 1:
-            lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
-        hi = total_l
-        if share_lo > 0:
-            hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+        lo, hi = _other_range(h, k, share_lo, share_hi, total_l)
         if lo > hi:
             continue
         n_other = min(max(l_free, lo), hi)
@@ -169,11 +168,143 @@ def balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo
 
 
 @kernel
+def _other_range(h, k, share_lo, share_hi, total_l):
+    """The numbers of other records a selection of ``h`` flagged ones may
+    hold: at least ``k`` in all, the share kept, at most ``total_l``
+    (``lo > hi`` when none)."""
+    lo = max(k - h, 0)
+    if 0 < share_hi < 1:
+        lo = max(lo, int(np.ceil(h * (1 - share_hi) / share_hi - 1e-9)))
+    hi = total_l
+    if share_lo > 0:
+        hi = min(hi, int(np.floor(h * (1 - share_lo) / share_lo + 1e-9)) if share_lo < 1 else 0)
+    return lo, hi
+
+
+@kernel
+def _share_allows(h, n_other, k, share_lo, share_hi, total_l):
+    """Whether ``h`` positive and ``n_other`` other records make a selection
+    :func:`_best_counts` accepts (at least ``k``, the share kept)."""
+    if share_hi <= 0 and h > 0:
+        return False
+    lo, hi = _other_range(h, k, share_lo, share_hi, total_l)
+    return lo <= n_other <= hi
+
+
+@kernel
+def _side_sum(g, c, price, members, starts, weights, positive, side, n_units):
+    """The reduced cost of every negative record of one side of node ``g``,
+    summed cheapest unit first (ties in member order), as
+    :func:`_sorted_prefix` accumulates it."""
+    unit = np.empty(n_units, dtype=np.int64)
+    red = np.empty(n_units)
+    j = 0
+    for i in range(starts[g], starts[g + 1]):
+        t = members[i]
+        r = c - price[t]
+        if weights[t] != 0 and r < 0 and (1 if positive[t] else 0) == side:
+            unit[j] = t
+            red[j] = r
+            j += 1
+    order = np.argsort(red, kind="mergesort")
+    total = 0.0
+    for i in order:
+        total = total + weights[unit[i]] * red[i]
+    return total
+
+
+@kernel
+def _side_stats(g, c, price, members, starts, weights, positive):
+    """Per side of node ``g`` (index 1: flagged), over its members of some
+    weight: the weight and sum of the reduced costs of those of negative
+    reduced cost, the number of their units, the least other reduced cost
+    (inf if none), the greatest negative one (-inf if none) and the weight of all."""
+    neg = np.zeros(2, dtype=np.int64)
+    neg_sum = np.zeros(2)
+    n_units = np.zeros(2, dtype=np.int64)
+    least = np.full(2, np.inf)
+    top = np.full(2, -np.inf)
+    total = np.zeros(2, dtype=np.int64)
+    for i in range(starts[g], starts[g + 1]):
+        t = members[i]
+        w = weights[t]
+        if w == 0:
+            continue
+        s = 1 if positive[t] else 0
+        r = c - price[t]
+        total[s] += w
+        if r < 0:
+            neg[s] += w
+            neg_sum[s] += w * r
+            n_units[s] += 1
+            if r > top[s]:
+                top[s] = r
+        elif r < least[s]:
+            least[s] = r
+    return neg, neg_sum, n_units, least, top, total
+
+
+@kernel
+def _side_floor(x, neg, neg_sum, least, top):
+    """A lower bound of the reduced cost of a side's ``x`` cheapest records
+    (their sum is convex in ``x``): its negative records' sum, plus its least
+    other reduced cost for each record past them, or minus its greatest
+    negative one for each record short of them."""
+    if x > neg:
+        return neg_sum + (x - neg) * least
+    if x < neg:
+        return neg_sum - (neg - x) * top
+    return neg_sum
+
+
+@kernel
+def share_floor(k, share_lo, share_hi, neg, neg_sum, least, top, total):
+    """A lower bound of :func:`balanced_choice`'s value from each side's
+    aggregates (:func:`_side_stats`, :func:`_side_floor`), minimised over
+    the number ``h`` of flagged records the share allows and, for each,
+    the other records nearest the negative ones (inf when the share allows
+    none). Once ``h`` is past the negative flagged records and ``k``, and
+    the share allows every negative other record, the bound no longer
+    falls: the search stops at the first such ``h``."""
+    best = np.inf
+    for h in range(total[1] + 1):
+        if share_hi <= 0 and h > 0:
+            break
+        lo, hi = _other_range(h, k, share_lo, share_hi, total[0])
+        if lo <= hi:
+            n_other = min(max(neg[0], lo), hi)
+            value = (_side_floor(h, neg[1], neg_sum[1], least[1], top[1])
+                     + _side_floor(n_other, neg[0], neg_sum[0], least[0], top[0]))
+            best = min(best, value)
+            if h >= max(neg[1], k) and hi >= neg[0]:
+                break
+    return best
+
+
+@kernel
 def balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned):
     """:func:`balanced_choice` of a node in the relaxation
     (:mod:`hieranon.bounds.relaxation`): the best negative selection's
     reduced cost (0 if none), its records added to ``assigned`` (rounding
-    lenient: the bound stays valid)."""
+    lenient: the bound stays valid). Two shortcuts give the same answer
+    first: where the node's negative records alone hold ``k`` records and
+    the share, they are the selection (fewer flagged records drop negative
+    ones, more add none of negative cost; same sum, same order); where
+    :func:`share_floor` is non-negative (beyond :data:`FLOOR_ROUNDING` of
+    the sums' magnitudes), the node stays closed."""
+    neg, neg_sum, n_units, least, top, total = _side_stats(g, c, price, members, starts, weights, positive)
+    h, n_other = neg[1], neg[0]
+    if h + n_other >= k and _share_allows(h, n_other, k, share_lo, share_hi, total[0]):
+        value = (_side_sum(g, c, price, members, starts, weights, positive, 1, n_units[1])
+                 + _side_sum(g, c, price, members, starts, weights, positive, 0, n_units[0]))
+        for i in range(starts[g], starts[g + 1]):
+            t = members[i]
+            if c - price[t] < 0:
+                assigned[t] += weights[t]
+        return value
+    floor = share_floor(k, share_lo, share_hi, neg, neg_sum, least, top, total)
+    if floor > FLOOR_ROUNDING * (abs(neg_sum[0]) + abs(neg_sum[1]) + abs(floor)):
+        return 0.0
     best, best_h, best_l, uh, ul = balanced_choice(g, c, price, members, starts, weights, positive, k, share_lo,
                                                     share_hi, 0.0)
     if best_h >= 0:
