@@ -497,6 +497,22 @@ def _valid(value: float) -> float:
 # -- Dankar et al. 2012
 
 
+def _dankar_rule(sampling_fraction: float, has_uniques: bool, value: Callable[[str], float]) -> tuple[float, str]:
+    """Dankar et al. 2012's choice among the estimates ``value(name)`` gives
+    (each asked for only when the rule needs it)."""
+    if not has_uniques:
+        return 0.0, "none"
+    if sampling_fraction <= 0.1:
+        estimate = value("pitman")
+        if estimate != 0.0:
+            return estimate, "pitman"
+        return value("zayatz"), "zayatz"
+    s, z = value("snb"), value("zayatz")
+    if s != 0.0 and not z < s:
+        return s, "snb"
+    return z, "zayatz"
+
+
 def dankar(class_sizes, population: int) -> tuple[float, str]:
     """The estimate Dankar et al. 2012 recommend, as a share
     of the population, and the model chosen: Pitman when the sampling fraction
@@ -504,17 +520,9 @@ def dankar(class_sizes, population: int) -> tuple[float, str]:
     the smaller of Zayatz and SNB (Zayatz when SNB gives none)."""
     sizes, counts = size_frequencies(class_sizes)
     n = float((sizes * counts).sum())
-    if not counts[sizes == 1].sum():
-        return 0.0, "none"
-    if n / float(population) <= 0.1:
-        value = pitman(class_sizes, population)
-        if value != 0.0:
-            return value, "pitman"
-        return zayatz(class_sizes, population), "zayatz"
-    s, z = snb(class_sizes, population), zayatz(class_sizes, population)
-    if s != 0.0 and not z < s:
-        return s, "snb"
-    return z, "zayatz"
+    estimators = {"pitman": pitman, "zayatz": zayatz, "snb": snb}
+    return _dankar_rule(n / float(population), bool(counts[sizes == 1].sum()),
+                        lambda name: estimators[name](class_sizes, population))
 
 
 @dataclass(frozen=True)
@@ -540,11 +548,13 @@ def estimate(class_sizes, sampling_fraction: float | None = None,
     sizes, counts = size_frequencies(class_sizes)
     n = int((sizes * counts).sum())
     big_n = population_size(n, sampling_fraction, population)
-    d, model = dankar(class_sizes, big_n)
+    values = {"pitman": pitman(class_sizes, big_n), "zayatz": zayatz(class_sizes, big_n),
+              "snb": snb(class_sizes, big_n)}  # each solved once: the rule below picks among them
+    fraction = n / big_n if big_n else 0.0
+    d, model = _dankar_rule(fraction, bool(counts[sizes == 1].sum()), values.__getitem__)
     return PopulationEstimates(
-        sample_size=n, population_size=big_n, sampling_fraction=n / big_n if big_n else 0.0,
-        sample_uniques=sample_uniqueness(class_sizes), pitman=pitman(class_sizes, big_n),
-        zayatz=zayatz(class_sizes, big_n), snb=snb(class_sizes, big_n), dankar=d, dankar_model=model)
+        sample_size=n, population_size=big_n, sampling_fraction=fraction,
+        sample_uniques=sample_uniqueness(class_sizes), dankar=d, dankar_model=model, **values)
 
 
 def population_uniqueness(class_sizes, sampling_fraction: float, estimator: str) -> float:
