@@ -164,8 +164,9 @@ def anonymize(
     if workers is not None and workers < 1:
         die(f"--workers {workers}: expected a whole number >= 1")
     try:
-        input = table_source(input, table, query, config=config)
-        output = _output_target(output, output_table, config)
+        cfg = read_config(config)  # read once: it may name the input and output tables
+        input = table_source(input, table, query, config=cfg)
+        output = _output_target(output, output_table, cfg)
     except known_errors() as exc:  # a configuration that cannot be read names its key
         die(one_line(exc))
     # streamed in blocks, never whole in memory: a Parquet dataset directory, a database table
@@ -182,7 +183,6 @@ def anonymize(
                     from ..algorithms.partition import probe_scheduler
                     probe_scheduler(scheduler)
                 budget = _budget_option(max_suppression)
-                cfg = read_config(config)
                 population_table = read_population_table(population_table, encoding, population, cfg)
                 risk_models = risk_options(k_map, delta_presence, average_risk, population_table,
                                            population_uniqueness, sampling_fraction, population)
@@ -271,7 +271,7 @@ def anonymize(
     raise typer.Exit(EXIT_OK)
 
 
-def _output_target(output: Optional[str], output_table: Optional[str], config: Optional[Path] = None):
+def _output_target(output: Optional[str], output_table: Optional[str], config=None):
     """``-o``: a file path, or a database table (a URL with
     ``--output-table``); without it, the configuration's ``output``."""
     from ..io.sql import SqlTable, is_database_url, mask_url

@@ -88,10 +88,10 @@ def check(
         from ..privacy import RiskModel, assess_privacy
         from ..evaluation.risk import assess
         from ..job.problem import build_problem
-        input = table_source(input, table, query, config=config)
+        cfg = read_config(config)  # read once: it may name the input table
+        input = table_source(input, table, query, config=cfg)
         data = read_checked(input, encoding, True)
         require_rows(data, input)
-        cfg = read_config(config)
         spec = build_spec(cfg, qi, k, require, missing=missing, beta=beta, risk_threshold=risk_threshold,
                           sampling_fraction=sampling_fraction, population=population,
                           population_table=read_population_table(population_table, encoding, population, cfg),

@@ -238,7 +238,7 @@ def evaluate(
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
-        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, config)
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics

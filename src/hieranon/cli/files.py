@@ -17,12 +17,10 @@ if TYPE_CHECKING:
     from ..job.config import Config
 
 
-def configured(config: Optional[Path], key: str, what: str):
+def configured(config: Optional[Config], key: str, what: str):
     """The configuration's ``key`` (``input`` or ``output``: a path or a
     database table), for a command line that names no ``what``."""
-    from ..job.config import load
-
-    ref = getattr(load(config), key, None) if config is not None else None
+    ref = getattr(config, key, None)
     if ref is None:
         raise UsageError(f"no {what}: give it on the command line, or name it under '{key}:' in the configuration "
                          "(--config FILE.yaml)")
@@ -31,7 +29,7 @@ def configured(config: Optional[Path], key: str, what: str):
 
 def table_source(text: Optional[str], table: Optional[str] = None, query: Optional[str] = None, *,
                  what: str = "INPUT", table_option: str = "--table", query_option: Optional[str] = "--query",
-                 config: Optional[Path] = None, key: str = "input") -> Path | SqlTable:
+                 config: Optional[Config] = None, key: str = "input") -> Path | SqlTable:
     """A table argument: a file path, or a database table (a URL with
     ``table_option`` or ``query_option``); without one, the configuration's
     ``key`` (:func:`configured`). A URL without either option, or those
@@ -56,7 +54,7 @@ def table_source(text: Optional[str], table: Optional[str] = None, query: Option
 
 
 def table_sources(original: Optional[str], table: Optional[str], query: Optional[str], anonymised: Optional[str],
-                  anonymised_table: Optional[str], config: Optional[Path] = None) -> tuple:
+                  anonymised_table: Optional[str], config: Optional[Config] = None) -> tuple:
     """ORIGINAL and ANONYMISED of evaluate and report, each a file or a
     database table (:func:`table_source`); without them, the
     configuration's ``input`` and ``output``."""

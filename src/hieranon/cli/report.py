@@ -101,12 +101,12 @@ def report_command(
         from ..io import write_text
         from ..report import render_report
 
-        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, config)
+        cfg = read_config(config)  # read once: it may name ORIGINAL and ANONYMISED
+        original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
         checked_options(k, None, missing, beta, risk_threshold)
         check_suppressed(suppressed)
         doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
         with status(quiet or as_json, doing + "..."):
-            cfg = read_config(config)
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                               weight_column=weight, suda_max_size=suda_max_size,
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
