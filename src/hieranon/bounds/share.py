@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from ..privacy import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+
 __all__ = ["share_constraint", "tightest_share"]
 
 
@@ -48,15 +50,14 @@ def _interval(model) -> tuple[float, float] | None:
         return p - inner.t, p + inner.t
     if kind != "l-diversity":
         return None
-    variant = type(inner).__name__
     diversity = float(inner.l)
-    if variant == "DistinctLDiversity" and diversity >= 2:
+    if isinstance(inner, DistinctLDiversity) and diversity >= 2:
         eps = 0.5 / max(float(np.asarray(model.counts).sum()), 1.0)  # below one record of the largest class
         return eps, 1 - eps
-    if variant == "EntropyLDiversity" and diversity > 1:
+    if isinstance(inner, EntropyLDiversity) and diversity > 1:
         low = _entropy_share(diversity)
         return low, 1 - low
-    if variant == "RecursiveCLDiversity" and diversity == 2:
+    if isinstance(inner, RecursiveCLDiversity) and diversity == 2:
         c = float(inner.c)
         return 1 / (1 + c), c / (1 + c)
     return None
