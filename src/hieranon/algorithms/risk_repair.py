@@ -160,7 +160,6 @@ def _repair_global(models, s: _Classes) -> None:
     none = np.iinfo(np.int64).max
     best_cost = np.full(n, none, dtype=np.int64)
     best = np.full(n, -1, dtype=np.int64)
-    best_tup = np.zeros_like(s.T)
 
     def mover(c) -> bool:
         return below is None or s.size[c] < below
@@ -172,7 +171,7 @@ def _repair_global(models, s: _Classes) -> None:
         cand, inc = s.costs(c)
         if len(cand):
             i = int(np.argmin(inc))
-            best_cost[c], best[c], best_tup[c] = inc[i], cand[i], s.merged(c, cand[i:i + 1])[0]
+            best_cost[c], best[c] = inc[i], cand[i]
         else:
             best_cost[c], best[c] = none, -1
 
@@ -189,7 +188,9 @@ def _repair_global(models, s: _Classes) -> None:
         if best_cost[c] == none:  # nothing left that can help (the whole table is one class: feasible, checked)
             return
         d = int(best[c])
-        kept = s.merge(c, d, best_tup[c].copy(), best_cost[c])
+        # the tuples of c and d are those best[c] was priced on: a class whose best partner or own
+        # tuple changed searched again, so the merged tuple is built only for the merge made
+        kept = s.merge(c, d, s.merged(c, np.array([d]))[0], best_cost[c])
         gone = {c, d} - {kept}
         best_cost[list(gone)] = none
         search(kept)
@@ -203,7 +204,6 @@ def _repair_global(models, s: _Classes) -> None:
         if below is not None:
             better &= s.size[cand] < below
         best_cost[cand[better]], best[cand[better]] = inc[better], kept
-        best_tup[cand[better]] = s.merged(kept, cand[better])
 
 
 def enforce_risk(problem, codes: np.ndarray, suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
