@@ -127,3 +127,18 @@ def test_the_files_weight_column_drives_the_individual_risk(wage, tmp_path):
     plain = json.loads(run("anonymize", path, "--config", cfg, "-o", tmp_path / "p.dta", "--json",
                            "--insensitive", "weight").stdout)["risk"]["individual_risk"]
     assert plain["weights"] != figures["weights"] and plain["highest"] != figures["highest"]
+
+
+def test_a_generalised_value_never_takes_a_code_already_in_use(tmp_path):
+    """A code without a label (3 here, the next after the labelled 1 and 2)
+    stays itself; '*' gets a code above it, so the two never read back as one."""
+    src = tmp_path / "coded.dta"
+    df = pd.DataFrame({"g": [1.0, 2.0, 3.0, 1.0], "x": [1.0, 2.0, 3.0, 4.0]})
+    pyreadstat.write_dta(df, str(src), variable_value_labels={"g": {1: "one", 2: "two"}})
+    read = read_table(src)
+    assert read["g"].tolist() == ["one", "two", "3", "one"]
+    read.loc[1, "g"] = "*"
+    out = write_table(read, tmp_path / "out.dta", source=src)
+    back, meta = pyreadstat.read_dta(str(out))
+    star = [k for k, v in meta.variable_value_labels["g"].items() if v == "*"]
+    assert star == [4] and back["g"].tolist() == [1.0, 4.0, 3.0, 1.0]

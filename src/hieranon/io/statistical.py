@@ -96,15 +96,12 @@ def _whole(col: pd.Series) -> pd.Series:
 
 
 def _decoded(col: pd.Series, codes: Mapping) -> pd.Series:
-    """A coded column as its labels (a code without one as its number, printed)."""
+    """A coded column as its labels (a code without one as its number,
+    printed); each distinct code is looked up once."""
     by_code = {float(k): str(v) for k, v in codes.items()}
-
-    def label(x):
-        if pd.isna(x):
-            return None
-        return by_code.get(float(x), str(int(x)) if float(x).is_integer() else str(x))
-
-    return pd.Series([label(x) for x in col], index=col.index, dtype=object)
+    printed = {x: by_code.get(float(x), str(int(x)) if float(x).is_integer() else str(x))
+               for x in pd.unique(col.dropna())}
+    return col.map(printed).astype(object).where(col.notna(), None)
 
 
 def read_statistical(path, kind: str | None = None) -> pd.DataFrame:
@@ -123,27 +120,36 @@ def read_statistical(path, kind: str | None = None) -> pd.DataFrame:
 
 def _encoded(col: pd.Series, codes: Mapping) -> tuple[pd.Series, dict]:
     """A labelled column's values back to codes; values that are not labels
-    (generalised ones) get the next free codes. Returns (codes, value labels)."""
+    (generalised ones) get the next free codes, in the order they first
+    appear. Returns (codes, value labels)."""
     by_label = {str(v): k for k, v in codes.items()}
     labels = dict(codes)
-    next_code = int(max((float(k) for k in codes), default=0)) + 1
-    out = []
-    for x in col:
-        if x is None or (not isinstance(x, str) and pd.isna(x)):
-            out.append(np.nan)
-            continue
+    present = col[col.notna()]
+    distinct = pd.unique(present)  # each distinct value once
+    numbers = [float(v) for v in map(str, distinct) if v not in by_label and _is_number(v)]
+    next_code = int(max([float(k) for k in codes] + numbers, default=0)) + 1  # above every code in use
+    code_of = {}
+    for x in distinct:
         text = str(x)
         if text not in by_label:
-            try:
+            if _is_number(text):
                 code = float(text)  # a code that never had a label
-            except ValueError:
+            else:
                 code = next_code
                 next_code += 1
                 labels[code] = text
             by_label[text] = code
-        out.append(float(by_label[text]))
-    return (pd.Series(out, index=col.index, dtype="float64"),
+        code_of[x] = float(by_label[text])
+    return (present.map(code_of).astype("float64").reindex(col.index),
             {int(k) if float(k).is_integer() else k: v for k, v in labels.items()})
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _writable(col: pd.Series) -> pd.Series:
@@ -152,7 +158,10 @@ def _writable(col: pd.Series) -> pd.Series:
         return col.astype("float64")
     if pd.api.types.is_numeric_dtype(col):
         return col.astype("float64")
-    return col.map(lambda x: None if x is None or (not isinstance(x, str) and pd.isna(x)) else str(x)).astype(object)
+    present = col.notna()
+    out = col.astype(object).where(present, None)
+    out[present] = out[present].astype(str)
+    return out
 
 
 def write_statistical(df: pd.DataFrame, path, kind: str, labels: Labels | None = None) -> None:
