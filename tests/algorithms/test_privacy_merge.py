@@ -371,13 +371,39 @@ def test_merge_options_price_every_merge_as_the_tuples_lca(case, data):
     codes = KACA1().solve(replace(problem, privacy=[])).codes
     s = _State(problem, codes)
     c = data.draw(st.integers(0, len(s.size) - 1))
-    cand, gL, inc, fixes = s.merge_options(c)
+    cand, gL, inc = s.merge_options(c)
     assert cand.tolist() == [e for e in range(len(s.size)) if e != c]
     L = s.lca_rows(s.T[c], s.T[cand])
     assert np.array_equal(gL, s.tuple_cost(L))
     assert np.array_equal(inc, s.size[c] * (gL - s.gT[c]) + s.size[cand] * (gL - s.gT[cand]))
     for i, e in enumerate(cand):
         assert np.array_equal(s.merged_tuple(c, int(e)), L[i])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data(), st.integers(1, 4))
+def test_best_merge_is_the_cheapest_repairing_merge_of_all(case, data, batch):
+    """The best merge, found by checking the cheapest partners first, is
+    the one a check of every partner finds: least cost per violation
+    repaired (half for a violating partner both repair), ties by position."""
+    from hieranon.algorithms import privacy_merge
+
+    enc, problem, _ = private_problem(case, data)
+    codes = KACA1().solve(replace(problem, privacy=[])).codes
+    s = _State(problem, codes)
+    c = data.draw(st.integers(0, len(s.size) - 1))
+    cand, _, inc = s.merge_options(c)
+    fixes = s.ok_all([h[c] + h[cand] for h in s.hist])
+    per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
+    want = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
+    saved = privacy_merge.MERGE_BATCH
+    privacy_merge.MERGE_BATCH = batch  # small batches: the fall-back to every partner is taken too
+    try:
+        got, price = s.best_merge(c, cand, inc)
+    finally:
+        privacy_merge.MERGE_BATCH = saved
+    assert got == want
+    assert price == (per_fix[want] if want >= 0 else np.inf)
 
 
 @given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45), st.data())

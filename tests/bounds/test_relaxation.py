@@ -64,3 +64,37 @@ def test_one_pass_touch_is_the_pass_per_node_range(data):
     assert got_n.tolist() == want_n
     for a, b in zip(want, got):
         assert np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_relaxed_value_does_not_depend_on_the_pieces(data):
+    """The touched nodes are settled in pieces (numba's threads); the value,
+    the records placed and the nodes opened are the same, bit for bit, for
+    any number of pieces, with and without a share constraint."""
+    from hieranon.bounds.relaxation import Relaxation
+
+    n_units = data.draw(st.integers(1, 12))
+    k = data.draw(st.integers(1, 4))
+    n_nodes = data.draw(st.integers(1, 30))
+    sets = [sorted(data.draw(st.sets(st.integers(0, n_units - 1), min_size=1, max_size=n_units)))
+            for _ in range(n_nodes)]
+    members = np.array([t for s in sets for t in s], dtype=np.int64)
+    starts = np.zeros(n_nodes + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(s) for s in sets])
+    node_cost = np.array(data.draw(st.lists(st.integers(0, 30), min_size=n_nodes, max_size=n_nodes)), dtype=np.int64)
+    weights = np.array(data.draw(st.lists(st.integers(1, 4), min_size=n_units, max_size=n_units)), dtype=np.int64)
+    own = np.zeros(n_units)
+    share = None
+    if data.draw(st.booleans()):
+        flags = np.array(data.draw(st.lists(st.booleans(), min_size=n_units, max_size=n_units)), dtype=np.int8)
+        share = (flags, data.draw(st.sampled_from([0.0, 0.2, 0.4])), data.draw(st.sampled_from([0.6, 0.8, 1.0])))
+    price = np.array(data.draw(st.lists(st.floats(0, 35, allow_nan=False), min_size=n_units, max_size=n_units)))
+    relaxation = Relaxation(members, starts, node_cost, own, weights, k, data.draw(st.sampled_from([0.0, 3.0])), share)
+    outcomes = []
+    for pieces in (1, 3, 64):
+        relaxation.pieces = pieces
+        value, assigned, opened = relaxation(price)
+        outcomes.append((value, assigned.tolist(), opened.tolist()))
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]

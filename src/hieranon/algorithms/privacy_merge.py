@@ -82,6 +82,9 @@ MAX_CANDIDATE_CELLS = 4_000_000
 MIN_CANDIDATES = 2_000
 #: A swap sample of a large class leaves room for this many partners per row.
 MIN_PARTNERS = 16
+#: Merge partners of a violating class checked against the models first
+#: (the cheapest); the others only when none of them repairs it.
+MERGE_BATCH = 64
 
 __all__ = ["enforce", "enforce_checked", "enforce_info", "repair_and_improve", "repair_solution", "tighten", "NEAR",
            "MAX_DISSOLVE"]
@@ -204,16 +207,40 @@ class _State:
 
     # ------------------------------------------------------------ merges
     def merge_options(self, c: int):
-        """Every other alive class: ids, costs of the merged tuples, costs of
-        the merges, and whether the merge satisfies every model (the merged
-        tuple of ``cand[i]``: :meth:`merged_tuple`)."""
+        """Every other alive class: ids, costs of the merged tuples and costs
+        of the merges (the merged tuple of ``cand[i]``: :meth:`merged_tuple`)."""
         cand = np.flatnonzero(self.alive)
         cand = cand[cand != c]
         gL = np.empty(len(cand), dtype=np.int64)
         inc = np.empty(len(cand), dtype=np.int64)
         K.merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
-        fixes = self.ok_all([h[c] + h[cand] for h in self.hist])
-        return cand, gL, inc, fixes
+        return cand, gL, inc
+
+    def merge_fixes(self, c: int, cand: np.ndarray) -> np.ndarray:
+        """Does the merge of ``c`` with each of ``cand`` satisfy every model?"""
+        return self.ok_all([h[c] + h[cand] for h in self.hist])
+
+    def best_merge(self, c: int, cand: np.ndarray, inc: np.ndarray) -> tuple[int, float]:
+        """The merge that repairs ``c`` at the least cost per violation it
+        repairs (a merge with another violating class that fixes both
+        repairs two: half its cost), ties by position: ``(index into cand,
+        cost per violation)``, or ``(-1, inf)`` when no merge repairs ``c``.
+        Only the cheapest candidates are checked against the models, more
+        only when none of them repairs ``c``: whether a candidate repairs
+        decides its price only by ruling it out."""
+        per_fix = inc / np.where(self.ok[cand], 1.0, 2.0)  # the price of each merge if it repairs
+        head = smallest(per_fix, MERGE_BATCH)
+        fixes = self.merge_fixes(c, cand[head])
+        if fixes.any():
+            i = int(head[np.argmax(fixes)])
+            return i, float(per_fix[i])
+        if len(head) == len(cand):
+            return -1, np.inf
+        fixes = self.merge_fixes(c, cand)
+        if not fixes.any():
+            return -1, np.inf
+        i = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])])
+        return i, float(per_fix[i])
 
     def merged_tuple(self, c: int, e: int) -> np.ndarray:
         """The closest common generalisation of the tuples of ``c`` and ``e``."""
@@ -443,10 +470,8 @@ class _State:
 def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
-    cand, gL, inc, fixes = s.merge_options(c)
-    # a merge with another violating class that fixes both repairs two at once
-    per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
-    best_merge = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
+    cand, gL, inc = s.merge_options(c)
+    best_merge, merge_price = s.best_merge(c, cand, inc)
     options = []  # (cost, fixes, action of index i)
     if n_near:
         spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
@@ -470,19 +495,22 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
             fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
     partial = _partial(options)
     if partial is not None:  # the cost of an improving step times the steps like it still needed
-        one = [x[0] for x in fixing] + ([float(per_fix[best_merge])] if best_merge >= 0 else [])
+        one = [x[0] for x in fixing] + ([merge_price] if best_merge >= 0 else [])
         if not one or partial[0] < min(one):
             return partial[0], partial[1](partial[2])
     if fixing:
         cost, act, i = min(fixing, key=lambda x: x[0])
-        if best_merge < 0 or cost <= per_fix[best_merge]:
+        if best_merge < 0 or cost <= merge_price:
             return cost, act(i)
     elif best_merge < 0 and options:
         cost, act, i = min(((float(cost.min()), act, int(np.argmin(cost))) for cost, _, _, act in options),
                            key=lambda x: x[0])
         return cost, act(i)
-    i = best_merge if best_merge >= 0 else int(np.argmin(inc))
-    return float(per_fix[i]), ("merge", c, int(cand[i]), s.merged_tuple(c, int(cand[i])), int(inc[i]))
+    if best_merge < 0:  # no merge repairs c: the cheapest, c is repaired again next
+        best_merge = int(np.argmin(inc))
+        merge_price = float(inc[best_merge])
+    i = best_merge
+    return merge_price, ("merge", c, int(cand[i]), s.merged_tuple(c, int(cand[i])), int(inc[i]))
 
 
 def _partial(options: list) -> tuple | None:

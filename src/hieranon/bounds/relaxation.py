@@ -19,7 +19,7 @@ from ..core.jit import kernel
 from .distinct import gather_nodes
 from .selection import balanced_node
 
-__all__ = ["RELAXATION_CHUNKS", "UNCONSTRAINED_SCREEN", "Relaxation"]
+__all__ = ["PIECES_PER_THREAD", "RELAXATION_CHUNKS", "UNCONSTRAINED_SCREEN", "Relaxation"]
 
 
 #: A node whose best selection without the share constraint costs more than
@@ -27,9 +27,14 @@ __all__ = ["RELAXATION_CHUNKS", "UNCONSTRAINED_SCREEN", "Relaxation"]
 #: search (whose value is no lower): well above the rounding of either sum.
 UNCONSTRAINED_SCREEN = 1e-9
 
-#: The relaxation of more than 100,000 nodes is evaluated in this many node
-#: ranges (in numba's threads), whatever the number of threads.
+#: The relaxation of more than 100,000 nodes sums its nodes' values in this
+#: many node ranges, whatever the number of threads (the prices are then the
+#: same on every machine).
 RELAXATION_CHUNKS = 8
+
+#: The touched nodes are settled in this many pieces per numba thread (the
+#: nodes' costs vary: smaller pieces balance the threads' work).
+PIECES_PER_THREAD = 4
 
 
 @kernel
@@ -93,10 +98,11 @@ def _touch(n_chunks, price, ustart, unodes, ucost, weights, margin, cnt, val, ne
 
 @kernel
 def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, margin, cnt, val, near, near_val,
-            assigned, bufv, bufu, opened, positive, share_lo, share_hi):
+            assigned, bufv, bufu, opened, positive, share_lo, share_hi, values):
     """Touched nodes ``touched[lo:hi]``: open each whose best selection (its
     negative members, topped up to ``k`` with the cheapest others) has a
-    negative reduced cost; returns the sum of those; resets the work arrays.
+    negative reduced cost, writing that to ``values[x]`` for the node at
+    ``touched[x]`` (0 for the others); resets the work arrays.
     A node whose near members, and ``margin`` for each record still missing,
     already make the selection non-negative is left closed unread (a share
     constraint only raises a node's best value: the screen holds). With
@@ -104,8 +110,8 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
     share of ``positive`` records (:func:`balanced_node`), searched only where
     the best selection without it has a negative reduced cost."""
     balanced = share_lo > 0 or share_hi < 1
-    total = 0.0
     for x in range(lo, hi):
+        values[x] = 0.0
         g = touched[x]
         c = node_cost[g]
         neg = cnt[g]
@@ -152,12 +158,12 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
                 continue
             best = balanced_node(g, c, price, members, starts, weights, positive, k, share_lo, share_hi, assigned)
             if best < 0:
-                total += best
+                values[x] = best
                 opened[g] = True
             continue
         if value >= 0:
             continue
-        total += value
+        values[x] = value
         opened[g] = True
         for i in range(starts[g], starts[g + 1]):
             t = members[i]
@@ -170,28 +176,52 @@ def _settle(lo, hi, touched, price, members, starts, node_cost, weights, k, marg
             take = min(left, weights[bufu[j]])
             assigned[bufu[j]] += take
             left -= take
-    return total
 
 
 @kernel(parallel=True)
 def _relaxed(price, members, starts, node_cost, ustart, unodes, ucost, weights, k, margin, cnt, val, near, near_val,
-             touched, n_chunks, opened, positive, share_lo, share_hi):
+             touched, n_chunks, opened, positive, share_lo, share_hi, values, n_pieces):
     """Optimum of the relaxed program at multipliers ``price - own cost``,
     ``sum_g min(0, best_g)``, and per unit the records the open nodes take
     (the open nodes marked in ``opened``). Only nodes cheaper than some
     member's price can open, so most nodes are never read. ``cnt``, ``val``
-    (zero on entry and exit), ``touched``: work space."""
+    (zero on entry and exit), ``touched``, ``values``: work space.
+
+    The touched nodes are settled in ``n_pieces`` pieces in numba's threads
+    (no two write the same node; each its own ``assigned``); each node's
+    value is summed afterwards chunk by chunk in the order the units reached
+    it, so the value does not depend on the pieces or the threads."""
     n = len(node_cost)
-    parts = np.zeros((n_chunks, len(price)), dtype=np.int64)
-    totals = np.zeros(n_chunks)
     n_touched = np.zeros(n_chunks, dtype=np.int64)
     _touch(n_chunks, price, ustart, unodes, ucost, weights, margin, cnt, val, near, near_val, touched, n_touched)
-    for c in nb.prange(n_chunks):  # each chunk a range of nodes: no two write the same node
+    # pieces: each chunk's touched list cut into ranges of about equal length
+    total_touched = n_touched.sum()
+    size = max(1, -(-total_touched // n_pieces))
+    bounds = np.empty((n_chunks * (n_pieces + 1), 2), dtype=np.int64)
+    n_b = 0
+    for c in range(n_chunks):
         lo = n * c // n_chunks
+        hi = lo + n_touched[c]
+        a = lo
+        while a < hi:
+            b = min(hi, a + size)
+            bounds[n_b, 0] = a
+            bounds[n_b, 1] = b
+            n_b += 1
+            a = b
+    parts = np.zeros((max(n_b, 1), len(price)), dtype=np.int64)
+    for p in nb.prange(n_b):
         bufv = np.zeros(k + 1)
         bufu = np.zeros(k + 1, dtype=np.int64)
-        totals[c] = _settle(lo, lo + n_touched[c], touched, price, members, starts, node_cost, weights, k, margin,
-                            cnt, val, near, near_val, parts[c], bufv, bufu, opened, positive, share_lo, share_hi)
+        _settle(bounds[p, 0], bounds[p, 1], touched, price, members, starts, node_cost, weights, k, margin, cnt, val,
+                near, near_val, parts[p], bufv, bufu, opened, positive, share_lo, share_hi, values)
+    totals = np.zeros(n_chunks)
+    for c in range(n_chunks):
+        lo = n * c // n_chunks
+        total = 0.0
+        for x in range(lo, lo + n_touched[c]):
+            total += values[x]
+        totals[c] = total
     return totals.sum(), parts.sum(axis=0)
 
 
@@ -216,6 +246,8 @@ class Relaxation:
         n = len(self.node_cost)
         self.work = (np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n),
                      np.zeros(n, dtype=np.int64))
+        self.values = np.zeros(n)
+        self.pieces = PIECES_PER_THREAD * nb.get_num_threads()
         # a fixed number of chunks, not one per thread: the sums, and so the prices, are the same on every machine
         self.n_chunks = RELAXATION_CHUNKS if n > 100_000 else 1
 
@@ -227,7 +259,7 @@ class Relaxation:
         opened = np.zeros(len(self.node_cost), dtype=np.bool_)
         relaxed, assigned = _relaxed(price, self.members, self.starts, self.node_cost, self.ustart, self.unodes,
                                      self.ucost, self.weights, self.k, self.margin, *self.work, self.n_chunks,
-                                     opened, *self.share)
+                                     opened, *self.share, self.values, self.pieces)
         return float(((price - self.own) * self.weights).sum()) + relaxed, assigned, opened
 
     def restricted(self, nodes: np.ndarray) -> Relaxation:
