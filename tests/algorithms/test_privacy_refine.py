@@ -190,6 +190,33 @@ def test_search_returns_to_python_between_chunks(monkeypatch):
         improve(problem, start, np.zeros(5, dtype=bool))
 
 
+@pytest.mark.parametrize("block", [1, 2, 3])
+def test_every_row_of_a_pass_is_scanned(monkeypatch, block):
+    """However the rows are cut into chunks and thread blocks, the first
+    pass scans every row once (a row at a chunk's start was once skipped
+    after a chunk without a step)."""
+    from hieranon.algorithms import privacy_refine
+
+    hx, n = _two_classes()
+    orig = np.array([n["x0.0"], n["x0.0"], n["x1.0"], n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    start = np.array([0, 0, 0, n["x1.0"], n["x1.0"]], dtype=np.int32)[:, None]
+    enc, problem = one_column_problem(hx, orig, "abaab", DistinctLDiversity("s", 2))
+    scanned = []
+    kernel = privacy_refine._scan_block
+
+    def recording(pos, count, order, *args):
+        scanned.extend(order[pos:pos + count].tolist())
+        return kernel(pos, count, order, *args)
+
+    monkeypatch.setattr(privacy_refine, "_scan_block", recording)
+    monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(privacy_refine, "SCAN_BLOCK_PER_THREAD", block)
+    monkeypatch.setattr(privacy_refine, "get_num_threads", lambda: 1)
+    s = _Search(problem, start, np.zeros(5, dtype=bool))
+    s.run(1)
+    assert sorted(set(scanned)) == list(range(5))
+
+
 def reference_moves(s, r: int) -> list[tuple[int, int]]:
     """Every improving move of row ``r`` (``(delta, class)``, best first, ties
     by class id, at most MAX_CANDIDATES) priced over every class in Python."""

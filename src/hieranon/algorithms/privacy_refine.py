@@ -31,8 +31,11 @@ until one changes nothing (at most :data:`MAX_PASSES`). Every
 step lowers an integer total, so the search ends; every class keeps ``>= k``
 records and every model at every step, so the output satisfies everything
 its input did. Records the input suppressed (and every record of a class
-holding one) are left alone. Deterministic; the kernel returns to Python
-after :data:`CHUNK_ROWS` rows (:func:`hieranon.algorithms.kaca_core.chunk_done`).
+holding one) are left alone. Deterministic: the rows are scanned a block at
+a time in numba's threads (a scan changes nothing; the first row of the
+block with a candidate is taken, as a scan row by row would, whatever the
+number of threads); the search returns to Python after :data:`CHUNK_ROWS`
+rows (:func:`hieranon.algorithms.kaca_core.chunk_done`).
 
 Measured on Adult (k = 10, kaca+ then the repair, distortion ratio before ->
 after): 8 QIs, sensitive salary-class, 0.2-closeness 0.2451 -> 0.2351,
@@ -58,6 +61,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import get_num_threads, prange
 
 from ..core.jit import kernel
 from ..core.table import group
@@ -74,6 +78,11 @@ SWAP_CLASSES = 8
 MAX_CANDIDATES = 16
 #: Rows one call of the kernel scans before returning to Python.
 CHUNK_ROWS = 2_000
+#: Rows scanned at once in numba's threads: this many per thread after a
+#: step, doubling while no row has a candidate, up to MAX_SCAN_BLOCK (a
+#: block's rows past the first with a candidate are scanned for nothing).
+SCAN_BLOCK_PER_THREAD = 2
+MAX_SCAN_BLOCK = 64
 
 
 # =====================================================================
@@ -197,112 +206,140 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
 
 
 @kernel
-def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
-          c_delta, c_kind, c_e, c_s, attr_order, by_cost):
-    """Scan ``order[pos:stop]``; at the first row with improving candidates,
-    fill the candidate lists and return ``(index, n_candidates)``; else
-    ``(stop, 0)``. Moves are filtered by ``can_lose[d, key[r]]`` and
-    ``can_gain[e, key[r]]`` (the models hold after them); a swap of two
-    rows of one key changes no histogram; other swaps are left to the
-    caller's check. A row tried for moves only reads the classes in
-    ``by_cost`` (every class, by tuple cost) while their cost alone leaves
-    the move a saving."""
+def _scan_row(i, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
+              c_delta, c_kind, c_e, c_s, attr_order, by_cost, lo, near_e, near_d, rowcost):
+    """The improving candidates of row ``order[i]``, written best first to
+    the candidate lists; returns their number (0: none). Moves are filtered
+    by ``can_lose[d, key[r]]`` and ``can_gain[e, key[r]]`` (the models hold
+    after them); a swap of two rows of one key changes no histogram; other
+    swaps are left to the caller's check. A row tried for moves only reads
+    the classes in ``by_cost`` (every class, by tuple cost) while their cost
+    alone leaves the move a saving. ``lo``, ``near_e``, ``near_d``,
+    ``rowcost``: work space."""
     m = orig.shape[1]
     n_cls = T.shape[0]
-    lo = np.empty(m, dtype=np.int32)
-    near_e = np.empty(n_swap, dtype=np.int64)
-    near_d = np.empty(n_swap, dtype=np.int64)
     g_flat = hd[8]
     nd_off = hd[7]
     nn = hd[2]
-    rowcost = np.empty(g_flat.shape[0], dtype=np.int64)
-    for i in range(pos, stop):
-        r = order[i]
-        d = rc[r]
-        if d < 0:
-            continue
-        w = cnt[r]
-        kr = key[r]
-        rest = W[d] - w
-        if rest > 0:
-            if not _class_lca(d, r, orig, head, nxt, lo, hd):
-                rest = 0
-        g_lo = K.tuple_cost(lo, hd) if rest > 0 else 0
-        saving = W[d] * gT[d] - rest * g_lo
-        can_move = (rest == 0 or rest >= k) and (rest == 0 or can_lose[d, kr])
-        swaps = n_swap > 0 and rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
-        if not (can_move or swaps):
-            continue
-        if not swaps:  # moves only: some class must be cheaper than r's saving
-            p = 0
-            while p < n_cls and (not alive[by_cost[p]] or by_cost[p] == d):
-                p += 1
-            if p == n_cls or w * gT[by_cost[p]] >= saving:
-                continue
-        # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
-        for j in range(m):
-            o = nd_off[j]
-            a = orig[r, j]
-            for x in range(nn[j]):
-                rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
-        n = 0
-        n_near = 0
-        for p in range(n_cls):
-            if swaps:
-                e = p
-            else:  # moves only: a class whose tuple alone costs r's saving cannot pay (every term below >= 0)
-                e = by_cost[p]
-                if w * gT[e] >= saving:
-                    break
-            if e == d or not alive[e]:
-                continue
-            mv = can_move and can_gain[e, kr]
-            if not (mv or swaps):
-                continue
-            # every term is >= 0 (lca(t_E, r) lies above t_E): stop once the move cannot pay
-            ge = 0
-            bound = -saving
-            we = W[e]
-            # (so is every term of the distance ge - gT[e] ranking the classes for swaps)
-            dist = 0
-            q = 0
-            while q < m:
-                j = attr_order[q]
-                o = nd_off[j]
-                x = T[e, j]
-                gl = rowcost[o + x]
-                ge += gl
-                dist += gl - g_flat[o + x]
-                bound += we * (gl - g_flat[o + x]) + w * gl
-                q += 1
-                if bound >= 0 and (not swaps or (n_near == n_swap and dist >= near_d[n_near - 1])):
-                    break
-            if mv and bound < 0:
-                n = _push(bound, 0, e, -1, c_delta, c_kind, c_e, c_s, n)
-            if not swaps or q < m:
-                continue
-            # keep the n_swap nearest classes (least ge - gT[e]) for swaps
-            if n_near < n_swap:
-                p = n_near
-                n_near += 1
-            elif dist < near_d[n_near - 1]:
-                p = n_near - 1
-            else:
-                continue
-            while p > 0 and near_d[p - 1] > dist:
-                near_d[p] = near_d[p - 1]
-                near_e[p] = near_e[p - 1]
-                p -= 1
-            near_d[p] = dist
-            near_e[p] = e
+    r = order[i]
+    d = rc[r]
+    if d < 0:
+        return 0
+    w = cnt[r]
+    kr = key[r]
+    rest = W[d] - w
+    if rest > 0:
+        if not _class_lca(d, r, orig, head, nxt, lo, hd):
+            rest = 0
+    g_lo = K.tuple_cost(lo, hd) if rest > 0 else 0
+    saving = W[d] * gT[d] - rest * g_lo
+    can_move = (rest == 0 or rest >= k) and (rest == 0 or can_lose[d, kr])
+    swaps = n_swap > 0 and rest > 0 and saving > w * gT[d]  # r widens D: try swapping it out
+    if not (can_move or swaps):
+        return 0
+    if not swaps:  # moves only: some class must be cheaper than r's saving
+        p = 0
+        while p < n_cls and (not alive[by_cost[p]] or by_cost[p] == d):
+            p += 1
+        if p == n_cls or w * gT[by_cost[p]] >= saving:
+            return 0
+    # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
+    for j in range(m):
+        o = nd_off[j]
+        a = orig[r, j]
+        for x in range(nn[j]):
+            rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
+    n = 0
+    n_near = 0
+    for p in range(n_cls):
         if swaps:
-            for q in range(n_near):
-                e = near_e[q]
-                n = _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, rowcost,
-                           c_delta, c_kind, c_e, c_s, n)
+            e = p
+        else:  # moves only: a class whose tuple alone costs r's saving cannot pay (every term below >= 0)
+            e = by_cost[p]
+            if w * gT[e] >= saving:
+                break
+        if e == d or not alive[e]:
+            continue
+        mv = can_move and can_gain[e, kr]
+        if not (mv or swaps):
+            continue
+        # every term is >= 0 (lca(t_E, r) lies above t_E): stop once the move cannot pay
+        ge = 0
+        bound = -saving
+        we = W[e]
+        # (so is every term of the distance ge - gT[e] ranking the classes for swaps)
+        dist = 0
+        q = 0
+        while q < m:
+            j = attr_order[q]
+            o = nd_off[j]
+            x = T[e, j]
+            gl = rowcost[o + x]
+            ge += gl
+            dist += gl - g_flat[o + x]
+            bound += we * (gl - g_flat[o + x]) + w * gl
+            q += 1
+            if bound >= 0 and (not swaps or (n_near == n_swap and dist >= near_d[n_near - 1])):
+                break
+        if mv and bound < 0:
+            n = _push(bound, 0, e, -1, c_delta, c_kind, c_e, c_s, n)
+        if not swaps or q < m:
+            continue
+        # keep the n_swap nearest classes (least ge - gT[e]) for swaps
+        if n_near < n_swap:
+            p = n_near
+            n_near += 1
+        elif dist < near_d[n_near - 1]:
+            p = n_near - 1
+        else:
+            continue
+        while p > 0 and near_d[p - 1] > dist:
+            near_d[p] = near_d[p - 1]
+            near_e[p] = near_e[p - 1]
+            p -= 1
+        near_d[p] = dist
+        near_e[p] = e
+    if swaps:
+        for q in range(n_near):
+            e = near_e[q]
+            n = _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, rowcost,
+                       c_delta, c_kind, c_e, c_s, n)
+    return n
+
+
+@kernel
+def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
+          c_delta, c_kind, c_e, c_s, attr_order, by_cost):
+    """Scan ``order[pos:stop]``; at the first row with improving candidates
+    (:func:`_scan_row`), fill the candidate lists and return ``(index,
+    n_candidates)``; else ``(stop, 0)``."""
+    lo, near_e, near_d, rowcost = _work_space(orig.shape[1], n_swap, hd)
+    for i in range(pos, stop):
+        n = _scan_row(i, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
+                      c_delta, c_kind, c_e, c_s, attr_order, by_cost, lo, near_e, near_d, rowcost)
         if n > 0:
             return i, n
     return stop, 0
+
+
+@kernel(parallel=True)
+def _scan_block(pos, count, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd,
+                n_swap, c_delta, c_kind, c_e, c_s, attr_order, by_cost, found):
+    """:func:`_scan_row` of rows ``order[pos:pos + count]`` in numba's
+    threads (a scan changes nothing but its own work space and candidate
+    lists: row ``pos + b`` writes row ``b`` of ``c_delta``, ``c_kind``,
+    ``c_e``, ``c_s`` and ``found[b]``, its number of candidates)."""
+    for b in prange(count):
+        lo, near_e, near_d, rowcost = _work_space(orig.shape[1], n_swap, hd)
+        found[b] = _scan_row(pos + b, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k,
+                             hd, n_swap, c_delta[b], c_kind[b], c_e[b], c_s[b], attr_order, by_cost, lo, near_e,
+                             near_d, rowcost)
+
+
+@kernel
+def _work_space(m, n_swap, hd):
+    return (np.empty(m, dtype=np.int32), np.empty(n_swap, dtype=np.int64), np.empty(n_swap, dtype=np.int64),
+            np.empty(hd[8].shape[0], dtype=np.int64))
 
 
 @kernel
@@ -472,10 +509,9 @@ class _Search:
     def run(self, max_passes: int) -> int:
         k = self.problem.k
         order = np.flatnonzero(self.rc >= 0).astype(np.int64)
-        c_delta = np.zeros(MAX_CANDIDATES, dtype=np.int64)
-        c_kind = np.zeros(MAX_CANDIDATES, dtype=np.int64)
-        c_e = np.zeros(MAX_CANDIDATES, dtype=np.int64)
-        c_s = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+        base = SCAN_BLOCK_PER_THREAD * get_num_threads()
+        c_delta, c_kind, c_e, c_s = (np.zeros((MAX_SCAN_BLOCK, MAX_CANDIDATES), dtype=np.int64) for _ in range(4))
+        found = np.zeros(MAX_SCAN_BLOCK, dtype=np.int64)
         # attributes on which the class tuples differ most first: a move's bound exceeds 0 soonest
         distinct = [len(np.unique(self.T[self.alive, j])) for j in range(self.T.shape[1])]
         attr_order = np.argsort(-np.asarray(distinct, dtype=np.int64), kind="stable").astype(np.int64)
@@ -486,33 +522,47 @@ class _Search:
             self.dirty[:] = False
             changed = 0
             pos = 0
+            block = base
             while pos < len(order):
                 stop = min(len(order), pos + CHUNK_ROWS)
                 while pos < stop:
-                    i, n = _scan(pos, stop, order, self.orig, self.cnt, self.rc, self.key, self.head, self.nxt, self.T,
-                                 self.W, self.gT, self.alive, self.can_lose, self.can_gain, k, self.hd,
-                                 SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order, self.by_cost)
-                    pos = i + 1
-                    if n == 0:
+                    # the rows from pos are scanned a block at a time, in threads; the first with candidates
+                    # is the one a scan row by row would stop at (scans change nothing), the rest are dropped
+                    count = min(block, stop - pos)
+                    _scan_block(pos, count, order, self.orig, self.cnt, self.rc, self.key, self.head, self.nxt,
+                                self.T, self.W, self.gT, self.alive, self.can_lose, self.can_gain, k, self.hd,
+                                SWAP_CLASSES, c_delta, c_kind, c_e, c_s, attr_order, self.by_cost, found)
+                    hits = np.flatnonzero(found[:count])
+                    if len(hits) == 0:
+                        pos += count
+                        block = min(2 * block, MAX_SCAN_BLOCK)  # long runs without a step: larger blocks
                         continue
-                    r = int(order[i])
-                    d = int(self.rc[r])
-                    for x in range(n):  # best first; moves and same-key swaps keep the models
-                        e, s = int(c_e[x]), int(c_s[x])
-                        if c_kind[x] == 2 and not self.swap_ok(r, e, s):
-                            continue
-                        self.relocate(r, e)
-                        if c_kind[x] == 0:
-                            self.moves += 1
-                        else:
-                            self.relocate(s, d)
-                            self.swaps += 1
-                        changed += 1
-                        break
+                    b = int(hits[0])
+                    pos += b + 1
+                    block = base
+                    changed += self._step(int(order[pos - 1]), int(found[b]), c_kind[b], c_e[b], c_s[b])
                 K.chunk_done("privacy refinement")
             if not changed:
                 break
         return passes
+
+    def _step(self, r: int, n: int, c_kind: np.ndarray, c_e: np.ndarray, c_s: np.ndarray) -> int:
+        """Make the first of row ``r``'s ``n`` candidates (best first) that
+        keeps every model (moves and same-key swaps keep them); returns 1,
+        or 0 when none does."""
+        d = int(self.rc[r])
+        for x in range(n):
+            e, s = int(c_e[x]), int(c_s[x])
+            if c_kind[x] == 2 and not self.swap_ok(r, e, s):
+                continue
+            self.relocate(r, e)
+            if c_kind[x] == 0:
+                self.moves += 1
+            else:
+                self.relocate(s, d)
+                self.swaps += 1
+            return 1
+        return 0
 
 
 def improve(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
