@@ -293,6 +293,22 @@ def test_union_of_satisfying_classes_satisfies(case):
             assert bm.per_class_ok(merged, 3)[0], model.describe()
 
 
+@settings(max_examples=60, deadline=None)
+@given(two_classes())
+def test_measure_and_ok_are_the_measure_and_the_check(case):
+    """The measure and the check of the same histograms taken together (the
+    repair's fast path) are the ones each gives alone, bit for bit."""
+    nv, a, b, rest = case
+    vals = [str(v) for v in a + b + rest]
+    cls = np.array([0] * len(a) + [1] * len(b) + [2] * len(rest), dtype=np.int64)
+    for model in MODELS:
+        bm = model.bind(pd.DataFrame({"s": vals}))
+        hist = bm.histogram(cls, 3)
+        measure, ok = bm.measure_and_ok(hist)
+        assert np.array_equal(measure, bm.measure_hist(hist)), model.describe()
+        assert np.array_equal(ok, bm.ok_hist(hist)), model.describe()
+
+
 def test_chunked_histograms_agree(monkeypatch):
     rng = np.random.default_rng(1)
     vals = rng.integers(0, 7, 500).astype(str)

@@ -121,42 +121,38 @@ def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.n
 
 
 def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray, fixes: np.ndarray,
-           improves: np.ndarray) -> None:
+           improves: np.ndarray) -> np.ndarray:
     """Judge candidate changes of class ``c`` for model ``b``, in place:
     ``h_c`` its histogram now, ``hc`` / ``hd`` the histograms of ``c`` and of
     the donor class after each candidate. A donor must keep satisfying the
     model (``valid``); ``fixes`` keeps the candidates after which ``c``
     satisfies it; a class that satisfies it must keep doing so, one that
-    does not may never get worse and ``improves`` marks those that help."""
+    does not may never get worse and ``improves`` marks those that help.
+
+    Returns how many steps like each candidate ``c`` would need to meet
+    ``b``: 1 when it meets ``b`` after the candidate; for a violating class
+    and t-closeness, the EMD still above ``t`` over the candidate's
+    reduction of it, rounded up; else (no reduction, or another model)
+    infinity. Each histogram is measured once (an EMD over many candidates
+    and sensitive values is most of a step's time)."""
     valid &= b.ok_hist(hd)
-    ok_new = b.ok_hist(hc)
-    fixes &= ok_new
     if b.ok_hist(h_c)[0]:
+        ok_new = b.ok_hist(hc)
+        fixes &= ok_new
         valid &= ok_new
-    else:
-        old = b.measure_hist(h_c)
-        new = b.measure_hist(hc)
-        valid &= ok_new | ~b.better(old, new)  # never worse
-        improves |= ok_new | b.better(new, old)
-
-
-def _steps(b, h_c: np.ndarray, hc: np.ndarray) -> np.ndarray:
-    """How many steps like each candidate the violating class ``c`` would
-    need to meet model ``b`` (``h_c`` its histogram now, ``hc`` after each
-    candidate): 1 when it meets ``b`` after the candidate; for t-closeness,
-    the EMD still above ``t`` over the candidate's reduction of it, rounded
-    up; else (no reduction, or another model) infinity."""
-    ok_new = b.ok_hist(hc)
-    if b.ok_hist(h_c)[0]:
         return np.ones(len(hc))
+    new, ok_new = b.measure_and_ok(hc)
+    old = b.measure_hist(h_c)
+    fixes &= ok_new
+    valid &= ok_new | ~b.better(old, new)  # never worse
+    improves |= ok_new | b.better(new, old)
     t = getattr(b.model, "t", None)
     if t is None:
         return np.where(ok_new, 1.0, np.inf)
-    old = float(b.measure_hist(h_c)[0])
-    gain = old - b.measure_hist(hc)
+    gain = float(old[0]) - new
     n = np.full(len(hc), np.inf)
     pos = gain > 0
-    n[pos] = np.ceil((old - t) / gain[pos])
+    n[pos] = np.ceil((float(old[0]) - t) / gain[pos])
     return np.where(ok_new, 1.0, n)
 
 
@@ -319,8 +315,7 @@ class _State:
             hc[np.arange(len(rows)), v] += w
             hd = h[d].copy()
             hd[np.arange(len(rows)), v] -= w
-            _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves)
-            steps = np.maximum(steps, _steps(b, h[c:c + 1], hc))
+            steps = np.maximum(steps, _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves))
         keep = np.flatnonzero(valid & improves)
         if len(keep) == 0:
             return None
@@ -361,8 +356,7 @@ class _State:
             hd = h[d].copy()
             hd[idx, vr] -= wr
             hd[idx, vo] += wo
-            _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves)
-            steps = np.maximum(steps, _steps(b, h[c:c + 1], hc))
+            steps = np.maximum(steps, _judge(b, h[c:c + 1], hc, hd, valid, fixes, improves))
         keep = np.flatnonzero(valid & improves)
         if len(keep) == 0:
             return None
@@ -515,7 +509,7 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
 
 def _partial(options: list) -> tuple | None:
     """The improving, not repairing, move or swap of least estimated total
-    cost: its cost (at least 0) times :func:`_steps`; ``(estimate, action,
+    cost: its cost (at least 0) times the steps :func:`_judge` estimates; ``(estimate, action,
     index)``, or None when no such step has a finite estimate."""
     best = None
     for cost, fixes, steps, act in options:

@@ -198,6 +198,11 @@ class BoundModel(ABC):
         """True per histogram row satisfying the model (exact up to
         :data:`REL_TOL` on float quantities)."""
 
+    def measure_and_ok(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`measure_hist` and :meth:`ok_hist` of the same rows (a model
+        whose check reads its measure computes it once)."""
+        return self.measure_hist(hist), self.ok_hist(hist)
+
     @abstractmethod
     def required_text(self) -> str:
         """What a class must reach, e.g. ``l >= 2`` or ``EMD <= 0.2``."""

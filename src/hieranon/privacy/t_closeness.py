@@ -212,6 +212,10 @@ class _BoundT(BoundModel):
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
         return self.measure_hist(hist) <= self.model.t + EMD_TOL
 
+    def measure_and_ok(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        emd = self.measure_hist(hist)
+        return emd, emd <= self.model.t + EMD_TOL
+
     def min_class_size(self) -> int:
         """With the equal distance, a class of ``n`` records shares at most
         the ``n`` most frequent values' mass with the table:
