@@ -80,3 +80,30 @@ def test_share_floor_is_a_lower_bound(node):
         assert floor == np.inf
         return
     assert floor <= min(values) + 1e-9
+
+
+@given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=80), st.data())
+def test_kth_smallest_is_the_partition_value(values, data):
+    """The in-place selection finds the value numpy's partition finds."""
+    from hieranon.bounds.selection import _kth_smallest
+
+    x = data.draw(st.integers(0, len(values) - 1))
+    a = np.array(values)
+    assert _kth_smallest(a.copy(), x) == np.partition(a, x)[x]
+
+
+@given(st.lists(st.integers(-3, 3), min_size=0, max_size=150), st.integers(0, 160))
+def test_sorted_prefix_orders_as_a_stable_sort(costs, extra):
+    """Short sides sorted by insertion, long ones by merge sort: both put
+    equal costs in member order, as a stable sort of the whole side does."""
+    from hieranon.bounds.selection import _sorted_prefix
+
+    red = np.array(costs, dtype=np.float64) / 2
+    unit = np.arange(len(red), dtype=np.int64) * 3
+    weights = np.ones(3 * len(red) + 1, dtype=np.int64)
+    got_unit, got_red, cum_weight, _, complete = _sorted_prefix(unit, red, weights, extra)
+    order = np.argsort(red, kind="stable")
+    assert got_unit.tolist() == unit[order][:len(got_unit)].tolist()
+    assert got_red.tolist() == red[order][:len(got_red)].tolist()
+    assert complete == (int((red >= 0).sum()) <= extra)
+    assert len(got_unit) >= min(len(red), int((red < 0).sum()) + extra)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.jit import kernel
 
-__all__ = ["FLOOR_ROUNDING", "balanced_choice", "balanced_node", "share_floor"]
+__all__ = ["FLOOR_ROUNDING", "INSERTION_SORT_MAX", "balanced_choice", "balanced_node", "share_floor"]
 
 #: :func:`balanced_node` leaves a node closed when :func:`share_floor` exceeds
 #: this share of the magnitudes summed: well above the rounding of any sum.
@@ -59,6 +59,37 @@ def _split_members(g, c, price, members, starts, weights, positive):
 
 
 @kernel
+def _kth_smallest(values, x):
+    """The ``x``-th smallest of ``values`` (from 0), selected in place
+    (Hoare's quickselect; the value is the one any selection gives)."""
+    lo, hi = 0, len(values) - 1
+    while lo < hi:
+        pivot = values[(lo + hi) // 2]
+        i, j = lo, hi
+        while i <= j:
+            while values[i] < pivot:
+                i += 1
+            while values[j] > pivot:
+                j -= 1
+            if i <= j:
+                values[i], values[j] = values[j], values[i]
+                i += 1
+                j -= 1
+        if x <= j:
+            hi = j
+        elif x >= i:
+            lo = i
+        else:
+            return values[x]
+    return values[x]
+
+
+#: :func:`_sorted_prefix` sorts at most this many units by insertion (in
+#: place, stable), more with numpy's merge sort: both give the same order.
+INSERTION_SORT_MAX = 64
+
+
+@kernel
 def _sorted_prefix(unit, red, weights, extra):
     """The units of negative reduced cost and the ``extra`` cheapest others
     (all of them when fewer; ties at the last one kept), sorted by reduced
@@ -71,7 +102,7 @@ def _sorted_prefix(unit, red, weights, extra):
             n_other += 1
     complete = n_other <= extra
     if complete:
-        keep = np.ones(len(red), dtype=np.bool_)
+        unit, red = unit.copy(), red.copy()
     else:
         others = np.empty(n_other)
         j = 0
@@ -79,16 +110,35 @@ def _sorted_prefix(unit, red, weights, extra):
             if red[i] >= 0:
                 others[j] = red[i]
                 j += 1
-        cut = np.partition(others, extra - 1)[extra - 1] if extra > 0 else -1.0
-        keep = red <= cut
+        cut = _kth_smallest(others, extra - 1) if extra > 0 else -1.0
+        n_keep = 0
         for i in range(len(red)):
-            if red[i] < 0:
-                keep[i] = True
-    unit, red = unit[keep], red[keep]
-    order = np.argsort(red, kind="mergesort")
-    red = red[order]
-    unit = unit[order]
+            if red[i] < 0 or red[i] <= cut:
+                n_keep += 1
+        kept_unit = np.empty(n_keep, dtype=unit.dtype)
+        kept_red = np.empty(n_keep)
+        j = 0
+        for i in range(len(red)):
+            if red[i] < 0 or red[i] <= cut:
+                kept_unit[j] = unit[i]
+                kept_red[j] = red[i]
+                j += 1
+        unit, red = kept_unit, kept_red
     n = len(red)
+    if n <= INSERTION_SORT_MAX:  # stable: equal costs keep member order, as the merge sort keeps them
+        for i in range(1, n):
+            r, u = red[i], unit[i]
+            j = i
+            while j > 0 and red[j - 1] > r:
+                red[j] = red[j - 1]
+                unit[j] = unit[j - 1]
+                j -= 1
+            red[j] = r
+            unit[j] = u
+    else:
+        order = np.argsort(red, kind="mergesort")
+        red = red[order]
+        unit = unit[order]
     cum_weight = np.zeros(n + 1, dtype=np.int64)
     cum_cost = np.zeros(n + 1)
     for i in range(n):
