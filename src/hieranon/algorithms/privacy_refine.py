@@ -466,13 +466,10 @@ class _Search:
         gain = np.ones((len(classes), nk), dtype=bool)
         for i, (b, h) in enumerate(zip(self.models, self.hist)):
             v = self.key_rows[:, i]
-            for sign, out in ((-1, lose), (1, gain)):
-                hh = np.repeat(h[classes], nk, axis=0).reshape(len(classes), nk, h.shape[1])
-                hh[:, np.arange(nk), v] += sign * w
-                ok = b.ok_hist(hh.reshape(len(classes) * nk, -1)).reshape(len(classes), nk)
-                if sign < 0:
-                    ok |= hh.sum(axis=2) == 0  # an emptied class is no class
-                out &= ok
+            hc = h[classes]
+            emptied = hc.sum(axis=1)[:, None] - w[None, :] == 0  # an emptied class is no class
+            lose &= b.ok_after_change(hc, v, -w) | emptied
+            gain &= b.ok_after_change(hc, v, w)
         self.can_lose[classes] = lose
         self.can_gain[classes] = gain
 

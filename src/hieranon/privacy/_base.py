@@ -198,6 +198,18 @@ class BoundModel(ABC):
         """True per histogram row satisfying the model (exact up to
         :data:`REL_TOL` on float quantities)."""
 
+    def ok_after_change(self, hist: np.ndarray, values: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        """:meth:`ok_hist` of every row of ``hist`` (a class) after
+        ``delta[x]`` records of value ``values[x]`` are added (removed when
+        negative), for every ``x``: bools ``(len(hist), len(values))``. Here
+        each changed histogram is checked; a model may compute the same
+        answer faster."""
+        hist = np.asarray(hist, dtype=np.float64)
+        nk = len(values)
+        changed = np.repeat(hist, nk, axis=0).reshape(len(hist), nk, hist.shape[1])
+        changed[:, np.arange(nk), values] += delta
+        return self.ok_hist(changed.reshape(len(hist) * nk, -1)).reshape(len(hist), nk)
+
     def measure_and_ok(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`measure_hist` and :meth:`ok_hist` of the same rows (a model
         whose check reads its measure computes it once)."""

@@ -46,6 +46,12 @@ __all__ = ["TCloseness", "DISTANCES", "emd_equal", "emd_ordered", "emd_hierarchi
 DISTANCES = ("equal", "ordered", "hierarchical")
 #: Absolute tolerance of ``EMD <= t`` (EMDs lie in [0, 1]).
 EMD_TOL = 1e-12
+#: :meth:`TCloseness` bound models price one record more or less from a
+#: class's sums; an EMD so priced within this of ``t`` is checked on its
+#: histogram (the sums' rounding is some 1e-15: the answer never changes).
+FAST_EMD_MARGIN = 1e-9
+#: Histogram cells (classes x values) priced at once.
+FAST_EMD_CELLS = 4_000_000
 
 
 def _distributions(hist: np.ndarray) -> np.ndarray:
@@ -215,6 +221,59 @@ class _BoundT(BoundModel):
     def measure_and_ok(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         emd = self.measure_hist(hist)
         return emd, emd <= self.model.t + EMD_TOL
+
+    def ok_after_change(self, hist: np.ndarray, values: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        """:meth:`BoundModel.ok_after_change`: with the equal or the ordered
+        distance, one record more or less of value ``v`` changes a class's
+        EMD by terms at ``v`` only (equal) or at and after ``v`` (ordered,
+        through the cumulative shares), so every value is priced from a
+        class's sums in ``O(values)``, not ``O(values^2)``. An EMD within
+        :data:`FAST_EMD_MARGIN` of ``t`` (or of a class left empty) is
+        checked on its histogram as :meth:`ok_hist` checks it: the answer is
+        always the one :meth:`ok_hist` gives."""
+        if self.distance not in ("equal", "ordered"):
+            return super().ok_after_change(hist, values, delta)
+        hist = np.asarray(hist, dtype=np.float64)
+        values = np.asarray(values, dtype=np.int64)
+        delta = np.asarray(delta, dtype=np.float64)
+        ok = np.empty((len(hist), len(values)), dtype=bool)
+        limit = self.model.t + EMD_TOL
+        step = max(1, FAST_EMD_CELLS // max(hist.shape[1], 1))
+        for lo in range(0, len(hist), step):
+            block = hist[lo:lo + step]
+            emd = np.empty((len(block), len(values)))
+            for d in np.unique(delta):
+                keys = np.flatnonzero(delta == d)
+                emd[:, keys] = self._emd_after(block, values[keys], float(d))
+            n_after = block.sum(axis=1)[:, None] + delta[None, :]
+            unsure = (np.abs(emd - limit) <= FAST_EMD_MARGIN) | (n_after <= 0)
+            ok[lo:lo + step] = emd <= limit
+            rows, keys = np.nonzero(unsure)
+            if len(rows):
+                changed = block[rows].copy()
+                changed[np.arange(len(rows)), values[keys]] += delta[keys]
+                ok[lo + rows, keys] = self.ok_hist(changed)
+        return ok
+
+    def _emd_after(self, hist: np.ndarray, values: np.ndarray, d: float) -> np.ndarray:
+        """The EMD of every class after ``d`` records of each of ``values``
+        join it (equal or ordered distance; classes not left empty)."""
+        q = self.q[0]
+        n = hist.sum(axis=1, keepdims=True) + d
+        n = np.where(n > 0, n, 1.0)
+        if self.distance == "equal":
+            gap = np.abs(hist / n - q)
+            at = hist[:, values]
+            return 0.5 * (gap.sum(axis=1, keepdims=True) - gap[:, values] + np.abs((at + d) / n - q[values]))
+        m = hist.shape[1]
+        if m <= 1:
+            return np.zeros((len(hist), len(values)))
+        cum = np.cumsum(hist, axis=1) / n - np.cumsum(q)  # the cumulative shares' gaps before the change
+        before = np.zeros((len(hist), m + 1))
+        np.cumsum(np.abs(cum), axis=1, out=before[:, 1:])  # sum over i < v of |gap_i|
+        after = np.zeros((len(hist), m + 1))
+        after[:, :m] = np.cumsum(np.abs(cum + d / n)[:, ::-1], axis=1)[:, ::-1]  # sum over i >= v, shifted by d/n
+        return (before[:, values] + after[:, values]) / (m - 1)
 
     def min_class_size(self) -> int:
         """With the equal distance, a class of ``n`` records shares at most
