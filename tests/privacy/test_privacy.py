@@ -25,6 +25,7 @@ from hieranon.privacy import (
     parse_privacy_config,
     parse_t_closeness,
 )
+from hieranon.privacy.l_diversity import entropy as l_entropy
 
 
 def bound(model, values, counts=None):
@@ -312,27 +313,35 @@ def test_measure_and_ok_are_the_measure_and_the_check(case):
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_one_record_more_or_less_is_priced_as_the_histogram_says(data):
-    """t-closeness prices one record more or less of every value from a
-    class's sums; the answers are those of checking each changed histogram
-    (the generic way), also at EMDs equal to t and for classes left empty."""
+    """Distinct and entropy l-diversity and t-closeness (equal, ordered
+    distance) price one record more or less of every value from a class's
+    sums; the answers are those of checking each changed histogram (the
+    generic way), also at thresholds a class meets exactly and for classes
+    left empty."""
     from hieranon.privacy._base import BoundModel
 
     nv = data.draw(st.integers(1, 7))
     table = data.draw(st.lists(st.integers(0, nv - 1), min_size=nv, max_size=40))
-    vals = [str(v) for v in range(nv)] + [str(v) for v in table]  # every value present
+    frame = pd.DataFrame({"s": [str(v) for v in range(nv)] + [str(v) for v in table]})  # every value present
     n_cls = data.draw(st.integers(1, 6))
     hist = np.array(data.draw(st.lists(st.lists(st.integers(0, 6), min_size=nv, max_size=nv),
                                        min_size=n_cls, max_size=n_cls)), dtype=np.float64)
     keys = np.array(data.draw(st.lists(st.integers(0, nv - 1), min_size=1, max_size=8)), dtype=np.int64)
     delta = np.array(data.draw(st.lists(st.sampled_from([-3, -2, -1, 1, 2, 3]), min_size=len(keys),
                                         max_size=len(keys))), dtype=np.float64)
-    distance = data.draw(st.sampled_from(["equal", "ordered"]))
-    bm = TCloseness("s", 0.5, distance, order=[str(v) for v in range(nv)] if distance == "ordered" else None
-                    ).bind(pd.DataFrame({"s": vals}))
-    for t in (0.05, 0.25, 0.5, *bm.measure_hist(hist)):  # t at a class's own EMD: the borderline
-        bm.model.t = float(t)
-        want = BoundModel.ok_after_change(bm, hist, keys, delta)
-        assert np.array_equal(bm.ok_after_change(hist, keys, delta), want)
+    order = [str(v) for v in range(nv)]
+    for make in (lambda x: TCloseness("s", x, "equal"), lambda x: TCloseness("s", x, "ordered", order=order)):
+        bm = make(0.5).bind(frame)
+        for t in (0.05, 0.25, 0.5, *bm.measure_hist(hist)):  # t at a class's own EMD: the borderline
+            bm.model.t = float(t)
+            assert np.array_equal(bm.ok_after_change(hist, keys, delta),
+                                  BoundModel.ok_after_change(bm, hist, keys, delta)), bm.describe()
+    entropies = [float(x) for x in np.exp(l_entropy(hist)) if x >= 1]
+    for model in [DistinctLDiversity("s", x) for x in (1, 2, 3)] + \
+                 [EntropyLDiversity("s", x) for x in (1, 1.5, 2.5, *entropies)]:
+        bm = model.bind(frame)
+        assert np.array_equal(bm.ok_after_change(hist, keys, delta),
+                              BoundModel.ok_after_change(bm, hist, keys, delta)), bm.describe()
 
 
 def test_chunked_histograms_agree(monkeypatch):

@@ -270,6 +270,33 @@ class BoundModel(ABC):
                 f"{self.achieved_text(best)} (needs {self.required_text()}); relax the model")
 
 
+#: Models that price one record more or less from a class's sums check
+#: each answer within this of their threshold on its histogram (the sums'
+#: rounding is some 1e-15: the answers are those of :meth:`BoundModel.ok_hist`).
+FAST_MARGIN = 1e-9
+#: Histogram cells (classes x values, or classes x changes) priced at once.
+FAST_CELLS = 4_000_000
+
+
+def class_blocks(hist: np.ndarray, n_changes: int):
+    """``(start, block)`` pieces of the rows of ``hist`` small enough to
+    price :data:`FAST_CELLS` cells at once."""
+    step = max(1, FAST_CELLS // max(hist.shape[1], n_changes, 1))
+    for lo in range(0, len(hist), step):
+        yield lo, hist[lo:lo + step]
+
+
+def settle_unsure(model: BoundModel, block: np.ndarray, values: np.ndarray, delta: np.ndarray, ok: np.ndarray,
+                  unsure: np.ndarray) -> None:
+    """The entries ``unsure`` of ``ok`` (classes of ``block`` x changes)
+    checked on their changed histograms, in place."""
+    rows, keys = np.nonzero(unsure)
+    if len(rows):
+        changed = block[rows].copy()
+        changed[np.arange(len(rows)), values[keys]] += delta[keys]
+        ok[rows, keys] = model.ok_hist(changed)
+
+
 def positive_number(value, what: str) -> float:
     """``float(value)`` or a PrivacyError naming ``what``."""
     if isinstance(value, bool):

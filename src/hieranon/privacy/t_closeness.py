@@ -38,7 +38,17 @@ import pandas as pd
 from ..core.cells import value_to_label
 from ..core.jit import kernel
 from ..core.tree import Hierarchy, HierarchyError
-from ._base import BoundModel, PrivacyError, PrivacyModel, positive_number, row_counts, sensitive_codes
+from ._base import (
+    FAST_MARGIN,
+    BoundModel,
+    PrivacyError,
+    PrivacyModel,
+    class_blocks,
+    positive_number,
+    row_counts,
+    sensitive_codes,
+    settle_unsure,
+)
 
 __all__ = ["TCloseness", "DISTANCES", "emd_equal", "emd_ordered", "emd_hierarchical"]
 
@@ -46,12 +56,6 @@ __all__ = ["TCloseness", "DISTANCES", "emd_equal", "emd_ordered", "emd_hierarchi
 DISTANCES = ("equal", "ordered", "hierarchical")
 #: Absolute tolerance of ``EMD <= t`` (EMDs lie in [0, 1]).
 EMD_TOL = 1e-12
-#: :meth:`TCloseness` bound models price one record more or less from a
-#: class's sums; an EMD so priced within this of ``t`` is checked on its
-#: histogram (the sums' rounding is some 1e-15: the answer never changes).
-FAST_EMD_MARGIN = 1e-9
-#: Histogram cells (classes x values) priced at once.
-FAST_EMD_CELLS = 4_000_000
 
 
 def _distributions(hist: np.ndarray) -> np.ndarray:
@@ -228,7 +232,7 @@ class _BoundT(BoundModel):
         EMD by terms at ``v`` only (equal) or at and after ``v`` (ordered,
         through the cumulative shares), so every value is priced from a
         class's sums in ``O(values)``, not ``O(values^2)``. An EMD within
-        :data:`FAST_EMD_MARGIN` of ``t`` (or of a class left empty) is
+        :data:`~hieranon.privacy._base.FAST_MARGIN` of ``t`` (or of a class left empty) is
         checked on its histogram as :meth:`ok_hist` checks it: the answer is
         always the one :meth:`ok_hist` gives."""
         if self.distance not in ("equal", "ordered"):
@@ -238,21 +242,15 @@ class _BoundT(BoundModel):
         delta = np.asarray(delta, dtype=np.float64)
         ok = np.empty((len(hist), len(values)), dtype=bool)
         limit = self.model.t + EMD_TOL
-        step = max(1, FAST_EMD_CELLS // max(hist.shape[1], 1))
-        for lo in range(0, len(hist), step):
-            block = hist[lo:lo + step]
+        for lo, block in class_blocks(hist, len(values)):
             emd = np.empty((len(block), len(values)))
             for d in np.unique(delta):
                 keys = np.flatnonzero(delta == d)
                 emd[:, keys] = self._emd_after(block, values[keys], float(d))
             n_after = block.sum(axis=1)[:, None] + delta[None, :]
-            unsure = (np.abs(emd - limit) <= FAST_EMD_MARGIN) | (n_after <= 0)
-            ok[lo:lo + step] = emd <= limit
-            rows, keys = np.nonzero(unsure)
-            if len(rows):
-                changed = block[rows].copy()
-                changed[np.arange(len(rows)), values[keys]] += delta[keys]
-                ok[lo + rows, keys] = self.ok_hist(changed)
+            part = ok[lo:lo + len(block)]
+            part[:] = emd <= limit
+            settle_unsure(self, block, values, delta, part, (np.abs(emd - limit) <= FAST_MARGIN) | (n_after <= 0))
         return ok
 
     def _emd_after(self, hist: np.ndarray, values: np.ndarray, d: float) -> np.ndarray:
