@@ -317,9 +317,7 @@ def test_one_record_more_or_less_is_priced_as_the_histogram_says(data):
     distance) price one record more or less of every value from a class's
     sums; the answers are those of checking each changed histogram (the
     generic way), also at thresholds a class meets exactly and for classes
-    left empty."""
-    from hieranon.privacy._base import BoundModel
-
+    left empty, whether the classes are priced together or one by one."""
     nv = data.draw(st.integers(1, 7))
     table = data.draw(st.lists(st.integers(0, nv - 1), min_size=nv, max_size=40))
     frame = pd.DataFrame({"s": [str(v) for v in range(nv)] + [str(v) for v in table]})  # every value present
@@ -330,6 +328,17 @@ def test_one_record_more_or_less_is_priced_as_the_histogram_says(data):
     delta = np.array(data.draw(st.lists(st.sampled_from([-3, -2, -1, 1, 2, 3]), min_size=len(keys),
                                         max_size=len(keys))), dtype=np.float64)
     order = [str(v) for v in range(nv)]
+    saved = _base.FAST_CELLS
+    _base.FAST_CELLS = data.draw(st.sampled_from([1, saved]))  # 1: every class priced on its own
+    try:
+        _check_one_record_changes(frame, hist, keys, delta, order)
+    finally:
+        _base.FAST_CELLS = saved
+
+
+def _check_one_record_changes(frame, hist, keys, delta, order):
+    from hieranon.privacy._base import BoundModel
+
     for make in (lambda x: TCloseness("s", x, "equal"), lambda x: TCloseness("s", x, "ordered", order=order)):
         bm = make(0.5).bind(frame)
         for t in (0.05, 0.25, 0.5, *bm.measure_hist(hist)):  # t at a class's own EMD: the borderline

@@ -86,10 +86,15 @@ class _BoundDistinct(BoundModel):
         """:meth:`BoundModel.ok_after_change` in ``O(1)`` per change: a
         change gains or loses at most one distinct value (exact counts)."""
         hist = np.asarray(hist, dtype=np.float64)
-        at = hist[:, values]
-        after = at + np.asarray(delta, dtype=np.float64)
-        distinct = np.count_nonzero(hist > 0, axis=1)[:, None] - ((at > 0) & (after <= 0)) + ((at <= 0) & (after > 0))
-        return distinct >= self.model.l
+        delta = np.asarray(delta, dtype=np.float64)
+        ok = np.empty((len(hist), len(values)), dtype=bool)
+        for lo, block in class_blocks(hist, len(values)):
+            at = block[:, values]
+            after = at + delta
+            distinct = np.count_nonzero(block > 0, axis=1)[:, None] - ((at > 0) & (after <= 0)) + \
+                ((at <= 0) & (after > 0))
+            ok[lo:lo + len(block)] = distinct >= self.model.l
+        return ok
 
     def min_class_size(self) -> int:
         return int(self.model.l)  # l distinct values need l records

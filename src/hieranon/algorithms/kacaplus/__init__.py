@@ -78,7 +78,7 @@ What did work: with the t-closeness of a two-valued sensitive attribute
 that honours the model (a Lagrangian heuristic: classes of the nodes whose
 records are cheapest at those prices, then the same repair and search) and
 the lower distortion is kept (``lagrangian``): salary-class t = 0.2
-0.235 -> 0.199, in about 90 s more on 2 cores.
+0.235 -> 0.198, in about 36 s more on 2 cores.
 
 Several requirements ``<A_i, k_i>`` over different attribute sets (Arca &
 Hewett): :mod:`hieranon.algorithms.multireq` runs steps 1-4 per requirement

@@ -182,7 +182,7 @@ class KACAPlus(Algorithm):
         :mod:`~hieranon.algorithms.kacaplus.lagrangian`) and keep the lower
         distortion. ``"auto"`` (default): on tables of at most
         :data:`LAGRANGIAN_ROWS` rows. On Adult (8 QIs, k = 10, salary-class
-        0.2-closeness) 0.235 -> 0.199, in about 90 s more.
+        0.2-closeness) 0.235 -> 0.198, in about 36 s more on 2 cores.
     lagrangian_iterations : int
         Subgradient iterations of the prices (more: better prices, slower;
         100, 200, 400 gave 0.220, 0.210, 0.199 on Adult).
