@@ -190,11 +190,12 @@ def test_search_returns_to_python_between_chunks(monkeypatch):
         improve(problem, start, np.zeros(5, dtype=bool))
 
 
-@pytest.mark.parametrize("block", [1, 2, 3])
-def test_every_row_of_a_pass_is_scanned(monkeypatch, block):
+@pytest.mark.parametrize("block,threads", [(1, 1), (2, 1), (3, 1), (2, 1000)])
+def test_every_row_of_a_pass_is_scanned(monkeypatch, block, threads):
     """However the rows are cut into chunks and thread blocks, the first
     pass scans every row once (a row at a chunk's start was once skipped
-    after a chunk without a step)."""
+    after a chunk without a step); a block never outgrows the work space,
+    however many threads there are."""
     from hieranon.algorithms import privacy_refine
 
     hx, n = _two_classes()
@@ -205,13 +206,15 @@ def test_every_row_of_a_pass_is_scanned(monkeypatch, block):
     kernel = privacy_refine._scan_block
 
     def recording(pos, count, order, *args):
+        assert count <= privacy_refine.MAX_SCAN_BLOCK  # the kernel writes one row of work space per scanned row
         scanned.extend(order[pos:pos + count].tolist())
         return kernel(pos, count, order, *args)
 
     monkeypatch.setattr(privacy_refine, "_scan_block", recording)
-    monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(privacy_refine, "CHUNK_ROWS", 2 if threads == 1 else 5)
+    monkeypatch.setattr(privacy_refine, "MAX_SCAN_BLOCK", 64 if threads == 1 else 2)
     monkeypatch.setattr(privacy_refine, "SCAN_BLOCK_PER_THREAD", block)
-    monkeypatch.setattr(privacy_refine, "get_num_threads", lambda: 1)
+    monkeypatch.setattr(privacy_refine, "get_num_threads", lambda: threads)  # more threads than work space: capped
     s = _Search(problem, start, np.zeros(5, dtype=bool))
     s.run(1)
     assert sorted(set(scanned)) == list(range(5))

@@ -506,7 +506,7 @@ class _Search:
     def run(self, max_passes: int) -> int:
         k = self.problem.k
         order = np.flatnonzero(self.rc >= 0).astype(np.int64)
-        base = SCAN_BLOCK_PER_THREAD * get_num_threads()
+        base = min(MAX_SCAN_BLOCK, SCAN_BLOCK_PER_THREAD * get_num_threads())  # the work arrays hold MAX_SCAN_BLOCK
         c_delta, c_kind, c_e, c_s = (np.zeros((MAX_SCAN_BLOCK, MAX_CANDIDATES), dtype=np.int64) for _ in range(4))
         found = np.zeros(MAX_SCAN_BLOCK, dtype=np.int64)
         # attributes on which the class tuples differ most first: a move's bound exceeds 0 soonest
