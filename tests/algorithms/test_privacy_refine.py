@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
-from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, _scan, _Search, improve
+from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, _scan_block, _Search, improve
 from hieranon.core import table as T
 from hieranon.evaluation import metrics
 from hieranon.evaluation.verify import verify_codes
@@ -268,14 +268,17 @@ def test_scan_finds_the_moves_priced_over_every_class(case, data):
         if s.rc[r] >= 0 and s.alive[e]:
             s.relocate(r, e)
     assert np.array_equal(s.by_cost, np.lexsort((np.arange(len(s.gT)), s.gT)))
-    c = [np.zeros(MAX_CANDIDATES, dtype=np.int64) for _ in range(4)]
+    lists = [np.zeros((1, MAX_CANDIDATES), dtype=np.int64) for _ in range(4)]
+    n_found = np.zeros(1, dtype=np.int64)
     order = np.flatnonzero(s.rc >= 0).astype(np.int64)
     attr_order = np.arange(enc.codes.shape[1], dtype=np.int64)
     found = 0
     for i, r in enumerate(order):
         want = reference_moves(s, int(r))
-        _, n = _scan(i, i + 1, order, s.orig, s.cnt, s.rc, s.key, s.head, s.nxt, s.T, s.W, s.gT, s.alive, s.can_lose,
-                     s.can_gain, problem.k, s.hd, 0, *c, attr_order, s.by_cost)
+        _scan_block(i, 1, order, s.orig, s.cnt, s.rc, s.key, s.head, s.nxt, s.T, s.W, s.gT, s.alive, s.can_lose,
+                    s.can_gain, problem.k, s.hd, 0, *lists, attr_order, s.by_cost, n_found)
+        n = int(n_found[0])
+        c = [x[0] for x in lists]
         assert [(int(c[0][x]), int(c[2][x])) for x in range(n)] == want
         assert (c[1][:n] == 0).all()
         found += n

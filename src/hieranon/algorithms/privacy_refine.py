@@ -307,21 +307,6 @@ def _scan_row(i, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose
     return n
 
 
-@kernel
-def _scan(pos, stop, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
-          c_delta, c_kind, c_e, c_s, attr_order, by_cost):
-    """Scan ``order[pos:stop]``; at the first row with improving candidates
-    (:func:`_scan_row`), fill the candidate lists and return ``(index,
-    n_candidates)``; else ``(stop, 0)``."""
-    lo, near_e, near_d, rowcost = _work_space(orig.shape[1], n_swap, hd)
-    for i in range(pos, stop):
-        n = _scan_row(i, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd, n_swap,
-                      c_delta, c_kind, c_e, c_s, attr_order, by_cost, lo, near_e, near_d, rowcost)
-        if n > 0:
-            return i, n
-    return stop, 0
-
-
 @kernel(parallel=True)
 def _scan_block(pos, count, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose, can_gain, k, hd,
                 n_swap, c_delta, c_kind, c_e, c_s, attr_order, by_cost, found):
