@@ -406,9 +406,10 @@ def test_best_merge_is_the_cheapest_repairing_merge_of_all(case, data, batch):
     assert price == (per_fix[want] if want >= 0 else np.inf)
 
 
-@given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45), st.data())
-def test_smallest_is_the_head_of_the_stable_sort(values, n, data):
-    values = np.array(values, dtype=np.int64)
+@given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45), st.sampled_from([np.int64, np.float64]),
+       st.data())
+def test_smallest_is_the_head_of_the_stable_sort(values, n, dtype, data):
+    values = np.array(values, dtype=dtype) / (2 if dtype is np.float64 else 1)  # halves: ties among floats too
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values))), dtype=bool)
     want = np.flatnonzero(mask)[np.argsort(values[mask], kind="stable")[:n]]
     assert smallest(values, n, mask).tolist() == want.tolist()

@@ -69,6 +69,7 @@ import time
 
 import numpy as np
 
+from ..core.jit import kernel
 from ..core.table import group
 from ..core.tree import Hierarchy
 from ..privacy import classes_ok
@@ -95,29 +96,85 @@ NEAR = 48
 MAX_DISSOLVE = 64
 
 
-def _lca_fn(h: Hierarchy):
-    if h._dense_ok:
-        table = h.lca_table
-        return lambda a, b: table[a, b]
-    return h.lca
-
-
 def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:
     """Positions of the ``n`` smallest ``values`` (only where ``mask``), in
     the order of ``np.argsort(values[mask], kind="stable")[:n]`` -- ties by
-    position -- without sorting them all: a partition finds the ``n``-th
-    value, and only the values up to it are sorted."""
-    idx = np.arange(len(values)) if mask is None else np.flatnonzero(mask)
-    v = values[idx]
+    position -- in one pass that keeps the ``n`` best so far in order
+    (:func:`_smallest_kernel`), without sorting them all."""
     if n <= 0:
-        return idx[:0]
-    if len(v) > n:
-        cut = np.partition(v, n - 1)[n - 1]
-        below = v < cut
-        tie = np.flatnonzero(v == cut)[:n - int(below.sum())]
-        below[tie] = True
-        idx, v = idx[below], v[below]
-    return idx[np.argsort(v, kind="stable")]
+        return np.zeros(0, dtype=np.int64)
+    values = np.ascontiguousarray(values)
+    if mask is None:
+        mask = np.ones(len(values), dtype=bool)
+    out = np.empty(min(int(n), len(values)), dtype=np.int64)
+    return out[:_smallest_kernel(values, np.ascontiguousarray(mask, dtype=bool), out)]
+
+
+@kernel
+def _smallest_kernel(values, mask, out):
+    """Fill ``out`` with the positions of the ``len(out)`` smallest
+    ``values[mask]``, ascending, ties by position; returns how many (fewer
+    when fewer are masked). A position goes in after every kept one of an
+    equal or smaller value, and a full buffer takes only a value strictly
+    below its last: the order of a stable sort."""
+    cap = len(out)
+    m = 0
+    for i in range(len(values)):
+        if not mask[i]:
+            continue
+        v = values[i]
+        if m == cap:
+            if not v < values[out[m - 1]]:
+                continue
+            m -= 1
+        t = m - 1
+        while t >= 0 and values[out[t]] > v:
+            out[t + 1] = out[t]
+            t -= 1
+        out[t + 1] = i
+        m += 1
+    return m
+
+
+@kernel
+def _lca_cost_matrix(A, B, hd, gL):
+    """``gL[i, t]``: the cost of the closest common generalisation of
+    ``A[i]`` and ``B[t]``."""
+    lca_flat, lca_off, nn, g_flat, nd_off = hd[0], hd[1], hd[2], hd[8], hd[7]
+    for i in range(A.shape[0]):
+        for t in range(B.shape[0]):
+            g = 0
+            for j in range(A.shape[1]):
+                a, b = A[i, j], B[t, j]
+                if a == b:  # the dense table read here: a call per look-up costs more than the look-up
+                    x = a
+                elif lca_off[j] >= 0:
+                    x = lca_flat[lca_off[j] + a * nn[j] + b]
+                else:
+                    x = K.lca_code(j, a, b, hd)
+                g += g_flat[nd_off[j] + x]
+            gL[i, t] = g
+
+
+@kernel
+def _lca_each(A, B, hd, L, gL):
+    """``L[i]``: per attribute, the lowest common ancestor of ``A[i]`` (of
+    ``A[0]`` when ``A`` has one row) and ``B[i]``; ``gL[i]``: its cost."""
+    lca_flat, lca_off, nn, g_flat, nd_off = hd[0], hd[1], hd[2], hd[8], hd[7]
+    for i in range(B.shape[0]):
+        a = A[min(i, A.shape[0] - 1)]
+        g = 0
+        for j in range(B.shape[1]):
+            u, v = a[j], B[i, j]
+            if u == v:
+                x = u
+            elif lca_off[j] >= 0:
+                x = lca_flat[lca_off[j] + u * nn[j] + v]
+            else:
+                x = K.lca_code(j, u, v, hd)
+            L[i, j] = x
+            g += g_flat[nd_off[j] + x]
+        gL[i] = g
 
 
 def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray, fixes: np.ndarray,
@@ -168,12 +225,12 @@ class _State:
         self.orig = t.codes
         self.cnt = t.counts
         self.rc = ec.row_class.astype(np.int64).copy()
+        self.rows = np.split(np.argsort(self.rc, kind="stable"), np.cumsum(np.bincount(self.rc, minlength=n))[:-1])
         self.T = np.ascontiguousarray(ec.keys, dtype=np.int32).copy()
         self.size = ec.sizes.astype(np.int64).copy()
         self.models = list(problem.privacy)
         self.hist = [b.histogram(self.rc, n) for b in self.models]
         self.g = [np.asarray(c, dtype=np.int64) for c in problem.cost.int_costs]
-        self.lca = [_lca_fn(h) for h in t.hierarchies]
         self.hd = K.hierarchy_data(t.hierarchies, problem.cost)
         self.gT = self.tuple_cost(self.T)
         self.alive = np.ones(n, dtype=bool)
@@ -190,10 +247,18 @@ class _State:
         return out
 
     def lca_rows(self, tup: np.ndarray, others: np.ndarray) -> np.ndarray:
+        """The closest common generalisation of ``tup`` (one tuple, or one per
+        row) with each row of ``others``."""
+        return self.lca_costs(tup, others)[0]
+
+    def lca_costs(self, tup: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lca_rows` and the cost of each tuple (:meth:`tuple_cost`), in one kernel."""
+        tup = np.ascontiguousarray(np.atleast_2d(tup), dtype=np.int32)
+        others = np.ascontiguousarray(others, dtype=np.int32)
         L = np.empty(others.shape, dtype=np.int32)
-        for j, lca in enumerate(self.lca):
-            L[:, j] = lca(tup[j], others[:, j])
-        return L
+        gL = np.empty(len(others), dtype=np.int64)
+        _lca_each(tup, others, self.hd, L, gL)
+        return L, gL
 
     def ok_all(self, hists: list[np.ndarray]) -> np.ndarray:
         ok = np.ones(len(hists[0]), dtype=bool)
@@ -255,7 +320,9 @@ class _State:
             h[c] += h[d]
         self.alive[d] = False
         self.ok[d] = True
-        self.rc[self.rc == d] = c
+        self.rc[self.rows[d]] = c
+        self.rows[c] = np.sort(np.concatenate([self.rows[c], self.rows[d]]))
+        self.rows[d] = self.rows[d][:0]
 
     def _retuple(self, c: int, tup: np.ndarray) -> None:
         """Class ``c`` takes tuple ``tup``, joining the class that has it."""
@@ -265,7 +332,7 @@ class _State:
             if self.by_tuple.get(old) == c:
                 del self.by_tuple[old]
             self.T[c] = tup
-            self.gT[c] = self.tuple_cost(tup[None, :])[0]
+            self.gT[c] = K.tuple_cost(np.ascontiguousarray(tup), self.hd)
             e = self.by_tuple.get(key)
             if e is not None and e != c:  # identical tuples are one class
                 self._absorb(e, c)
@@ -275,9 +342,16 @@ class _State:
 
     def members(self, classes: np.ndarray) -> np.ndarray:
         """Rows of the given classes, in row order."""
-        mask = np.zeros(len(self.size), dtype=bool)
-        mask[classes] = True
-        return np.flatnonzero(mask[self.rc])
+        if len(classes) == 1:
+            return self.rows[classes[0]].copy()
+        return np.sort(np.concatenate([self.rows[x] for x in classes]))
+
+    def _relabel(self, r: int, c: int) -> None:
+        """Row ``r`` leaves its class for class ``c`` (``rc`` and the row lists)."""
+        d = self.rc[r]
+        self.rows[d] = self.rows[d][self.rows[d] != r]
+        self.rows[c] = np.insert(self.rows[c], np.searchsorted(self.rows[c], r), r)
+        self.rc[r] = c
 
     def candidate_budget(self) -> int:
         """How many moves or swaps one step judges at most: each costs a
@@ -320,8 +394,7 @@ class _State:
         if len(keep) == 0:
             return None
         rows, d, w, fixes, steps = rows[keep], d[keep], w[keep], fixes[keep], steps[keep]
-        N = self.lca_rows(self.T[c], self.orig[rows])
-        gN = self.tuple_cost(N)
+        N, gN = self.lca_costs(self.T[c], self.orig[rows])
         cost = self.size[c] * (gN - self.gT[c]) + w * (gN - self.gT[d])
         return rows, N, cost, fixes, steps
 
@@ -334,7 +407,7 @@ class _State:
         if len(near) == 0:
             return None
         budget = self.candidate_budget()
-        outs = np.flatnonzero(self.rc == c)
+        outs = self.rows[c]
         if len(outs) > budget // MIN_PARTNERS:  # a large class: an even sample of its rows
             outs = outs[np.linspace(0, len(outs) - 1, budget // MIN_PARTNERS).astype(np.int64)]
         rows = self.near_rows(near, max(1, budget // len(outs)))
@@ -361,11 +434,8 @@ class _State:
         if len(keep) == 0:
             return None
         r, o, d, wr, wo, fixes, steps = r[keep], o[keep], d[keep], wr[keep], wo[keep], fixes[keep], steps[keep]
-        Nc = self.lca_rows(self.T[c], self.orig[r])
-        Nd = np.empty_like(Nc)
-        for j, lca in enumerate(self.lca):
-            Nd[:, j] = lca(self.T[d, j], self.orig[o, j])
-        gc, gd = self.tuple_cost(Nc), self.tuple_cost(Nd)
+        Nc, gc = self.lca_costs(self.T[c], self.orig[r])
+        Nd, gd = self.lca_costs(self.T[d], self.orig[o])
         cost = ((self.size[c] - wo) * (gc - self.gT[c]) + wr * (gc - self.gT[d])
                 + (self.size[d] - wr) * (gd - self.gT[d]) + wo * (gd - self.gT[c]))
         return r, o, Nc, Nd, cost, fixes, steps
@@ -373,7 +443,8 @@ class _State:
     def swap(self, c: int, r: int, o: int, tc: np.ndarray, td: np.ndarray, cost: int) -> None:
         d = int(self.rc[r])
         wr, wo = int(self.cnt[r]), int(self.cnt[o])
-        self.rc[r], self.rc[o] = c, d
+        self._relabel(r, c)
+        self._relabel(o, d)
         self.size[c] += wr - wo
         self.size[d] += wo - wr
         for b, h in zip(self.models, self.hist):
@@ -393,7 +464,7 @@ class _State:
     def move(self, c: int, r: int, tup: np.ndarray, cost: int) -> None:
         d = int(self.rc[r])
         w = int(self.cnt[r])
-        self.rc[r] = c
+        self._relabel(r, c)
         self.size[c] += w
         self.size[d] -= w
         for b, h in zip(self.models, self.hist):
@@ -415,9 +486,9 @@ class _State:
         rows = self.members(np.array([c]))
         if len(targets) == 0 or len(rows) > MAX_DISSOLVE:
             return None
-        gN = np.zeros((len(rows), len(targets)), dtype=np.int64)  # g(lca(record, target tuple))
-        for j, (lca, g) in enumerate(zip(self.lca, self.g)):
-            gN += g[lca(self.orig[rows, j][:, None], self.T[targets, j][None, :])]
+        gN = np.empty((len(rows), len(targets)), dtype=np.int64)  # g(lca(record, target tuple))
+        _lca_cost_matrix(np.ascontiguousarray(self.orig[rows], dtype=np.int32),
+                         np.ascontiguousarray(self.T[targets]), self.hd, gN)
         cost = self.size[targets][None, :] * (gN - self.gT[targets][None, :]) + \
             self.cnt[rows][:, None] * (gN - self.gT[c])
         hs = [h[targets].copy() for h in self.hist]
@@ -448,8 +519,8 @@ class _State:
         for r, e in plan:
             while e in moved_to:  # the target joined another class on the way
                 e = moved_to[e]
-            tup = self.lca_rows(self.orig[r], self.T[e][None, :])[0]
-            g = int(self.tuple_cost(tup[None, :])[0])
+            tups, gs = self.lca_costs(self.orig[r], self.T[e][None, :])
+            tup, g = tups[0], int(gs[0])
             cost = int(self.size[e] * (g - self.gT[e]) + self.cnt[r] * (g - self.gT[c]))
             self.move(e, r, tup, cost)
             if not self.alive[e]:
