@@ -73,27 +73,6 @@ def lca_code(j, a, b, hd):
     return _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off)
 
 
-@kernel(inline="always")
-def _merge_cost(i, c, cand, T, gT, size, hd, gL, inc):
-    m = T.shape[1]
-    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
-    g_flat = hd[8]
-    nd_off = hd[7]
-    e = cand[i]
-    g = 0
-    for j in range(m):
-        a, b = T[c, j], T[e, j]
-        if a == b:
-            x = a
-        elif lca_off[j] >= 0:  # the dense table read here: a call per look-up costs more than the look-up
-            x = lca_flat[lca_off[j] + a * nn[j] + b]
-        else:
-            x = lca_code(j, a, b, hd)
-        g += g_flat[nd_off[j] + x]
-    gL[i] = g
-    inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
-
-
 @kernel(parallel=True)
 def merge_costs(c, cand, T, gT, size, hd, gL, inc):
     """For each class ``e = cand[i]``, the cost ``gL[i]`` of the closest
@@ -101,8 +80,25 @@ def merge_costs(c, cand, T, gT, size, hd, gL, inc):
     ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``
     (in numba's threads, each entry written by one: the same on any number
     of threads; on ISLR Wage's 1,414 classes already faster than one thread)."""
+    m = T.shape[1]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
+    g_flat = hd[8]
+    nd_off = hd[7]
+    # written out here, not called: a call taking arrays costs more than the look-ups (reference counts)
     for i in prange(len(cand)):
-        _merge_cost(i, c, cand, T, gT, size, hd, gL, inc)
+        e = cand[i]
+        g = 0
+        for j in range(m):
+            a, b = T[c, j], T[e, j]
+            if a == b:
+                x = a
+            elif lca_off[j] >= 0:
+                x = lca_flat[lca_off[j] + a * nn[j] + b]
+            else:
+                x = lca_code(j, a, b, hd)
+            g += g_flat[nd_off[j] + x]
+        gL[i] = g
+        inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
 
 
 @kernel

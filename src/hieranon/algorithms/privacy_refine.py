@@ -88,21 +88,12 @@ MAX_SCAN_BLOCK = 64
 # =====================================================================
 # numba kernels
 # =====================================================================
-@kernel(inline="always")
-def _lca(j, a, b, hd):
-    if a == b:
-        return a
-    lo = hd[1][j]
-    if lo >= 0:
-        return hd[0][lo + a * hd[2][j] + b]
-    return K.lca_code(j, a, b, hd)
-
-
 @kernel
 def _class_lca(c, skip, orig, head, nxt, out, hd):
     """``out`` = closest common generalisation of class ``c``'s members
     except row ``skip``; False when no other member."""
     m = orig.shape[1]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]  # the dense tables read in place: a call per look-up costs more
     r = head[c]
     first = True
     while r >= 0:
@@ -113,20 +104,25 @@ def _class_lca(c, skip, orig, head, nxt, out, hd):
                 first = False
             else:
                 for j in range(m):
-                    out[j] = _lca(j, out[j], orig[r, j], hd)
+                    x, y = out[j], orig[r, j]
+                    if x != y:
+                        x = lca_flat[lca_off[j] + x * nn[j] + y] if lca_off[j] >= 0 else K.lca_code(j, x, y, hd)
+                    out[j] = x
         r = nxt[r]
     return not first
 
 
 @kernel(inline="always")
-def _after(delta, kind, e, i, c_delta, c_kind, c_e):
-    """Does the candidate ``(delta, kind, e)`` go after entry ``i``? Least
-    ``delta`` first; among equal ones, moves by class id and then the rest in
-    the order they came (so the moves of a row may be priced in any order)."""
-    if delta != c_delta[i]:
-        return delta > c_delta[i]
-    if kind == 0 and c_kind[i] == 0:
-        return e > c_e[i]
+def _after(delta, kind, e, delta_i, kind_i, e_i):
+    """Does the candidate ``(delta, kind, e)`` go after the entry ``(delta_i,
+    kind_i, e_i)``? Least ``delta`` first; among equal ones, moves by class
+    id and then the rest in the order they came (so the moves of a row may
+    be priced in any order). Scalars only: an inlined call taking arrays
+    still pays their reference counts."""
+    if delta != delta_i:
+        return delta > delta_i
+    if kind == 0 and kind_i == 0:
+        return e > e_i
     return True
 
 
@@ -134,10 +130,10 @@ def _after(delta, kind, e, i, c_delta, c_kind, c_e):
 def _push(delta, kind, e, s, c_delta, c_kind, c_e, c_s, n):
     """Insert a candidate into the best-first lists of length ``n``; returns the new length."""
     cap = c_delta.shape[0]
-    if n == cap and _after(delta, kind, e, n - 1, c_delta, c_kind, c_e):
+    if n == cap and _after(delta, kind, e, c_delta[n - 1], c_kind[n - 1], c_e[n - 1]):
         return n
     i = n if n < cap else cap - 1
-    while i > 0 and not _after(delta, kind, e, i - 1, c_delta, c_kind, c_e):
+    while i > 0 and not _after(delta, kind, e, c_delta[i - 1], c_kind[i - 1], c_e[i - 1]):
         if i < cap:
             c_delta[i] = c_delta[i - 1]
             c_kind[i] = c_kind[i - 1]
@@ -161,6 +157,7 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
     m = orig.shape[1]
     g_flat = hd[8]
     nd_off = hd[7]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]  # the dense tables read in place: a call per look-up costs more
     size = 0
     s = head[e]
     while s >= 0:
@@ -177,8 +174,14 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
         pre[0, j] = orig[rows[0], j]
         suf[size - 1, j] = orig[rows[size - 1], j]
         for i in range(1, size):
-            pre[i, j] = _lca(j, pre[i - 1, j], orig[rows[i], j], hd)
-            suf[size - 1 - i, j] = _lca(j, suf[size - i, j], orig[rows[size - 1 - i], j], hd)
+            x, y = pre[i - 1, j], orig[rows[i], j]
+            if x != y:
+                x = lca_flat[lca_off[j] + x * nn[j] + y] if lca_off[j] >= 0 else K.lca_code(j, x, y, hd)
+            pre[i, j] = x
+            x, y = suf[size - i, j], orig[rows[size - 1 - i], j]
+            if x != y:
+                x = lca_flat[lca_off[j] + x * nn[j] + y] if lca_off[j] >= 0 else K.lca_code(j, x, y, hd)
+            suf[size - 1 - i, j] = x
     old = W[d] * gT[d] + W[e] * gT[e]
     for i in range(size):
         s = rows[i]
@@ -187,7 +190,10 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
             continue
         gd = 0
         for j in range(m):
-            gd += g_flat[nd_off[j] + _lca(j, lo[j], orig[s, j], hd)]
+            x, y = lo[j], orig[s, j]
+            if x != y:
+                x = lca_flat[lca_off[j] + x * nn[j] + y] if lca_off[j] >= 0 else K.lca_code(j, x, y, hd)
+            gd += g_flat[nd_off[j] + x]
         ge2 = 0
         for j in range(m):
             if size == 1:
@@ -197,7 +203,9 @@ def _swaps(r, d, e, w, kr, rest, lo, orig, cnt, key, head, nxt, W, gT, k, hd, ro
             elif i == size - 1:
                 x = pre[size - 2, j]
             else:
-                x = _lca(j, pre[i - 1, j], suf[i + 1, j], hd)
+                x, y = pre[i - 1, j], suf[i + 1, j]
+                if x != y:
+                    x = lca_flat[lca_off[j] + x * nn[j] + y] if lca_off[j] >= 0 else K.lca_code(j, x, y, hd)
             ge2 += rowcost[nd_off[j] + x]
         delta = (rest + ws) * gd + (W[e] - ws + w) * ge2 - old
         if delta < 0:
@@ -244,11 +252,17 @@ def _scan_row(i, order, orig, cnt, rc, key, head, nxt, T, W, gT, alive, can_lose
         if p == n_cls or w * gT[by_cost[p]] >= saving:
             return 0
     # g(lca(x, r's value)) for every node x of every attribute: one look-up per attribute below
+    lca_flat, lca_off = hd[0], hd[1]
     for j in range(m):
         o = nd_off[j]
         a = orig[r, j]
-        for x in range(nn[j]):
-            rowcost[o + x] = g_flat[o + _lca(j, x, a, hd)]
+        if lca_off[j] >= 0:  # the dense table's row of a, read in place: a call per look-up costs more than it
+            row = lca_off[j] + a * nn[j]
+            for x in range(nn[j]):
+                rowcost[o + x] = g_flat[o + lca_flat[row + x]]
+        else:
+            for x in range(nn[j]):
+                rowcost[o + x] = g_flat[o + K.lca_code(j, x, a, hd)]
     n = 0
     n_near = 0
     for p in range(n_cls):
