@@ -400,10 +400,42 @@ def test_best_merge_is_the_cheapest_repairing_merge_of_all(case, data, batch):
     privacy_merge.MERGE_BATCH = batch  # small batches: the fall-back to every partner is taken too
     try:
         got, price = s.best_merge(c, cand, inc)
+        per_fix_k, head, *_ = s.partners(c, cand, _, inc, 0)
+        got_k, price_k = s.best_merge(c, cand, inc, per_fix_k, head)
     finally:
         privacy_merge.MERGE_BATCH = saved
-    assert got == want
-    assert price == (per_fix[want] if want >= 0 else np.inf)
+    assert got == got_k == want
+    assert price == price_k == (per_fix[want] if want >= 0 else np.inf)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data(), st.sampled_from([0, 1, 2, 5, 12]))
+def test_partners_are_the_heads_of_stable_sorts(case, data, n_near):
+    """The one-pass selections of a repair step are those of sorting every
+    partner (ties by position): merges by price if they repair, movers and
+    swappers among the classes meeting every model, dissolution targets by
+    the distance per record."""
+    enc, problem, _ = private_problem(case, data)
+    codes = KACA1().solve(replace(problem, privacy=[])).codes
+    s = _State(problem, codes)
+    s.ok[data.draw(st.lists(st.integers(0, len(s.size) - 1), max_size=5))] ^= True  # both kinds of partner
+    c = data.draw(st.integers(0, len(s.size) - 1))
+    cand, gL, inc = s.merge_options(c)
+    per_fix, head, move, swap, dis = s.partners(c, cand, gL, inc, n_near)
+
+    def head_of(key, n, mask=None):
+        idx = np.arange(len(key)) if mask is None else np.flatnonzero(mask)
+        return idx[np.argsort(key[idx], kind="stable")][:n].tolist()
+
+    from hieranon.algorithms.privacy_merge import MERGE_BATCH
+    assert np.array_equal(per_fix, inc / np.where(s.ok[cand], 1.0, 2.0))
+    assert head.tolist() == head_of(per_fix, MERGE_BATCH)
+    if n_near == 0:
+        assert len(move) == len(swap) == len(dis) == 0
+        return
+    assert move.tolist() == head_of(inc, n_near, s.ok[cand] & (s.size[cand] > s.k))
+    assert swap.tolist() == head_of(inc, max(1, n_near // 3), s.ok[cand])
+    assert dis.tolist() == head_of(2 * gL - s.gT[c] - s.gT[cand], 2 * n_near)
 
 
 @given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45), st.sampled_from([np.int64, np.float64]),

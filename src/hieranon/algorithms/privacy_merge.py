@@ -111,28 +111,73 @@ def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.n
 
 
 @kernel
+def _insert(values, buf, m, i):
+    """Put position ``i`` into ``buf[:m]`` (positions ascending by ``values``,
+    ties by position; full at ``len(buf)``: the last one drops out, the
+    caller having checked ``values[i]`` goes in); returns the new count."""
+    v = values[i]
+    if m == len(buf):
+        m -= 1
+    t = m - 1
+    while t >= 0 and values[buf[t]] > v:
+        buf[t + 1] = buf[t]
+        t -= 1
+    buf[t + 1] = i
+    return m + 1
+
+
+@kernel
+def _partners(c, cand, gL, inc, gT, ok, size, k, per_fix, dkey, head, move, swap, dis):
+    """The selections of a repair step of class ``c`` in one pass over its
+    merge partners ``cand`` (``gL``, ``inc``: :func:`~hieranon.algorithms.kaca_core.merge_costs`),
+    each the head of a stable sort (ties by position), as :func:`smallest`
+    makes them: ``head`` of the merges by ``per_fix`` (written here: ``inc``
+    halved for a violating partner); ``move`` of the partners that may give
+    a record (they meet every model and hold more than ``k``) and ``swap`` of
+    those meeting every model, both by ``inc``; ``dis`` of all by ``dkey``
+    (written here: ``2 gL - g(t_c) - g(t_e)``, the distance per record).
+    Returns the four counts. A position enters a full selection only
+    below its last (the test is written out: a call taking arrays costs more
+    than the test)."""
+    n_head = n_move = n_swap = n_dis = 0
+    for i in range(len(cand)):
+        e = cand[i]
+        good = ok[e]
+        per_fix[i] = inc[i] / (1.0 if good else 2.0)
+        dkey[i] = 2 * gL[i] - gT[c] - gT[e]
+        if len(head) and (n_head < len(head) or per_fix[i] < per_fix[head[n_head - 1]]):
+            n_head = _insert(per_fix, head, n_head, i)
+        if good and len(swap) and (n_swap < len(swap) or inc[i] < inc[swap[n_swap - 1]]):
+            n_swap = _insert(inc, swap, n_swap, i)
+        if good and size[e] > k and len(move) and (n_move < len(move) or inc[i] < inc[move[n_move - 1]]):
+            n_move = _insert(inc, move, n_move, i)
+        if len(dis) and (n_dis < len(dis) or dkey[i] < dkey[dis[n_dis - 1]]):
+            n_dis = _insert(dkey, dis, n_dis, i)
+    return n_head, n_move, n_swap, n_dis
+
+
+@kernel
+def _first_smallest_violating(alive, ok, size):
+    """The alive class violating a model with the fewest records, the lowest
+    id among ties (-1: none) -- the class the repair takes next."""
+    best = -1
+    for c in range(len(alive)):
+        if alive[c] and not ok[c] and (best < 0 or size[c] < size[best]):
+            best = c
+    return best
+
+
+@kernel
 def _smallest_kernel(values, mask, out):
     """Fill ``out`` with the positions of the ``len(out)`` smallest
     ``values[mask]``, ascending, ties by position; returns how many (fewer
     when fewer are masked). A position goes in after every kept one of an
     equal or smaller value, and a full buffer takes only a value strictly
     below its last: the order of a stable sort."""
-    cap = len(out)
     m = 0
     for i in range(len(values)):
-        if not mask[i]:
-            continue
-        v = values[i]
-        if m == cap:
-            if not v < values[out[m - 1]]:
-                continue
-            m -= 1
-        t = m - 1
-        while t >= 0 and values[out[t]] > v:
-            out[t + 1] = out[t]
-            t -= 1
-        out[t + 1] = i
-        m += 1
+        if mask[i] and (m < len(out) or values[i] < values[out[m - 1]]):
+            m = _insert(values, out, m, i)
     return m
 
 
@@ -281,7 +326,25 @@ class _State:
         """Does the merge of ``c`` with each of ``cand`` satisfy every model?"""
         return self.ok_all([h[c] + h[cand] for h in self.hist])
 
-    def best_merge(self, c: int, cand: np.ndarray, inc: np.ndarray) -> tuple[int, float]:
+    def partners(self, c: int, cand: np.ndarray, gL: np.ndarray, inc: np.ndarray, n_near: int):
+        """The selections of a repair step among the merge partners ``cand``
+        (positions into it, each as :func:`smallest` orders them), in one
+        pass (:func:`_partners`): the price of each merge if it repairs
+        (``inc`` halved for a violating partner), the :data:`MERGE_BATCH`
+        cheapest by it, the ``n_near`` cheapest partners that may give a
+        record (moves), the ``n_near // 3`` (at least 1) cheapest meeting
+        every model (swaps) and the ``2 n_near`` nearest per record
+        (dissolution targets); the last three empty when ``n_near`` is 0."""
+        per_fix = np.empty(len(cand))
+        dkey = np.empty(len(cand), dtype=np.int64)
+        sizes = (MERGE_BATCH, n_near, max(1, n_near // 3) if n_near else 0, 2 * n_near)
+        head, move, swap, dis = (np.empty(min(n, len(cand)), dtype=np.int64) for n in sizes)
+        counts = _partners(c, cand, gL, inc, self.gT, self.ok, self.size, self.k, per_fix, dkey, head, move, swap,
+                           dis)
+        return (per_fix, *(x[:n] for x, n in zip((head, move, swap, dis), counts)))
+
+    def best_merge(self, c: int, cand: np.ndarray, inc: np.ndarray, per_fix: np.ndarray | None = None,
+                   head: np.ndarray | None = None) -> tuple[int, float]:
         """The merge that repairs ``c`` at the least cost per violation it
         repairs (a merge with another violating class that fixes both
         repairs two: half its cost), ties by position: ``(index into cand,
@@ -289,8 +352,9 @@ class _State:
         Only the cheapest candidates are checked against the models, more
         only when none of them repairs ``c``: whether a candidate repairs
         decides its price only by ruling it out."""
-        per_fix = inc / np.where(self.ok[cand], 1.0, 2.0)  # the price of each merge if it repairs
-        head = smallest(per_fix, MERGE_BATCH)
+        if per_fix is None:  # the price of each merge if it repairs, and the cheapest (as :meth:`partners`)
+            per_fix = inc / np.where(self.ok[cand], 1.0, 2.0)
+            head = smallest(per_fix, MERGE_BATCH)
         fixes = self.merge_fixes(c, cand[head])
         if fixes.any():
             i = int(head[np.argmax(fixes)])
@@ -536,16 +600,16 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
     cand, gL, inc = s.merge_options(c)
-    best_merge, merge_price = s.best_merge(c, cand, inc)
+    per_fix, head, move_near, swap_near, dissolve_near = s.partners(c, cand, gL, inc, n_near)
+    best_merge, merge_price = s.best_merge(c, cand, inc, per_fix, head)
     options = []  # (cost, fixes, action of index i)
     if n_near:
-        spare = s.ok[cand] & (s.size[cand] > s.k)  # classes that may give a record
-        mv = s.move_options(c, cand[smallest(inc, n_near, spare)])
+        mv = s.move_options(c, cand[move_near])
         if mv is not None:
             rows, N, cost, mfix, msteps = mv
             options.append((cost, mfix, msteps, lambda i, rows=rows, N=N, cost=cost:
                             ("move", c, int(rows[i]), N[i].copy(), int(cost[i]))))
-        sw = s.swap_options(c, cand[smallest(inc, max(1, n_near // 3), s.ok[cand])])
+        sw = s.swap_options(c, cand[swap_near])
         if sw is not None:
             r, o, Nc, Nd, cost, sfix, ssteps = sw
             options.append((cost, sfix, ssteps, lambda i, r=r, o=o, Nc=Nc, Nd=Nd, cost=cost:
@@ -554,8 +618,7 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
               for cost, f, _, act in options if f.any()]
     if n_near:
         # targets: the classes whose tuples are nearest per record (not per class)
-        near_t = cand[smallest(2 * gL - s.gT[c] - s.gT[cand], 2 * n_near)]
-        plan = s.dissolve_plan(c, near_t)
+        plan = s.dissolve_plan(c, cand[dissolve_near])
         if plan is not None:
             fixing.append((float(plan[1]), lambda i, plan=plan: ("dissolve", c, plan[0], None, plan[1]), 0))
     partial = _partial(options)
@@ -658,11 +721,10 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     guard = 4 * (problem.table.n_rows + len(s.size))  # beyond this many steps, merges only (each ends a class)
     steps = 0
     while True:
-        bad = np.flatnonzero(s.alive & ~s.ok)
-        if len(bad) == 0:
+        c = _first_smallest_violating(s.alive, s.ok, s.size)
+        if c < 0:
             break
         steps += 1
-        c = int(bad[np.argmin(s.size[bad])])  # smallest first
         _do(s, _best(s, c, n_near if steps <= guard else 0)[1])
     out = s.T[s.rc]
     donors = np.zeros(len(s.size), dtype=bool)
