@@ -238,13 +238,13 @@ def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray
     infinity. Each histogram is measured once (an EMD over many candidates
     and sensitive values is most of a step's time)."""
     valid &= b.ok_hist(hd)
-    if b.ok_hist(h_c)[0]:
+    old, ok_c = b.measure_and_ok(h_c)
+    if ok_c[0]:
         ok_new = b.ok_hist(hc)
         fixes &= ok_new
         valid &= ok_new
         return np.ones(len(hc))
     new, ok_new = b.measure_and_ok(hc)
-    old = b.measure_hist(h_c)
     fixes &= ok_new
     valid &= ok_new | ~b.better(old, new)  # never worse
     improves |= ok_new | b.better(new, old)

@@ -29,6 +29,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..core.jit import kernel
 from ._base import (
     FAST_MARGIN,
     REL_TOL,
@@ -75,12 +76,36 @@ class _LDiversity(PrivacyModel):
 
 
 # ------------------------------------------------------------------ distinct
+@kernel
+def _distinct_counts(hist, out):
+    """The number of values present (count above 0) in every row of ``hist``."""
+    for i in range(hist.shape[0]):
+        n = 0
+        for j in range(hist.shape[1]):
+            if hist[i, j] > 0:
+                n += 1
+        out[i] = n
+
+
+def distinct_counts(hist: np.ndarray) -> np.ndarray:
+    """The number of distinct values of every row of counts ``hist`` (one
+    kernel call: a repair step counts a few rows at a time)."""
+    hist = np.ascontiguousarray(hist)
+    out = np.empty(len(hist), dtype=np.int64)
+    _distinct_counts(hist.reshape(len(hist), -1), out)
+    return out
+
+
 class _BoundDistinct(BoundModel):
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
-        return np.count_nonzero(hist > 0, axis=1).astype(np.float64)
+        return distinct_counts(hist).astype(np.float64)
 
     def ok_hist(self, hist: np.ndarray) -> np.ndarray:
-        return np.count_nonzero(hist > 0, axis=1) >= self.model.l
+        return distinct_counts(hist) >= self.model.l
+
+    def measure_and_ok(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        counts = distinct_counts(hist)
+        return counts.astype(np.float64), counts >= self.model.l
 
     def ok_after_change(self, hist: np.ndarray, values: np.ndarray, delta: np.ndarray) -> np.ndarray:
         """:meth:`BoundModel.ok_after_change` in ``O(1)`` per change: a
