@@ -92,7 +92,8 @@ def distinct_counts(hist: np.ndarray) -> np.ndarray:
     kernel call: a repair step counts a few rows at a time)."""
     hist = np.ascontiguousarray(hist)
     out = np.empty(len(hist), dtype=np.int64)
-    _distinct_counts(hist.reshape(len(hist), -1), out)
+    if len(hist):
+        _distinct_counts(hist.reshape(len(hist), -1), out)
     return out
 
 
