@@ -139,3 +139,41 @@ def test_a_relaxation_too_large_keeps_the_repaired_output(monkeypatch, case, dat
     assume((out.details.privacy or {}).get("privacy_violating_in"))  # else no Lagrangian output is tried
     assert "lagrangian" not in out.details.privacy
     assert np.array_equal(out.codes, KACAPlus(lagrangian=False).solve(problem).codes)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(random_tables(max_rows=40), st.data())
+def test_lagrangian_true_builds_for_a_larger_k_when_its_own_does_not_fit(monkeypatch, case, data):
+    """``lagrangian=True``: when the relaxation for k is refused, the output
+    for k + 1 (which meets k) is lowered by the local search at k; it is kept
+    only when below the repaired clustering, and the output meets every
+    model by the verifier. ``"auto"`` does not try a larger k."""
+    import hieranon.algorithms.kacaplus.lagrangian as lagrangian
+    from hieranon.bounds import BoundTooLarge
+
+    enc, problem = _two_valued_problem(case, data)
+    assume(problem.k < int(enc.counts.sum()))
+    tried = []
+
+    def refuse_own_k(table, cost, k, **kwargs):
+        tried.append(k)
+        if k == problem.k:
+            raise BoundTooLarge("refused for the test")
+        return relaxed_prices(table, cost, k, **kwargs)
+
+    monkeypatch.setattr(lagrangian, "relaxed_prices", refuse_own_k)
+    out = KACAPlus(lagrangian=True, lagrangian_iterations=20).solve(problem)
+    assume((out.details.privacy or {}).get("privacy_violating_in"))  # else no Lagrangian output is tried
+    assert tried == [problem.k, problem.k + 1]
+    rep = verify_codes(enc, out.codes, problem.requirements, out.suppressed, privacy=problem.privacy)
+    assert rep.ok, rep.summary()
+    info = out.details.privacy["lagrangian"]
+    assert info["lagrangian_k"] == problem.k + 1
+    repaired = KACAPlus(lagrangian=False).solve(problem)
+    assert info["distortion_repaired_int"] >= info["distortion_int"] or not out.details.privacy["lagrangian_kept"]
+    kept_codes = out.codes if out.details.privacy["lagrangian_kept"] else repaired.codes
+    assert np.array_equal(out.codes, kept_codes)
+    tried.clear()
+    auto = KACAPlus(lagrangian="auto").solve(problem)
+    assert tried == [problem.k] and "lagrangian" not in auto.details.privacy
