@@ -96,20 +96,6 @@ NEAR = 48
 MAX_DISSOLVE = 64
 
 
-def smallest(values: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:
-    """Positions of the ``n`` smallest ``values`` (only where ``mask``), in
-    the order of ``np.argsort(values[mask], kind="stable")[:n]`` -- ties by
-    position -- in one pass that keeps the ``n`` best so far in order
-    (:func:`_smallest_kernel`), without sorting them all."""
-    if n <= 0:
-        return np.zeros(0, dtype=np.int64)
-    values = np.ascontiguousarray(values)
-    if mask is None:
-        mask = np.ones(len(values), dtype=bool)
-    out = np.empty(min(int(n), len(values)), dtype=np.int64)
-    return out[:_smallest_kernel(values, np.ascontiguousarray(mask, dtype=bool), out)]
-
-
 @kernel
 def _insert(values, buf, m, i):
     """Put position ``i`` into ``buf[:m]`` (positions ascending by ``values``,
@@ -130,9 +116,10 @@ def _insert(values, buf, m, i):
 def _partners(c, cand, gL, inc, gT, ok, size, k, per_fix, dkey, head, move, swap, dis):
     """The selections of a repair step of class ``c`` in one pass over its
     merge partners ``cand`` (``gL``, ``inc``: :func:`~hieranon.algorithms.kaca_core.merge_costs`),
-    each the head of a stable sort (ties by position), as :func:`smallest`
-    makes them: ``head`` of the merges by ``per_fix`` (written here: ``inc``
-    halved for a violating partner); ``move`` of the partners that may give
+    each the head of a stable sort (ties by position), the order
+    ``np.argsort(key[mask], kind="stable")[:n]`` gives: ``head`` of the
+    merges by ``per_fix`` (written here: ``inc`` halved for a violating
+    partner); ``move`` of the partners that may give
     a record (they meet every model and hold more than ``k``) and ``swap`` of
     those meeting every model, both by ``inc``; ``dis`` of all by ``dkey``
     (written here: ``2 gL - g(t_c) - g(t_e)``, the distance per record).
@@ -165,20 +152,6 @@ def _first_smallest_violating(alive, ok, size):
         if alive[c] and not ok[c] and (best < 0 or size[c] < size[best]):
             best = c
     return best
-
-
-@kernel
-def _smallest_kernel(values, mask, out):
-    """Fill ``out`` with the positions of the ``len(out)`` smallest
-    ``values[mask]``, ascending, ties by position; returns how many (fewer
-    when fewer are masked). A position goes in after every kept one of an
-    equal or smaller value, and a full buffer takes only a value strictly
-    below its last: the order of a stable sort."""
-    m = 0
-    for i in range(len(values)):
-        if mask[i] and (m < len(out) or values[i] < values[out[m - 1]]):
-            m = _insert(values, out, m, i)
-    return m
 
 
 @kernel
@@ -328,7 +301,7 @@ class _State:
 
     def partners(self, c: int, cand: np.ndarray, gL: np.ndarray, inc: np.ndarray, n_near: int):
         """The selections of a repair step among the merge partners ``cand``
-        (positions into it, each as :func:`smallest` orders them), in one
+        (positions into it, each the head of a stable sort), in one
         pass (:func:`_partners`): the price of each merge if it repairs
         (``inc`` halved for a violating partner), the :data:`MERGE_BATCH`
         cheapest by it, the ``n_near`` cheapest partners that may give a
@@ -343,18 +316,15 @@ class _State:
                            dis)
         return (per_fix, *(x[:n] for x, n in zip((head, move, swap, dis), counts)))
 
-    def best_merge(self, c: int, cand: np.ndarray, inc: np.ndarray, per_fix: np.ndarray | None = None,
-                   head: np.ndarray | None = None) -> tuple[int, float]:
+    def best_merge(self, c: int, cand: np.ndarray, per_fix: np.ndarray, head: np.ndarray) -> tuple[int, float]:
         """The merge that repairs ``c`` at the least cost per violation it
         repairs (a merge with another violating class that fixes both
         repairs two: half its cost), ties by position: ``(index into cand,
-        cost per violation)``, or ``(-1, inf)`` when no merge repairs ``c``.
-        Only the cheapest candidates are checked against the models, more
-        only when none of them repairs ``c``: whether a candidate repairs
-        decides its price only by ruling it out."""
-        if per_fix is None:  # the price of each merge if it repairs, and the cheapest (as :meth:`partners`)
-            per_fix = inc / np.where(self.ok[cand], 1.0, 2.0)
-            head = smallest(per_fix, MERGE_BATCH)
+        cost per violation)``, or ``(-1, inf)`` when no merge repairs ``c``;
+        ``per_fix`` and ``head`` from :meth:`partners` (each merge's price
+        if it repairs; the cheapest). Only those cheapest are checked
+        against the models, the others only when none of them repairs ``c``:
+        whether a candidate repairs decides its price only by ruling it out."""
         fixes = self.merge_fixes(c, cand[head])
         if fixes.any():
             i = int(head[np.argmax(fixes)])
@@ -601,7 +571,7 @@ def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     docstring): ``(cost per violation it repairs, action)``."""
     cand, gL, inc = s.merge_options(c)
     per_fix, head, move_near, swap_near, dissolve_near = s.partners(c, cand, gL, inc, n_near)
-    best_merge, merge_price = s.best_merge(c, cand, inc, per_fix, head)
+    best_merge, merge_price = s.best_merge(c, cand, per_fix, head)
     options = []  # (cost, fixes, action of index i)
     if n_near:
         mv = s.move_options(c, cand[move_near])
