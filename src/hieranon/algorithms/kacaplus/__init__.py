@@ -81,7 +81,7 @@ the lower distortion is kept (``lagrangian``): salary-class t = 0.2
 0.235 -> 0.198, in about 36 s more on 2 cores. At k = 2 and 5 the
 relaxation does not fit; ``lagrangian=True`` then builds the output for the
 nearest larger k that fits (k = 6) and the same search lowers it at k:
-0.216 -> 0.182 and 0.218 -> 0.184, in about 25 s more (a class may shrink
+0.216 -> 0.182 and 0.218 -> 0.184, in 25-30 s more (a class may shrink
 to k; the model holds for the larger k's classes, and every move keeps it).
 
 Several requirements ``<A_i, k_i>`` over different attribute sets (Arca &

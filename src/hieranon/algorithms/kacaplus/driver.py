@@ -192,7 +192,7 @@ class KACAPlus(Algorithm):
         ``True``: also when the relaxation for k does not fit (small k), from
         the nearest larger k that fits (:meth:`_coarser_lagrangian`): on
         Adult 0.216 -> 0.182 at k = 2 and 0.218 -> 0.184 at k = 5 (from
-        k = 6), in about 25 s more.
+        k = 6), in 25-30 s more.
     lagrangian_iterations : int
         Subgradient iterations of the prices (more: better prices, slower;
         100, 200, 400 gave 0.220, 0.210, 0.199 on Adult).
