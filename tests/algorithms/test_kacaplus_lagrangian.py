@@ -171,9 +171,16 @@ def test_lagrangian_true_builds_for_a_larger_k_when_its_own_does_not_fit(monkeyp
     info = out.details.privacy["lagrangian"]
     assert info["lagrangian_k"] == problem.k + 1
     repaired = KACAPlus(lagrangian=False).solve(problem)
-    assert info["distortion_repaired_int"] >= info["distortion_int"] or not out.details.privacy["lagrangian_kept"]
-    kept_codes = out.codes if out.details.privacy["lagrangian_kept"] else repaired.codes
-    assert np.array_equal(out.codes, kept_codes)
+    kept = out.details.privacy["lagrangian_kept"]
+    assert kept == (info["distortion_int"] < info["distortion_repaired_int"])
+
+    def cost(codes):
+        return metrics.distortion(enc.codes, codes, problem.cost, enc.counts)
+
+    if kept:
+        assert cost(out.codes) < cost(repaired.codes) - 1e-12
+    else:
+        assert np.array_equal(out.codes, repaired.codes)
     tried.clear()
     auto = KACAPlus(lagrangian="auto").solve(problem)
     assert tried == [problem.k] and "lagrangian" not in auto.details.privacy
