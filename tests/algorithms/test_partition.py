@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hieranon.algorithms.contract import check_result, check_solution
-from hieranon.algorithms.partition import Partitioned, dfs_rank, split_blocks
+from hieranon.algorithms.partition import CUT_WIDTH_SHARE, Partitioned, dfs_rank, split_blocks
 from hieranon.evaluation import metrics as M
 from hieranon.io.datasets.synthetic import COLUMNS, iter_synthetic, synthetic_adult, synthetic_hierarchies
 from hieranon.job.pipeline import anonymize, prepare
@@ -190,6 +190,42 @@ def test_blocks_each_satisfy_the_models_and_the_union_too():
     assert not all(accept(b) for b in split_blocks(t, 60, 5))
     sol = Partitioned(inner_method="kaca+", block_size=60, executor="serial").solve(problem)
     assert verify_codes(t, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
+
+
+def test_strained_blocks_are_cut_where_the_models_have_room():
+    """With a strain, a block is cut where its sides are furthest inside the
+    models (here: where the sensitive value's share stays near the table's),
+    among the attributes about as wide as the widest; each block is then
+    less strained than the plain median cut of the widest attribute leaves it."""
+    problem = private_problem()
+    t = problem.table
+    models = problem.privacy
+    accept = lambda rows: all(b.rows_ok(rows) for b in models)  # noqa: E731
+    strain = lambda rows: sum(float(b.strain(b.rows_hist(rows))[0]) for b in models)  # noqa: E731
+    plain = split_blocks(t, 60, 5, accept)
+    eased = split_blocks(t, 60, 5, accept, strain)
+    for blocks in (plain, eased):  # still a partition into admissible blocks
+        assert np.array_equal(np.sort(np.concatenate(blocks)), np.arange(t.n_rows))
+        assert all(accept(b) for b in blocks)
+    assert max(strain(b) for b in eased) < max(strain(b) for b in plain)
+    # the cut made is the least strained one of the attributes wide enough, exhaustively
+    ranks = np.stack([dfs_rank(h)[t.codes[:, j]] for j, h in enumerate(t.hierarchies)], axis=1)
+    spans = np.array([max(r.max() - r.min(), 1) for r in ranks.T], dtype=float)
+    rows = np.arange(t.n_rows)
+    widths = (ranks.max(axis=0) - ranks.min(axis=0)) / spans
+    side = lambda mask: max(strain(rows[mask]), strain(rows[~mask]))  # noqa: E731
+    ok = lambda mask: accept(rows[mask]) and accept(rows[~mask])  # noqa: E731
+    options = []
+    for j in np.flatnonzero(widths >= CUT_WIDTH_SHARE * widths.max()):
+        col = ranks[:, j]
+        order = np.argsort(col, kind="stable")
+        cum = np.cumsum(t.counts[order])
+        median = col[order][np.searchsorted(cum, cum[-1] / 2)]
+        options += [side(m) for m in (col < median, col <= median)
+                    if 5 <= t.counts[m].sum() <= cum[-1] - 5 and ok(m)]
+    first = split_blocks(t, t.n_rows - 1, 5, accept, strain)  # one cut
+    assert len(first) == 2 and len(options) > 1
+    assert side(np.isin(rows, first[0])) == min(options)
 
 
 def test_subset_keeps_the_whole_tables_distribution():

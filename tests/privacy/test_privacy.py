@@ -310,6 +310,26 @@ def test_measure_and_ok_are_the_measure_and_the_check(case):
         assert np.array_equal(ok, bm.ok_hist(hist)), model.describe()
 
 
+@settings(max_examples=60, deadline=None)
+@given(two_classes())
+def test_strain_is_below_one_inside_the_model_and_above_outside(case):
+    """The share of its allowance a class uses (the threshold over the
+    measure, or the measure over the threshold) is at most 1 exactly when
+    the class meets the model (away from the rounding allowance of the
+    threshold), and ranks classes as their measures do."""
+    nv, a, b, rest = case
+    vals = [str(v) for v in a + b + rest]
+    cls = np.array([0] * len(a) + [1] * len(b) + [2] * len(rest), dtype=np.int64)
+    for model in MODELS:
+        bm = model.bind(pd.DataFrame({"s": vals}))
+        hist = bm.histogram(cls, 3)[:2 + bool(rest)]
+        strain, ok, measure = bm.strain(hist), bm.ok_hist(hist), bm.measure_hist(hist)
+        clear = np.abs(strain - 1) > 1e-6
+        assert np.array_equal((strain <= 1)[clear], ok[clear]), model.describe()
+        looser = bm.better(measure[:, None], measure[None, :])
+        assert (strain[:, None] < strain[None, :])[looser].all(), model.describe()
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_one_record_more_or_less_is_priced_as_the_histogram_says(data):

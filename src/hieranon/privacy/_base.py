@@ -215,6 +215,24 @@ class BoundModel(ABC):
         whose check reads its measure computes it once)."""
         return self.measure_hist(hist), self.ok_hist(hist)
 
+    @property
+    @abstractmethod
+    def threshold(self) -> float:
+        """The value :meth:`measure_hist` must reach (``higher_is_better``)
+        or stay within: l, the recursive model's c, t."""
+
+    def strain(self, hist: np.ndarray) -> np.ndarray:
+        """The share of the model's allowance each histogram row uses: the
+        threshold over the measured value (or the measured value over the
+        threshold when lower is better). Below 1 inside the model, 1 at its
+        edge, above 1 (or inf) outside it; a set of records of low strain
+        leaves its classes room to differ."""
+        measured = np.asarray(self.measure_hist(hist), dtype=np.float64)
+        top, bottom = (self.threshold, measured) if self.higher_is_better else (measured, self.threshold)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.asarray(top, dtype=np.float64) / bottom
+        return np.where(np.isnan(out), 0.0, out)  # 0 / 0: nothing measured against a zero allowance
+
     @abstractmethod
     def required_text(self) -> str:
         """What a class must reach, e.g. ``l >= 2`` or ``EMD <= 0.2``."""

@@ -98,6 +98,10 @@ def distinct_counts(hist: np.ndarray) -> np.ndarray:
 
 
 class _BoundDistinct(BoundModel):
+    @property
+    def threshold(self) -> float:
+        return float(self.model.l)
+
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
         return distinct_counts(hist).astype(np.float64)
 
@@ -172,6 +176,10 @@ def snap(x: np.ndarray) -> np.ndarray:
 
 
 class _BoundEntropy(BoundModel):
+    @property
+    def threshold(self) -> float:
+        return float(self.model.l)  # measured as exp(entropy)
+
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
         return snap(np.exp(entropy(hist)))
 
@@ -248,6 +256,10 @@ def sorted_desc(hist: np.ndarray) -> np.ndarray:
 
 class _BoundRecursive(BoundModel):
     higher_is_better = False
+
+    @property
+    def threshold(self) -> float:
+        return float(self.model.c)
 
     def _r1_tail(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r = sorted_desc(hist)

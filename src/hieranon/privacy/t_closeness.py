@@ -240,6 +240,10 @@ class _BoundT(BoundModel):
         self.tree = tree
         self.q = _distributions(self.table_hist())
 
+    @property
+    def threshold(self) -> float:
+        return float(self.model.t)
+
     def describe(self) -> str:
         return f"{self.model.t:g}-closeness of {self.attribute!r} ({self.distance} distance)"
 
