@@ -362,6 +362,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.lines
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
@@ -371,12 +372,15 @@ def plot(rows: list[dict], path: Path) -> None:
     ncol = min(4, len(panels))
     nrow = -(-len(panels) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False, sharey=True)
+    # one colour per method in every panel (a panel lacking a method must not shift the others' colours)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}
     for ax, (sens, model) in zip(axes.ravel(), panels):
         sub = [r for r in rows if r["sensitive"] == sens and r["model"] == model]
         for label in dict.fromkeys(r["method"] for r in sub):
             pts = sorted((r["k"], r["distortion_ratio"], r["plain_ratio"]) for r in sub if r["method"] == label)
-            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-            ax.plot([p[0] for p in pts], [p[2] for p in pts], ls=":", color=line.get_color())
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colour[label])
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], ls=":", color=colour[label])
         ax.set_xscale("log")
         ks = sorted({r["k"] for r in sub})
         ax.set_xticks(ks, [str(k) for k in ks])  # the k measured, not the log axis' 2 x 10^0 ...
@@ -385,10 +389,12 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_xlabel("k")
     for ax in axes[:, 0]:
         ax.set_ylabel("distortion ratio")
-    axes.ravel()[0].legend(fontsize=7, title="dotted: plain k", title_fontsize=7)
+    handles = [matplotlib.lines.Line2D([], [], marker="o", color=colour[m], label=m) for m in methods]
+    fig.legend(handles=handles, loc="upper center", ncol=len(methods), fontsize=8, title="dotted: plain k",
+               title_fontsize=8, bbox_to_anchor=(0.5, 1.0))
     for ax in axes.ravel()[len(panels):]:
         ax.axis("off")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (3.4 * nrow)))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     plot_times(rows, path.with_name(path.stem + "_time.png"))
