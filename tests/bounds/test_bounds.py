@@ -216,6 +216,29 @@ def test_anonymize_lower_bound_is_below_the_output_and_the_strongest_requirement
     assert api.anonymize(df, qis, hs, k=3).lower_bound is None  # only on request
 
 
+def test_bound_iterations_tighten_the_certificate_and_are_checked_before_any_work():
+    """More subgradient iterations give a bound at least as high (the same
+    ascent, run longer: its best value can only rise), never above the
+    output; a count that is not a whole number >= 1 is refused by name
+    before the table is read."""
+    from hieranon.job import pipeline as api
+    from hieranon.report import evaluate_pair
+
+    df, qis, hs = patients()
+    short = api.anonymize(df, qis, hs, k=3, lower_bound=True, bound_iterations=np.int64(2))
+    long = api.anonymize(df, qis, hs, k=3, lower_bound=True, bound_iterations=60)
+    assert short.lower_bound.iterations <= 2 < long.lower_bound.iterations <= 60
+    assert short.lower_bound.ratio <= long.lower_bound.ratio <= long.metrics.distortion_ratio + 1e-12
+    assert long.lower_bound.ratio > short.lower_bound.ratio  # on this table the longer ascent gets higher
+    pair = evaluate_pair(df, long.data, qis, hs, k=3, lower_bound=True, bound_iterations=2)
+    assert pair.lower_bound.iterations <= 2
+    for bad in (0, -1, 2.5, True, "400"):
+        with pytest.raises(ValueError, match="bound_iterations must be a whole number >= 1"):
+            api.anonymize(df.iloc[:0], qis, hs, k=3, lower_bound=True, bound_iterations=bad)
+        with pytest.raises(ValueError, match="bound_iterations"):
+            evaluate_pair(df, long.data, qis, hs, k=3, lower_bound=True, bound_iterations=bad)
+
+
 def test_anonymize_keeps_its_output_when_the_bound_is_too_large(monkeypatch):
     from hieranon.bounds import lower_bound
     from hieranon.job import pipeline as api

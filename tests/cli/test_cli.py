@@ -139,6 +139,23 @@ def test_evaluate_bound_measures_a_table_made_elsewhere(tmp_path):
     assert f"{bound['output_over_bound']:.4f}" in assert_report_complete(rep)
 
 
+def test_bound_iterations_imply_the_bound_and_set_its_length(tmp_path):
+    out = tmp_path / "o.csv"
+    r = run("anonymize", EXAMPLE, "-o", out, "--config", EXAMPLE_CFG, "--bound-iterations", "2", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["lower_bound"]["iterations"] <= 2  # the default runs far longer here
+    for command in (("evaluate", EXAMPLE, out), ("report", EXAMPLE, out, "-o", tmp_path / "r.html")):
+        r = run(*command, "--config", EXAMPLE_CFG, "--bound-iterations", "2", *(("--json",) * (command[0] != "report")))
+        assert r.exit_code == 0, r.stderr
+        if command[0] == "evaluate":
+            assert json.loads(r.stdout)["lower_bound"]["iterations"] <= 2
+        else:
+            assert "output / lower bound" in r.stdout
+    bad = run("anonymize", EXAMPLE, "-o", tmp_path / "p.csv", "--config", EXAMPLE_CFG, "--bound-iterations", "0")
+    assert bad.exit_code == 2 and "--bound-iterations" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "p.csv").exists()
+
+
 def test_anonymize_bound_with_distributed_is_bad_input(tmp_path):
     r = run("anonymize", EXAMPLE, "-o", tmp_path / "o.csv", "--config", EXAMPLE_CFG, "--bound", "--distributed")
     assert r.exit_code == 2

@@ -49,10 +49,18 @@ from __future__ import annotations
 
 from .candidates import BoundTooLarge, candidate_nodes
 from .distinct import distinct_member_sets
-from .lower_bound import DistortionBound, RelaxedPrices, distortion_lower_bound, problem_lower_bound, relaxed_prices
+from .lower_bound import (
+    BOUND_ITERATIONS,
+    DistortionBound,
+    RelaxedPrices,
+    check_iterations,
+    distortion_lower_bound,
+    problem_lower_bound,
+    relaxed_prices,
+)
 from .selection import balanced_choice
 from .share import share_constraint, tightest_share
 
-__all__ = ["DistortionBound", "BoundTooLarge", "RelaxedPrices", "balanced_choice", "candidate_nodes",
-           "distinct_member_sets", "distortion_lower_bound", "problem_lower_bound", "relaxed_prices",
-           "share_constraint", "tightest_share"]
+__all__ = ["BOUND_ITERATIONS", "DistortionBound", "BoundTooLarge", "RelaxedPrices", "balanced_choice",
+           "candidate_nodes", "check_iterations", "distinct_member_sets", "distortion_lower_bound",
+           "problem_lower_bound", "relaxed_prices", "share_constraint", "tightest_share"]

@@ -82,6 +82,18 @@ class DistortionBound:
     models: tuple = ()
 
 
+#: Subgradient iterations of a lower bound when none are asked for.
+BOUND_ITERATIONS = 400
+
+
+def check_iterations(iterations, name: str = "bound_iterations", least: int = 1) -> int:
+    """``iterations`` as an int when it is a whole number ``>= least``
+    (numpy integers accepted), else a ValueError naming ``name``."""
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < least:
+        raise ValueError(f"{name} must be a whole number >= {least}, got {iterations!r}")
+    return int(iterations)
+
+
 def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
                            upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
                            max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
@@ -172,8 +184,7 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
     in the progress display."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
-        raise ValueError(f"iterations must be a whole number >= 0, got {iterations!r}")
+    check_iterations(iterations, "iterations", least=0)
     t0 = time.perf_counter()
     cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
     full = full_distortion(table.codes, cost, table.counts)
@@ -232,7 +243,7 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
-                        iterations: int = 400, max_incidences: int = 400_000_000,
+                        iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
                         max_vectors: int = 2_000_000) -> DistortionBound:
     """Lower bound of the distortion of every local recoding meeting all of
     ``problem``'s requirements and privacy models: the largest of the bounds

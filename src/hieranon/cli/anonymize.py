@@ -15,6 +15,7 @@ from .errors import EXIT_FAILED, EXIT_OK, UsageError, die, known_errors, one_lin
 from .files import check_outputs, configured, files_read, read_checked, require_rows, table_source
 from .options import (
     BetaOption,
+    BoundIterationsOption,
     BoundOption,
     ClassColumnOption,
     ConfigOption,
@@ -45,6 +46,7 @@ from .options import (
     TableOption,
     TClosenessOption,
     WeightsOption,
+    bound_request,
     build_hierarchies,
     build_spec,
     parse_params,
@@ -131,6 +133,7 @@ def anonymize(
                                              "--distributed, else chosen with the plan)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a partitioned run."),
     bound: BoundOption = False,
+    bound_iterations: BoundIterationsOption = None,
     strict: StrictOption = None,
     identifier: IdentifierOption = [],
     identifier_action: IdentifierActionOption = None,
@@ -155,6 +158,7 @@ def anonymize(
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     configure_logging(quiet or as_json, verbose)
+    bound = bound_request(bound, bound_iterations)
     if bound and distributed:
         die("--bound needs the whole table in one process; leave out --distributed")
     if whole_table and distributed:
@@ -368,10 +372,11 @@ def _run_with_warnings(data, spec, **kwargs):
 
 
 def _anonymize_table(input, output, data, spec, report: Optional[Path], fmt: Optional[str],
-                     encoding: str, bound: bool, quiet: bool, order_map: Optional[Path] = None,
+                     encoding: str, bound: dict, quiet: bool, order_map: Optional[Path] = None,
                      public: bool = False, force: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
-    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`)."""
+    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`); ``bound``: the
+    lower bound's arguments (:func:`~hieranon.cli.options.bound_request`)."""
     from ..io import numeric_columns, numeric_output, write_table
     from ..io.sql import SqlTable
 
@@ -379,7 +384,7 @@ def _anonymize_table(input, output, data, spec, report: Optional[Path], fmt: Opt
     with progress_stage("building the hierarchies"):
         hierarchies = build_hierarchies(spec, data)
     numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work
-    result = _run_with_warnings(data, spec, hierarchies=hierarchies, lower_bound=bound)
+    result = _run_with_warnings(data, spec, hierarchies=hierarchies, **bound)
     refusal = result.statement().strict_error() if spec.strict else None
     if refusal is not None:  # before anything is written
         raise UsageError(refusal)

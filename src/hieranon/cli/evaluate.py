@@ -14,6 +14,7 @@ from .files import read_checked, read_input, require_rows, table_sources
 from .options import (
     AnonymisedTableOption,
     BetaOption,
+    BoundIterationsOption,
     BoundOption,
     ClassColumnOption,
     ConfigOption,
@@ -41,6 +42,7 @@ from .options import (
     TClosenessOption,
     UtilityOption,
     WeightsOption,
+    bound_request,
     build_hierarchies,
     build_spec,
     check_suppressed,
@@ -107,7 +109,7 @@ def shuffled_columns(orig, anon, quasi_identifiers) -> list:
     return moved
 
 
-def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: bool,
+def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: dict,
                    suppressed: str = "class", order_map: Optional[Path] = None,
                    utility: Optional[dict] = None) -> AnonymizationResult:
     """Read an (original, anonymised) pair and evaluate it under ``spec``
@@ -130,8 +132,8 @@ def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method
     built = build_hierarchies(spec, orig)
     from ..io import read_numeric_output
     anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
-    result = evaluate_pair(orig, anon, spec=spec, built=built, lower_bound=bound, method=method,
-                           suppressed_records=suppressed)
+    result = evaluate_pair(orig, anon, spec=spec, built=built, method=method, suppressed_records=suppressed,
+                           **bound)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
     if utility is not None:
         _utility_of(result, orig, utility.get("target"))
@@ -220,6 +222,7 @@ def evaluate(
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
     bound: BoundOption = False,
+    bound_iterations: BoundIterationsOption = None,
     suppressed: SuppressedOption = "class",
     order_map: OrderMapOption = None,
     utility: UtilityOption = False,
@@ -228,6 +231,7 @@ def evaluate(
     """Print every metric of ANONYMISED against ORIGINAL and verify it (ANONYMISED may come from any tool,
     e.g. ARX); with --utility, also what the release keeps for analysis."""
     configure_logging(True, False)
+    bound = bound_request(bound, bound_iterations)
     try:
         check_suppressed(suppressed)
         cfg = read_config(config)

@@ -14,6 +14,7 @@ from .files import check_outputs, files_of, files_read, table_sources
 from .options import (
     AnonymisedTableOption,
     BetaOption,
+    BoundIterationsOption,
     BoundOption,
     ClassColumnOption,
     ConfigOption,
@@ -43,6 +44,7 @@ from .options import (
     TClosenessOption,
     UtilityOption,
     WeightsOption,
+    bound_request,
     build_spec,
     check_suppressed,
     checked_options,
@@ -86,6 +88,7 @@ def report_command(
     as_json: JsonOption = False,
     encoding: EncodingOption = "utf-8",
     bound: BoundOption = False,
+    bound_iterations: BoundIterationsOption = None,
     order_map: OrderMapOption = None,
     public: PublicOption = False,
     utility: UtilityOption = False,
@@ -97,6 +100,7 @@ def report_command(
     The report is written even when ANONYMISED fails verification (it shows
     why); the exit status is then 1."""
     configure_logging(True, False)
+    bound = bound_request(bound, bound_iterations)
     try:
         from ..io import write_text
         from ..report import render_report

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..bounds import problem_lower_bound
+from ..bounds import BOUND_ITERATIONS, check_iterations, problem_lower_bound
 from ..core.requirements import RequirementError
 from ..core.table import encode_generalised, group
 from ..evaluation import metrics as M
@@ -32,7 +32,8 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
                   weights: str = "uniform", beta: float = 1.0, priorities=None, class_column: str | None = None,
                   missing: str = "error", identifiers: Sequence[str] = (), method: str = "existing table",
                   params: Mapping | None = None, lower_bound: bool = False,
-                  built: Mapping | None = None, suppressed_records: str = "class"):
+                  built: Mapping | None = None, suppressed_records: str = "class",
+                  bound_iterations: int = BOUND_ITERATIONS):
     """An :class:`~hieranon.job.result.AnonymizationResult` for an anonymised table
     made elsewhere, so that :func:`render_report` can describe it.
 
@@ -47,12 +48,14 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     says so. Identifier columns of ``original`` absent from ``anonymised``
     are taken as dropped. ``lower_bound`` also bounds every local recoding's
     distortion from below (:mod:`hieranon.bounds`; ``result.lower_bound``,
-    when the metrics exist). ``built``: the spec's hierarchies, already built.
+    when the metrics exist), in ``bound_iterations`` subgradient iterations.
+    ``built``: the spec's hierarchies, already built.
     ``suppressed_records``: rows of ``*`` are a class of their own
     (``"class"``, the library's convention) or left out as ARX publishes them
     (``"removed"``); the verdict and the metrics' achieved k follow it alike.
     """
 
+    bound_iterations = check_iterations(bound_iterations)  # before any work
     if spec is None:
         spec = AnonymizationSpec.from_arguments(
             quasi_identifiers, hierarchies, k, requirements=requirements, count_column=counts, weights=weights,
@@ -98,6 +101,7 @@ def evaluate_pair(original: pd.DataFrame, anonymised: pd.DataFrame, quasi_identi
     if lower_bound and metrics is not None:
 
         t = time.perf_counter()
-        result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion, start=codes)
+        result.lower_bound = problem_lower_bound(problem, upper=metrics.distortion, start=codes,
+                                                  iterations=bound_iterations)
         timings["lower_bound"] = time.perf_counter() - t
     return result
