@@ -119,8 +119,9 @@ def _check_and_rank(table: EncodedTable, block_size: int, min_size: int) -> np.n
 
 def _median_cuts(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok):
     """The admissible median cuts, attribute by attribute from the widest
-    (normalised range): ``(width, imbalance, left mask)``, the two cuts of
-    an attribute (values below the median, or up to it) nearest balance first."""
+    (normalised range): ``(width as a share of the widest's, imbalance, left
+    mask)``, the two cuts of an attribute (values below the median, or up to
+    it) nearest balance first."""
     widths = (r.max(axis=0) - r.min(axis=0)) / spans
     for j in np.argsort(-widths, kind="stable"):
         if widths[j] == 0:
@@ -134,7 +135,7 @@ def _median_cuts(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int,
         for left_mask in (col < median, col <= median):
             left = w[left_mask].sum()
             if min_size <= left <= total - min_size and (ok is None or ok(left_mask)):
-                cuts.append((float(widths[j]), abs(total / 2 - left), left_mask))
+                cuts.append((float(widths[j] / widths.max()), abs(total / 2 - left), left_mask))
         yield from sorted(cuts, key=lambda c: c[1])
 
 
@@ -144,20 +145,19 @@ def _best_cut(r: np.ndarray, w: np.ndarray, spans: np.ndarray, min_size: int, ok
     that has one; with it, the cut of least ``strain(mask)`` among those of
     attributes at least :data:`CUT_WIDTH_SHARE` as wide as the widest
     (ties: the wider attribute, then the more balanced cut)."""
-    best, widest = None, float(((r.max(axis=0) - r.min(axis=0)) / spans).max())
+    best = None
     for width, _, mask in _median_cuts(r, w, spans, min_size, ok):
         if strain is None:
-            best = mask
+            best = (0.0, mask)
             break
-        if width < CUT_WIDTH_SHARE * widest:
+        if width < CUT_WIDTH_SHARE:
             break
         score = strain(mask)
         if best is None or score < best[0]:
             best = (score, mask)
     if best is None:
         return None
-    mask = best if strain is None else best[1]
-    return np.flatnonzero(mask), np.flatnonzero(~mask)
+    return np.flatnonzero(best[1]), np.flatnonzero(~best[1])
 
 
 @dataclass

@@ -158,8 +158,8 @@ def anonymize(
 ):
     """Anonymise INPUT and write the verified result to OUTPUT."""
     configure_logging(quiet or as_json, verbose)
-    bound = bound_request(bound, bound_iterations)
-    if bound and distributed:
+    bound_args = bound_request(bound, bound_iterations)
+    if bound_args and distributed:
         die("--bound needs the whole table in one process; leave out --distributed")
     if whole_table and distributed:
         die("--whole-table and --distributed contradict each other; give one of them")
@@ -244,7 +244,7 @@ def anonymize(
                 if dataset:
                     result, html = _anonymize_dataset(input, output, spec, report, force, quiet or as_json, public)
                 else:
-                    result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound,
+                    result, html = _anonymize_table(input, output, data, spec, report, fmt, encoding, bound_args,
                                                     quiet or as_json, keep_order_map, public, force)
         except AnonymizationError as exc:
             die(str(exc).splitlines()[0], EXIT_FAILED)
@@ -372,11 +372,11 @@ def _run_with_warnings(data, spec, **kwargs):
 
 
 def _anonymize_table(input, output, data, spec, report: Optional[Path], fmt: Optional[str],
-                     encoding: str, bound: dict, quiet: bool, order_map: Optional[Path] = None,
+                     encoding: str, bound_args: dict, quiet: bool, order_map: Optional[Path] = None,
                      public: bool = False, force: bool = False):
     """One table in memory: anonymise, render the report, write both (numeric
-    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`); ``bound``: the
-    lower bound's arguments (:func:`~hieranon.cli.options.bound_request`)."""
+    quasi-identifiers in the spec's form, :func:`hieranon.io.numeric_output`); ``bound_args``:
+    the lower bound's arguments (:func:`~hieranon.cli.options.bound_request`)."""
     from ..io import numeric_columns, numeric_output, write_table
     from ..io.sql import SqlTable
 
@@ -384,7 +384,7 @@ def _anonymize_table(input, output, data, spec, report: Optional[Path], fmt: Opt
     with progress_stage("building the hierarchies"):
         hierarchies = build_hierarchies(spec, data)
     numeric_columns(data.columns, hierarchies, spec.numeric_output)  # refused before any work
-    result = _run_with_warnings(data, spec, hierarchies=hierarchies, **bound)
+    result = _run_with_warnings(data, spec, hierarchies=hierarchies, **bound_args)
     refusal = result.statement().strict_error() if spec.strict else None
     if refusal is not None:  # before anything is written
         raise UsageError(refusal)

@@ -109,12 +109,13 @@ def shuffled_columns(orig, anon, quasi_identifiers) -> list:
     return moved
 
 
-def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound: dict,
+def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method: str, bound_args: dict,
                    suppressed: str = "class", order_map: Optional[Path] = None,
                    utility: Optional[dict] = None) -> AnonymizationResult:
     """Read an (original, anonymised) pair and evaluate it under ``spec``
     (``method``: the name the results show); flag a verified pair that keeps
-    the input's row order. ``utility``: ``{"target": COL or None}`` also
+    the input's row order. ``bound_args``: the lower bound's arguments
+    (:func:`~hieranon.cli.options.bound_request`). ``utility``: ``{"target": COL or None}`` also
     computes the utility report (cached on the result, see :func:`_utility_of`)."""
     from ..report import evaluate_pair
 
@@ -133,7 +134,7 @@ def evaluate_files(original: Path, anonymised: Path, encoding: str, spec, method
     from ..io import read_numeric_output
     anon = read_numeric_output(anon, built)  # range and bounds forms of --numeric-output back to labels
     result = evaluate_pair(orig, anon, spec=spec, built=built, method=method, suppressed_records=suppressed,
-                           **bound)
+                           **bound_args)
     result.info["keeps_input_order"] = order_map is None and len(orig) > 1 and bool(result.verification.ok)
     if utility is not None:
         _utility_of(result, orig, utility.get("target"))
@@ -231,7 +232,7 @@ def evaluate(
     """Print every metric of ANONYMISED against ORIGINAL and verify it (ANONYMISED may come from any tool,
     e.g. ARX); with --utility, also what the release keeps for analysis."""
     configure_logging(True, False)
-    bound = bound_request(bound, bound_iterations)
+    bound_args = bound_request(bound, bound_iterations)
     try:
         check_suppressed(suppressed)
         cfg = read_config(config)
@@ -243,7 +244,7 @@ def evaluate(
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
         original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
-        pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound, suppressed,
+        pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound_args, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
         report, metrics = pair.verification, pair.metrics
     except known_errors() as exc:

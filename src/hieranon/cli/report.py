@@ -100,7 +100,7 @@ def report_command(
     The report is written even when ANONYMISED fails verification (it shows
     why); the exit status is then 1."""
     configure_logging(True, False)
-    bound = bound_request(bound, bound_iterations)
+    bound_args = bound_request(bound, bound_iterations)
     try:
         from ..io import write_text
         from ..report import render_report
@@ -109,7 +109,7 @@ def report_command(
         original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
         checked_options(k, None, missing, beta, risk_threshold)
         check_suppressed(suppressed)
-        doing = "verifying and measuring" + (" and bounding the optimum" if bound else "")
+        doing = "verifying and measuring" + (" and bounding the optimum" if bound_args else "")
         with status(quiet or as_json, doing + "..."):
             spec = build_spec(cfg, qi, k, require, count_column=count_column, class_column=class_column,
                               weight_column=weight, suda_max_size=suda_max_size,
@@ -120,7 +120,7 @@ def report_command(
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, configuration=config,
                                                                 order_map=order_map, **files_of(
                                                                     input=original, anonymised_table=anonymised)))
-            result = evaluate_files(original, anonymised, encoding, spec, method_named(method, cfg), bound,
+            result = evaluate_files(original, anonymised, encoding, spec, method_named(method, cfg), bound_args,
                                     suppressed, order_map=order_map,
                                     utility={"target": target} if (utility or target is not None) and not public
                                     else None)
