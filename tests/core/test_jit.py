@@ -309,3 +309,45 @@ def test_an_interrupt_the_compiler_could_not_raise_still_stops_the_run():
             thrice(14)
     assert sys.unraisablehook is hook  # the compiler's hook is taken back
     assert thrice(14) == 42  # nothing left pending
+
+
+#: Starts numba's threads with a parallel kernel, then prints the settings of
+#: the OpenMP runtime they run in (``omp_display_env(1)`` writes them to
+#: stderr: GNU OpenMP shows an unset policy as 'PASSIVE', and how long its
+#: threads spin as GOMP_SPINCOUNT, 0 when they sleep at once), or "no openmp"
+#: when numba picked another threading layer.
+_WAIT_POLICY_PROBE = """
+import ctypes, sys
+import numpy as np
+import hieranon.job.pipeline
+import numba
+
+@numba.njit(parallel=True)
+def total(a):
+    s = 0.0
+    for i in numba.prange(len(a)):
+        s += a[i]
+    return s
+
+total(np.ones(1000))
+if numba.threading_layer() != "omp":
+    print("no openmp")
+    sys.exit(0)
+ctypes.CDLL("libgomp.so.1").omp_display_env(1)
+"""
+
+
+@pytest.mark.parametrize("preset, expected", [(None, ["OMP_WAIT_POLICY = 'PASSIVE'", "GOMP_SPINCOUNT = '0'"]),
+                                              ("ACTIVE", ["OMP_WAIT_POLICY = 'ACTIVE'"])])
+def test_openmp_threads_sleep_between_kernels_unless_the_user_says(preset, expected):
+    """numba's OpenMP threads wait passively (they spun, taking the cores
+    of a busy machine from the run itself); a policy the user set is kept."""
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    run = subprocess.run([sys.executable, "-c", _WAIT_POLICY_PROBE], capture_output=True, text=True, env=env,
+                         check=True)
+    if run.stdout.strip() == "no openmp":
+        pytest.skip("numba runs its threads without OpenMP here: no wait policy to set")
+    for setting in expected:
+        assert setting in run.stderr
