@@ -202,11 +202,32 @@ def test_check_and_evaluate(tmp_path):
     assert json.loads(r.stdout)["ok"] is False
     r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "-k", 1)
     assert r.exit_code == 0 and "k achieved" in r.stdout
+    r = run("check", EXAMPLE, "--config", EXAMPLE_CFG, "-k", 1000)
+    assert r.exit_code == 1 and "k = 1000 exceeds the 80 records of the table" in r.stderr
     out = tmp_path / "out.csv"
     assert run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, "-q").exit_code == 0
     r = run("evaluate", EXAMPLE, out, *QI_OPTS, "-k", 3, "--json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["verified"] is True
+
+
+def test_evaluate_and_report_take_the_roles_anonymize_took(tmp_path):
+    """A release made with --identifier (dropped), --sensitive and
+    --insensitive on the command line is verified and reported with the same
+    options, no configuration needed; without --identifier the dropped
+    column is named."""
+    out, rep = tmp_path / "out.csv", tmp_path / "r.html"
+    roles = ["--identifier", "id", "--sensitive", "diagnosis", "--insensitive", "readmitted"]
+    assert run("anonymize", EXAMPLE, "-o", out, *QI_OPTS, "-k", 3, *roles, "-q").exit_code == 0
+    assert "id" not in read_table(out).columns
+    r = run("evaluate", EXAMPLE, out, *QI_OPTS, "-k", 3, *roles, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["verified"] is True
+    r = run("report", EXAMPLE, out, *QI_OPTS, "-k", 3, *roles, "-o", rep, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert "Verified" in assert_report_complete(rep)
+    r = run("evaluate", EXAMPLE, out, *QI_OPTS, "-k", 3, "-q")
+    assert r.exit_code == 1 and "'id'" in r.stderr
 
 
 def test_config_template_parses_and_methods_lists_default():
@@ -1251,6 +1272,10 @@ def test_evaluate_report_and_json_privacy_block(tmp_path):
             "--json")
     assert r.exit_code == 1, r.stderr
     assert json.loads(r.stdout)["privacy"]["models"][0]["after"]["classes_violating"] > 0
+    # quiet: no tables, but the failure and its reason still show
+    r = run("evaluate", EXAMPLE, out, "--config", EXAMPLE_CFG, "--l-diversity", f"diagnosis={int(after_l) + 1}", "-q")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert "VERIFICATION FAILED" in r.stderr and "diversity" in r.stderr
 
 
 def test_config_privacy_key_through_anonymize(tmp_path):

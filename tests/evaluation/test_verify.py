@@ -44,6 +44,7 @@ def test_accepts_seed000_table1b(seed000_table1a, paper_hierarchies):
     assert rep.n_suppressed == 0
     assert rep.n_rows == 6 and rep.n_records == 6
     assert rep.summary().startswith("verified")
+    assert f"achieved k = 2 for {K2};" in rep.summary()  # the k reached, then the requirement it is measured for
     assert rep.raise_if_failed() is rep
 
 

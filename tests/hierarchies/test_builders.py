@@ -175,8 +175,11 @@ def test_dates_formats_orders_and_errors():
     assert path_of(h, "03.04.1980 10:15") == ["03.04.1980 10:15", "1980-04", "1980-Q2", "*"]
     with pytest.raises(HierarchyError, match=r"'dob'.*'31/02/1980'.*%d/%m/%Y"):
         B.dates("dob", ["31/02/1980"], "dmy")
-    with pytest.raises(HierarchyError, match=r"'dob'.*'03/04/1980'.*ISO 8601"):
+    with pytest.raises(HierarchyError, match=r"'dob'.*'03/04/1980'.*ISO 8601") as refused:
         B.dates("dob", ["03/04/1980"])
+    # where each way in takes the format: the command line's --qi, a configuration, the hierarchy command
+    assert all(form in str(refused.value) for form in ("--qi NAME=dates:month,year:%d/%m/%Y", "date_format",
+                                                      "--date-format of 'hieranon hierarchy'"))
     with pytest.raises(HierarchyError, match="week must be the last"):
         B.dates("dob", ["2017-01-01"], ["week", "year"])
     with pytest.raises(HierarchyError, match="finest to coarsest"):

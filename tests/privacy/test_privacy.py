@@ -237,7 +237,8 @@ def test_default_distance_resolves_at_bind_time():
 
 
 def test_ordered_needs_an_order_for_text():
-    with pytest.raises(PrivacyError, match="order"):
+    # both ways to give the order are named: a configuration's order: and a hierarchy of the values
+    with pytest.raises(PrivacyError, match=r"'s' is not numeric.*order: \[\.\.\.\].*--sensitive-hierarchy s=FILE"):
         bound(TCloseness("s", 0.2, "ordered"), ["x", "y"])
     b = bound(TCloseness("s", 0.2, "ordered", order=["lo", "mid", "hi"]), ["hi", "lo", "mid", "lo"])
     assert b.labels.tolist() == ["lo", "mid", "hi"]

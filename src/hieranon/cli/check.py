@@ -116,6 +116,7 @@ def check(
         privacy = assess_privacy(models, table.codes, counts=table.counts, sensitive=spec.sensitive,
                                  risk=risk_models)
         k_max = max((r.k for r in reqs), default=None)  # class-size bins are chosen relative to it
+        records = int(table.counts.sum())
     except known_errors() as exc:
         die(one_line(exc))
     ok = result.ok and privacy.ok
@@ -126,6 +127,8 @@ def check(
         print_metrics(f"check of {input.name}", result.rows(k_max, distribution=True) + privacy.rows(), False)
         for line in ([roles.warning()] if roles.unclassified else []) + roles.linkage_lines():
             warn(line)
+        for k_over in sorted({r.k for r in reqs if r.k > records}):
+            warn(f"k = {k_over} exceeds the {records} records of the table: no release of it can meet it")
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 

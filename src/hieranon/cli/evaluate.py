@@ -22,6 +22,8 @@ from .options import (
     SudaMaxSizeOption,
     WeightOption,
     EncodingOption,
+    IdentifierOption,
+    InsensitiveOption,
     JsonOption,
     KOption,
     LDiversityOption,
@@ -36,6 +38,7 @@ from .options import (
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
+    SensitiveOption,
     SuppressedOption,
     TargetOption,
     TableOption,
@@ -219,6 +222,9 @@ def evaluate(
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
+    identifier: IdentifierOption = [],
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     encoding: EncodingOption = "utf-8",
@@ -242,7 +248,8 @@ def evaluate(
                           sampling_fraction=sampling_fraction, population=population,
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
-                          t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                          t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                          roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
         original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound_args, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)
@@ -271,4 +278,6 @@ def evaluate(
                     typer.echo(f"utility: warning: {line}")
         typer.echo(verdict_line(report))
         order_warning(pair, quiet)
+    elif not report.ok:  # quiet: no tables, but a failure still says why
+        typer.echo(verdict_line(report), err=True)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -22,6 +22,8 @@ from .options import (
     SudaMaxSizeOption,
     WeightOption,
     EncodingOption,
+    IdentifierOption,
+    InsensitiveOption,
     ForceOption,
     JsonOption,
     KOption,
@@ -38,6 +40,7 @@ from .options import (
     RiskThresholdOption,
     SamplingFractionOption,
     SensitiveHierarchyOption,
+    SensitiveOption,
     SuppressedOption,
     TargetOption,
     TableOption,
@@ -83,6 +86,9 @@ def report_command(
     l_diversity: LDiversityOption = [],
     t_closeness: TClosenessOption = [],
     sensitive_hierarchy: SensitiveHierarchyOption = [],
+    identifier: IdentifierOption = [],
+    sensitive: SensitiveOption = [],
+    insensitive: InsensitiveOption = [],
     force: ForceOption = False,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -116,7 +122,8 @@ def report_command(
                               weights=weights, beta=beta, missing=missing, risk_threshold=risk_threshold,
                               sampling_fraction=sampling_fraction, population=population,
                               population_table=read_population_table(population_table, encoding, population, cfg),
-                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy)
+                              l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
+                              roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, configuration=config,
                                                                 order_map=order_map, **files_of(
                                                                     input=original, anonymised_table=anonymised)))

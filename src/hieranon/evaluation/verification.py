@@ -113,7 +113,7 @@ class VerificationReport:
     def summary(self, max_violations: int = 5) -> str:
         """A few lines: verdict, achieved k per requirement, suppressed records,
         and the first violations."""
-        ks = ", ".join(f"{r}: k={k}" for r, k in self.achieved_k.items()) or "not checked"
+        ks = ", ".join(f"k = {k} for {r}" for r, k in self.achieved_k.items()) or "k not checked"
         convention = ("counted as a class of their own" if self.suppressed_records == "class"
                       else "removed from the checks, as if not published")
         head = (f"{self.n_rows} rows ({self.n_records} records); achieved {ks}; "

@@ -371,8 +371,9 @@ def _parse_dates(name: str, texts: np.ndarray, date_format: str | None) -> pd.Da
         has_time = s.str.contains(r"\d:\d", regex=True)
         s = s.where(~has_time, s.str.replace(_ZONE, "", regex=True))
         parsed = pd.to_datetime(s, format="ISO8601", errors="coerce")
-        hint = "not an ISO 8601 date or timestamp (2017-01-31, 2017-01-31T06:00:42Z); give its format " \
-               "(date_format, --date-format), e.g. %d/%m/%Y"
+        hint = "not an ISO 8601 date or timestamp (2017-01-31, 2017-01-31T06:00:42Z); give its format, e.g. " \
+               "%d/%m/%Y: after the levels in --qi NAME=dates:month,year:%d/%m/%Y, as date_format in a " \
+               "configuration, or --date-format of 'hieranon hierarchy'"
     else:
         parsed = pd.to_datetime(s, format=date_format, errors="coerce")
         hint = f"not a date in the format {date_format}"

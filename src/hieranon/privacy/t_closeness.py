@@ -431,7 +431,9 @@ class TCloseness(PrivacyModel):
             return np.argsort(np.argsort(self._dfs_positions(self._leaves(labels)), kind="stable"), kind="stable")
         if self.order is None:
             raise PrivacyError(f"{self.describe()}: column {self.attribute!r} is not numeric; the ordered distance "
-                               "needs the order of its values (order=[...]) or its hierarchy")
+                               "needs the order of its values: order: [...] beside the model under privacy: in a "
+                               "configuration, or a hierarchy of the values (--sensitive-hierarchy "
+                               f"{self.attribute}=FILE; its leaves in order)")
 
         where = {value_to_label(v): i for i, v in enumerate(self.order)}
         absent = [value_to_label(v) for v in labels if value_to_label(v) not in where]
