@@ -102,7 +102,7 @@ def test_partitioned_runs_the_spec_method_inside():
     assert as_method == as_execution and as_method.method == "kaca2"
     # the method's own default inner method and block size, as make_algorithm("partitioned") has them
     spec = AnonymizationSpec(hierarchies=hs, k=2, method="partitioned")
-    assert (spec.method, spec.partition) == ("kaca1", {"block_size": 20_000})
+    assert (spec.method, spec.partition) == (DEFAULT_METHOD, {"block_size": 20_000})
     # the partitioned method's parameters laid over a partitioned run reach its blocks, not the inner method
     over = as_execution.with_overrides(params={"block_size": 50})
     assert (over.method, over.params, over.partition) == ("kaca2", {"max_inconsistency": 0.1},

@@ -58,8 +58,9 @@ from .tags import Tags
 log = logging.getLogger("hieranon.partition")
 
 EXECUTORS = ("auto", "dask", "processes", "serial")
-#: The method run in each block when none is named.
-DEFAULT_INNER_METHOD = "kaca1"
+#: The method run in each block when none is named: the default method (kaca+), as
+#: the plain command's automatic choice runs it in blocks.
+DEFAULT_INNER_METHOD = "kaca+"
 #: Records per block of the ``partitioned`` method when none is given.
 BLOCK_SIZE = 20_000
 #: With privacy models, a block is cut along one of the attributes at least
@@ -193,7 +194,8 @@ class Partitioned(Algorithm):
     Parameters
     ----------
     inner_method : str
-        The local method run in each block (default ``kaca1``). Through
+        The local method run in each block (default ``kaca+``, the default
+        method). Through
         :func:`hieranon.anonymize` / :func:`hieranon.job.pipeline.make_algorithm` give
         it as ``params={"inner_method": "kaca+"}``: ``method`` there names
         ``partitioned`` itself.
