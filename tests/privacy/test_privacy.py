@@ -540,3 +540,21 @@ def test_distinct_counts_count_the_values_present(rows, dtype):
 
     hist = np.array(rows, dtype=dtype).reshape(len(rows), len(rows[0]) if rows else 3)  # no rows: no classes
     assert distinct_counts(hist).tolist() == np.count_nonzero(hist > 0, axis=1).tolist()
+
+
+def test_the_assessment_states_the_share_of_empty_sensitive_cells():
+    """Empty sensitive cells (NaN, None, blank text) are one value of their own
+    to the models; the assessment says how many records have one, weighted by
+    the counts, and says nothing when there is none."""
+    from hieranon.privacy import assess_privacy
+
+    values = ["flu", None, "  ", "cold", np.nan, "flu"]
+    counts = np.array([1, 2, 1, 3, 1, 2])
+    b = bound(DistinctLDiversity("s", 2), values, counts)
+    codes = np.zeros((6, 1), dtype=np.int64)
+    assessment = assess_privacy([b, bound(TCloseness("s", 0.5), values, counts)], after=codes, counts=counts)
+    assert assessment.missing == {"s": pytest.approx(4 / 10)}
+    assert assessment.as_dict()["missing_share"] == {"s": pytest.approx(0.4)}
+    assert ("empty cells of 's'", "40.0% of records (one value of their own to the models)") in assessment.rows()
+    full = assess_privacy([bound(DistinctLDiversity("s", 2), ["flu", "cold"])], after=np.zeros((2, 1), np.int64))
+    assert full.missing == {} and not any("empty cells" in label for label, _ in full.rows())

@@ -248,6 +248,24 @@ def test_sensitive_section_shows_models_before_and_after():
         df.groupby(qis).size()[before < 3].sum())
 
 
+def test_sensitive_section_states_the_share_of_empty_cells():
+    """Empty sensitive cells count as one value of their own: the section says
+    how many records have one, only where there are some."""
+    from hieranon.privacy import DistinctLDiversity
+
+    cfg = C.load(example_path("patients.yaml"))
+    df = read_table(example_path())
+    hs = cfg.hierarchies(df)
+    df.loc[df.index[::4], "diagnosis"] = ""
+    result = anonymize(df, list(hs), hs, cfg.k, seed=0, identifiers=cfg.identifiers,
+                       privacy=[DistinctLDiversity("diagnosis", 2)])
+    sec = sections(R.render_report(None, result))["sensitive"]
+    share = (df["diagnosis"] == "").mean()
+    assert f"{share:.1%} of the records have an empty cell here" in sec
+    _, _, plain = _anonymised_example(method="mondrian", privacy=[DistinctLDiversity("diagnosis", 2)])
+    assert "empty cell" not in sections(R.render_report(None, plain))["sensitive"]
+
+
 def test_sensitive_section_without_models_plots_the_declared_columns():
     """A sensitive column with no model: its distribution is drawn and the
     homogeneous classes counted, before and after."""

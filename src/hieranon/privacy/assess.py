@@ -16,7 +16,7 @@ model) so that reports can show its per-class distribution.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -102,6 +102,9 @@ class PrivacyAssessment:
 
     models: list[ModelAssessment]
     sensitive: list = None
+    #: per sensitive attribute of a model with empty cells, the share of records
+    #: with an empty cell: the models count it as one value of its own
+    missing: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -109,11 +112,12 @@ class PrivacyAssessment:
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, "sensitive": list(self.sensitive or []),
-                "models": [m.as_dict() for m in self.models]}
+                "models": [m.as_dict() for m in self.models], "missing_share": dict(self.missing)}
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) rows for a console table."""
-        out = []
+        out = [(f"empty cells of {attribute!r}", f"{share:.1%} of records (one value of their own to the models)")
+               for attribute, share in self.missing.items()]
         for m in self.models:
             for when, f in (("before", m.before), ("after", m.after)):
                 if f is None:
@@ -184,7 +188,21 @@ def assess_privacy(bound: Sequence[BoundModel], before: np.ndarray | None = None
         figs = {when: _risk_figures(b, codes[when], *g) if g is not None else None for when, g in groups.items()}
         models.append(ModelAssessment(b.describe(), b.attribute, b.kind, b.required_text(), b.higher_is_better,
                                       figs["before"], figs["after"]))
-    return PrivacyAssessment(models, list(dict.fromkeys([*sensitive, *(b.attribute for b in bound)])))
+    return PrivacyAssessment(models, list(dict.fromkeys([*sensitive, *(b.attribute for b in bound)])),
+                             _missing_shares(bound))
+
+
+def _missing_shares(bound: Sequence[BoundModel]) -> dict[str, float]:
+    """Per attribute of the models, the share of records whose sensitive cell
+    is empty (:func:`~hieranon.privacy._base.sensitive_codes` gives it one
+    code, labelled as missing), for those that have any."""
+    shares = {}
+    for b in bound:
+        empty = np.flatnonzero(pd.isna(np.asarray(b.labels, dtype=object)))
+        total = int(b.counts.sum())
+        if len(empty) and total and b.attribute not in shares:
+            shares[b.attribute] = float(b.counts[np.isin(b.values, empty)].sum()) / total
+    return shares
 
 
 def sensitive_columns(df: pd.DataFrame, attributes: Iterable, counts: np.ndarray | None = None) -> dict:

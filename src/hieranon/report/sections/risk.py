@@ -155,6 +155,11 @@ def sensitive_section(result, public: bool = False) -> str:
             mine = [dataclasses.replace(m, before=None) if dataclasses.is_dataclass(m) else m for m in mine]
         out.append(_model_table(mine) if mine else '<p class="note">No privacy model set for this attribute '
                    "(only its distribution is shown).</p>")
+        empty = (assessment.missing or {}).get(a) if mine else None
+        if empty:
+            out.append(f'<p class="note">{esc(f"{empty:.1%}")} of the records have an empty cell here; the models '
+                       "count it as one value of its own (a class holding two values and empty cells is distinct "
+                       "3-diverse).</p>")
         if a in cols and codes is not None:
             out.append(_sensitive_plot(a, cols[a], codes, counts, after=result.codes is not None,
                                        before_codes=None if public else result.original_codes))
