@@ -406,7 +406,7 @@ def test_evaluate_gives_one_answer_for_suppressed_records(monkeypatch, capsys, t
         code, out, _ = run_main(monkeypatch, capsys, "evaluate", orig, anon, "--qi", f"q={hier}", "-k", "25",
                                 "--json", "--suppressed", convention)
         res = json.loads(out)
-        k_verified = res["verification"].split("k=")[1].split(";")[0]
+        k_verified = res["verification"].split("achieved k = ")[1].split(" for ")[0]
         assert int(k_verified) == res["metrics"]["achieved_k"]  # the verdict and the metrics agree
         answers[convention] = (code, res["verified"], res["metrics"]["achieved_k"])
     assert answers == {"class": (1, False, 17), "removed": (0, True, 100)}
