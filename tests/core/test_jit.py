@@ -337,14 +337,16 @@ ctypes.CDLL("libgomp.so.1").omp_display_env(1)
 """
 
 
-@pytest.mark.parametrize("preset, expected", [(None, ["OMP_WAIT_POLICY = 'PASSIVE'", "GOMP_SPINCOUNT = '0'"]),
-                                              ("ACTIVE", ["OMP_WAIT_POLICY = 'ACTIVE'"])])
+@pytest.mark.parametrize("preset, expected", [
+    ({}, ["OMP_WAIT_POLICY = 'PASSIVE'", f"GOMP_SPINCOUNT = '{jit.SPIN_COUNT}'"]),
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, ["OMP_WAIT_POLICY = 'ACTIVE'", "GOMP_SPINCOUNT = '30000000000'"]),
+    ({"GOMP_SPINCOUNT": "7"}, ["GOMP_SPINCOUNT = '7'"])])
 def test_openmp_threads_sleep_between_kernels_unless_the_user_says(preset, expected):
-    """numba's OpenMP threads wait passively (they spun, taking the cores
-    of a busy machine from the run itself); a policy the user set is kept."""
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    if preset is not None:
-        env["OMP_WAIT_POLICY"] = preset
+    """numba's OpenMP threads sleep after a short spin (they spun for long,
+    taking the cores of a busy machine from the run itself); a wait policy
+    or spin count the user set is kept."""
+    env = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(preset)
     run = subprocess.run([sys.executable, "-c", _WAIT_POLICY_PROBE], capture_output=True, text=True, env=env,
                          check=True)
     if run.stdout.strip() == "no openmp":

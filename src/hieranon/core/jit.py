@@ -43,9 +43,13 @@ keeps it from failing:
   on a busy machine they take the cores from the main thread and from the
   other jobs: UCI Adult, distinct 2-diversity, k = 5 took 45 s at a load
   of 3.5 on 2 cores, against 5 s with threads that sleep (the same output).
-  Unless the user has set ``OMP_WAIT_POLICY``, it is set to ``PASSIVE``
-  at import, before numba starts its threads (:data:`WAIT_POLICY`; it
-  also applies to other OpenMP code of the process that starts after).
+  Unless the user has set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``, they
+  are set at import, before numba starts its threads, to sleep after a
+  short spin (:data:`WAIT_POLICY`, :data:`SPIN_COUNT`: the count GNU
+  OpenMP itself uses when its threads outnumber the cores; a few
+  microseconds, which catches a kernel that follows at once -- on an idle
+  machine sleeping at once was up to 10 % slower). It also applies to
+  other OpenMP code of the process that starts after.
 * **No compiling for a small table.** :class:`~hieranon.algorithms.base.Algorithm`
   runs the kernels as Python (:func:`interpreted`) when the table is small
   (:func:`small_table`) and nothing is compiled yet: the README's quick
@@ -82,14 +86,17 @@ log = logging.getLogger(__name__)
 #: Name of the progress stage open while kernels compile.
 COMPILE_STAGE = "preparing fast kernels (first run only)"
 
-__all__ = ["COMPILE_STAGE", "WAIT_POLICY", "kernel", "cache_location", "CACHE_DIR", "CACHING", "interpreted",
-           "small_table", "compiled_before", "PREBUILT_DIR", "PREBUILT", "source_stamp", "prebuilt_matches",
-           "write_prebuilt_stamp", "uncompiled_kernels", "SMALL_TABLE_ROWS", "SMALL_TABLE_WORK"]
+__all__ = ["COMPILE_STAGE", "WAIT_POLICY", "SPIN_COUNT", "kernel", "cache_location", "CACHE_DIR", "CACHING",
+           "interpreted", "small_table", "compiled_before", "PREBUILT_DIR", "PREBUILT", "source_stamp",
+           "prebuilt_matches", "write_prebuilt_stamp", "uncompiled_kernels", "SMALL_TABLE_ROWS", "SMALL_TABLE_WORK"]
 
 #: The OpenMP threads' wait between parallel kernels unless the user sets
-#: ``OMP_WAIT_POLICY``: sleep at once (module docstring).
+#: ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``: sleep (standard OpenMP), after
+#: this many spins (GNU OpenMP; module docstring).
 WAIT_POLICY = "PASSIVE"
-os.environ.setdefault("OMP_WAIT_POLICY", WAIT_POLICY)
+SPIN_COUNT = "1000"
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"], os.environ["GOMP_SPINCOUNT"] = WAIT_POLICY, SPIN_COUNT
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: Where a built package keeps the kernels compiled when it was built.
