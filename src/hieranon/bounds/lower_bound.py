@@ -95,8 +95,9 @@ def check_iterations(iterations, name: str = "bound_iterations", least: int = 1)
 
 
 def distortion_lower_bound(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
-                           upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
-                           max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                           upper: float | None = None, start: np.ndarray | None = None,
+                           iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
+                           max_vectors: int = 2_000_000,
                            share: tuple[np.ndarray, float, float] | None = None) -> DistortionBound:
     """Lower bound of the distortion of every k-anonymous local recoding of ``table``.
 
@@ -174,8 +175,9 @@ class RelaxedPrices:
 
 
 def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
-                   upper: float | None = None, start: np.ndarray | None = None, iterations: int = 400,
-                   max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                   upper: float | None = None, start: np.ndarray | None = None,
+                   iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
+                   max_vectors: int = 2_000_000,
                    share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound"
                    ) -> RelaxedPrices:
     """:func:`distortion_lower_bound` (same parameters), also returning the

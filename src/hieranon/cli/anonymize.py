@@ -49,6 +49,7 @@ from .options import (
     bound_request,
     build_hierarchies,
     build_spec,
+    role_columns,
     parse_params,
     read_config,
     read_population_table,
@@ -200,7 +201,7 @@ def anonymize(
                                   class_column=class_column, strict=strict, shuffle=shuffle, max_suppression=budget,
                                   identifier_action=identifier_action, numeric_output=numeric_output,
                                   pseudonym_key=_key_option(pseudonym_key),
-                                  roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                                  roles=role_columns(identifier, sensitive, insensitive))
                 if dataset and spec.numeric_output != "label":
                     raise UsageError("--numeric-output applies to one table; a Parquet dataset is written with labels")
                 in_database = isinstance(output, SqlTable)

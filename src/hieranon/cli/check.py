@@ -40,6 +40,7 @@ from .options import (
     WeightsOption,
     build_hierarchies,
     build_spec,
+    role_columns,
     check_suppressed,
     read_config,
     read_population_table,
@@ -99,7 +100,7 @@ def check(
                           weight_column=weight, suda_max_size=suda_max_size,
                           l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
                           strict=strict,
-                          roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                          roles=role_columns(identifier, sensitive, insensitive))
         from ..evaluation.roles import assess_roles
         roles = assess_roles(data, spec)
         if spec.strict and roles.unclassified:

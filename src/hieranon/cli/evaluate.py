@@ -48,6 +48,7 @@ from .options import (
     bound_request,
     build_hierarchies,
     build_spec,
+    role_columns,
     check_suppressed,
     read_config,
     read_population_table,
@@ -249,7 +250,7 @@ def evaluate(
                           population_table=read_population_table(population_table, encoding, population, cfg),
                           l_diversity=l_diversity,
                           t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                          roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                          roles=role_columns(identifier, sensitive, insensitive))
         original, anonymised = table_sources(original, table, query, anonymised, anonymised_table, cfg)
         pair = evaluate_files(original, anonymised, encoding, spec, method_named(None, cfg), bound_args, suppressed,
                               order_map, utility={"target": target} if utility or target is not None else None)

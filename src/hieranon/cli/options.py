@@ -238,6 +238,12 @@ def risk_options(k_map: Optional[int], delta_presence: Optional[str], average_ri
                               sampling_fraction, int(size) if size is not None and size.is_integer() else None)
 
 
+def role_columns(identifier: Sequence[str], sensitive: Sequence[str], insensitive: Sequence[str]) -> dict:
+    """The columns ``--identifier``, ``--sensitive`` and ``--insensitive``
+    give, per role: :func:`build_spec`'s ``roles``."""
+    return {"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive}
+
+
 def build_spec(config: Optional[Path | Config], qi: list[str], k: Optional[int] = None, require: Sequence[str] = (), *,
                seed: Optional[int] = None, missing: Optional[str] = None, beta: Optional[float] = None,
                risk_threshold: Optional[float] = None, l_diversity: Sequence[str] = (), t_closeness: Sequence[str] = (),

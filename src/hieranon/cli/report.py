@@ -49,6 +49,7 @@ from .options import (
     WeightsOption,
     bound_request,
     build_spec,
+    role_columns,
     check_suppressed,
     checked_options,
     read_config,
@@ -123,7 +124,7 @@ def report_command(
                               sampling_fraction=sampling_fraction, population=population,
                               population_table=read_population_table(population_table, encoding, population, cfg),
                               l_diversity=l_diversity, t_closeness=t_closeness, sensitive_hierarchy=sensitive_hierarchy,
-                              roles={"identifiers": identifier, "sensitive": sensitive, "insensitive": insensitive})
+                              roles=role_columns(identifier, sensitive, insensitive))
             check_outputs({"report": output}, force, files_read(spec, cfg, sensitive_hierarchy, configuration=config,
                                                                 order_map=order_map, **files_of(
                                                                     input=original, anonymised_table=anonymised)))
