@@ -10,11 +10,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hieranon.algorithms.kaca import KACA1
-from hieranon.algorithms.privacy_merge import _State, enforce, enforce_checked, enforce_info
+from hieranon.algorithms.privacy_merge import _best, _do, _State, enforce, enforce_checked, enforce_info
 from hieranon.core import table as T
 from hieranon.core.requirements import Requirement
 from hieranon.evaluation import metrics
@@ -163,6 +163,26 @@ def test_class_merged_up_to_the_root_joins_the_suppressed_records():
     assert rep.ok, rep.summary()
     assert rep.n_suppressed == int(problem.table.counts[sup_out].sum()) == 4
     assert "privacy_second_pass" not in info
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=60), st.data())
+def test_the_queue_names_the_smallest_violating_class_at_every_step(case, data):
+    """The repair's queue of violating classes gives, before every step, the
+    class a scan of every class would: the alive class violating a model
+    with the fewest records, the lowest id among ties."""
+    enc, problem, sens = private_problem(case, data)
+    assume(all(b.ok_hist(b.table_hist())[0] for b in problem.privacy))
+    base = KACA1().solve(replace(problem, privacy=[]))
+    s = _State(problem, base.codes)
+    for _ in range(4 * enc.n_rows):
+        violating = np.flatnonzero(s.alive & ~s.ok)
+        expected = min(violating, key=lambda c: (s.size[c], c)) if len(violating) else -1
+        assert s.next_violating() == expected
+        if expected < 0:
+            break
+        _do(s, _best(s, int(expected))[1])
+    assert s.next_violating() == -1
 
 
 def test_dissolved_class_leaves_no_row_behind():

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import warnings
 
 import numpy as np
@@ -24,7 +25,15 @@ from hypothesis import strategies as st
 
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.mingen import MinGen, MinGenTimeout
-from hieranon.bounds import BoundTooLarge, candidate_nodes, distinct_member_sets, distortion_lower_bound
+from hieranon.bounds import (
+    BoundTooLarge,
+    Cancelled,
+    candidate_nodes,
+    distinct_member_sets,
+    distortion_lower_bound,
+    relaxed_prices,
+    relaxed_program,
+)
 from hieranon.core import table
 from hieranon.core.tree import Hierarchy
 from hieranon.evaluation import metrics
@@ -92,13 +101,64 @@ def test_candidate_walk_split_into_threads_is_the_serial_walk(case, split_level)
     weights = np.bincount(inv.ravel(), weights=enc.counts).astype(np.int64)
     serial = candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=-1)
     split = candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=split_level)
-    for got, want in zip(split, serial):
+    one_thread = candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=split_level,
+                                 threads=1, cancel=threading.Event())
+    for got, alone, want in zip(split, one_thread, serial):
         np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(alone, want)
     assume(len(serial[2]) > 0)
     for limit, small in (("max_incidences", len(serial[0]) - 1), ("max_vectors", 0)):
         with pytest.raises(BoundTooLarge, match=f"raise {limit}"):
             candidate_nodes(units, weights, enc.hierarchies, cost.int_costs, k, split_level=split_level,
                             **{limit: small})
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_cancelled_walk_begins_no_subtree(threads):
+    """Once its event is set, the walk stops before its next subtree and
+    raises Cancelled (here: set before the walk, with subtrees below the
+    first refinement)."""
+    hx, hy = balanced("x", [3, 3]), balanced("y", [3, 3])
+    rng = np.random.default_rng(0)
+    leaves_x = np.flatnonzero(hx.depth == 2)
+    leaves_y = np.flatnonzero(hy.depth == 2)
+    units = np.unique(np.stack([rng.choice(leaves_x, 300), rng.choice(leaves_y, 300)], axis=1), axis=0)
+    weights = np.full(len(units), 2, dtype=np.int64)
+    cost = metrics.CostModel.build([hx, hy])
+    called_off = threading.Event()
+    called_off.set()
+    with pytest.raises(Cancelled):
+        candidate_nodes(units, weights, [hx, hy], cost.int_costs, 2, split_level=1, threads=threads,
+                        cancel=called_off)
+    whole = candidate_nodes(units, weights, [hx, hy], cost.int_costs, 2, split_level=1, threads=threads,
+                            cancel=threading.Event())
+    assert len(whole[2]) == len(brute_force_nodes(units, weights, [hx, hy], cost.int_costs, 2))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=40, counts=True), st.data())
+def test_a_program_built_ahead_gives_the_same_bound_and_prices(case, data):
+    """relaxed_prices over a relaxed_program built beforehand (as kaca+
+    builds it in a thread) is relaxed_prices building its own, bit for bit;
+    a program of another k or share is refused."""
+    enc, k, _ = case
+    cost = metrics.CostModel.build(enc.hierarchies)
+    n = int(enc.counts.sum())
+    flags = np.asarray(data.draw(st.lists(st.booleans(), min_size=enc.n_rows, max_size=enc.n_rows)))
+    share = data.draw(st.sampled_from([None, (flags, 0.2, 0.8)]))
+    iterations = data.draw(st.integers(0, 40))
+    own = relaxed_prices(enc, cost, k, share=share, iterations=iterations)
+    program = relaxed_program(enc, cost, k, share=share)
+    ahead = relaxed_prices(enc, cost, k, share=share, iterations=iterations, program=program)
+    assert ahead.bound.ratio == own.bound.ratio and ahead.bound.nodes == own.bound.nodes
+    for name in ("price", "unit_of_row", "weights", "members", "starts", "node_cost"):
+        np.testing.assert_array_equal(getattr(ahead, name), getattr(own, name))
+    if k < n:
+        with pytest.raises(ValueError, match="another table, k"):
+            relaxed_prices(enc, cost, k + 1, share=share, program=program)
+    other = None if share is not None else (flags, 0.2, 0.8)
+    with pytest.raises(ValueError, match="another table, k"):
+        relaxed_prices(enc, cost, k, share=other, program=program)
 
 
 def test_candidate_nodes_unbalanced_and_internal_values():

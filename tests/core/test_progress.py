@@ -49,6 +49,20 @@ def test_without_a_callback_stages_are_logged_not_printed(caplog, capsys):
     assert out == "" and err == ""
 
 
+def test_logged_only_keeps_the_callback_out_until_it_ends(caplog):
+    """Stages opened under ``logged_only`` go to the log, not to the
+    callback set outside; after it the callback hears again."""
+    events = []
+    with P.reporting(events.append):
+        with caplog.at_level(logging.INFO, logger="hieranon.progress"), P.logged_only(), P.stage("in a thread"):
+            pass
+        assert events == []
+        assert any("in a thread" in r.getMessage() for r in caplog.records)
+        with P.stage("after"):
+            pass
+    assert [e.stage for e in events if e.finished] == ["after"]
+
+
 def table(n: int = 400, seed: int = 0):
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"a": rng.choice(["x1", "x2", "y1", "y2"], n), "b": rng.choice(["p", "q", "r"], n)})

@@ -65,6 +65,7 @@ model-preserving local search of :mod:`hieranon.algorithms.privacy_refine`
 
 from __future__ import annotations
 
+import heapq
 import time
 
 import numpy as np
@@ -141,17 +142,6 @@ def _partners(c, cand, gL, inc, gT, ok, size, k, per_fix, dkey, head, move, swap
         if len(dis) and (n_dis < len(dis) or dkey[i] < dkey[dis[n_dis - 1]]):
             n_dis = _insert(dkey, dis, n_dis, i)
     return n_head, n_move, n_swap, n_dis
-
-
-@kernel
-def _first_smallest_violating(alive, ok, size):
-    """The alive class violating a model with the fewest records, the lowest
-    id among ties (-1: none) -- the class the repair takes next."""
-    best = -1
-    for c in range(len(alive)):
-        if alive[c] and not ok[c] and (best < 0 or size[c] < size[best]):
-            best = c
-    return best
 
 
 @kernel
@@ -254,9 +244,31 @@ class _State:
         self.alive = np.ones(n, dtype=bool)
         self.ok = self.ok_all(self.hist)
         self.by_tuple = {self.T[c].tobytes(): c for c in range(n)}
+        # (size, id) of the violating classes, smallest first; entries gone stale are dropped as they surface
+        self.queue = [(int(self.size[c]), int(c)) for c in np.flatnonzero(~self.ok)]
+        heapq.heapify(self.queue)
         self.merges = self.moves = self.swaps = self.dissolved = 0
         self.donors: set[int] = set()
         self.added = 0
+
+    def next_violating(self) -> int:
+        """The alive class violating a model with the fewest records, the
+        lowest id among ties (-1: none) -- the class the repair takes next.
+        Every change of a class's size or verdict queues it again
+        (:meth:`_queue`), so the first entry that still describes its class
+        is the answer."""
+        q = self.queue
+        while q:
+            size, c = q[0]
+            if self.alive[c] and not self.ok[c] and self.size[c] == size:
+                return c
+            heapq.heappop(q)
+        return -1
+
+    def _queue(self, c: int) -> None:
+        """Class ``c``'s size or verdict changed: queue it as it is now."""
+        if not self.ok[c]:
+            heapq.heappush(self.queue, (int(self.size[c]), int(c)))
 
     def tuple_cost(self, T: np.ndarray) -> np.ndarray:
         out = np.zeros(len(T), dtype=np.int64)
@@ -373,6 +385,7 @@ class _State:
                 c = e
             self.by_tuple[key] = c
         self.ok[c] = self.ok_all([h[c:c + 1] for h in self.hist])[0]
+        self._queue(c)
 
     def members(self, classes: np.ndarray) -> np.ndarray:
         """Rows of the given classes, in row order."""
@@ -508,6 +521,7 @@ class _State:
         self.donors.add(d)
         self.added += cost
         self.ok[d] = self.ok_all([h[d:d + 1] for h in self.hist])[0]
+        self._queue(d)
         self._retuple(c, tup)
 
 
@@ -691,7 +705,7 @@ def enforce_info(problem: Problem, codes: np.ndarray, suppressed: np.ndarray, *,
     guard = 4 * (problem.table.n_rows + len(s.size))  # beyond this many steps, merges only (each ends a class)
     steps = 0
     while True:
-        c = _first_smallest_violating(s.alive, s.ok, s.size)
+        c = s.next_violating()
         if c < 0:
             break
         steps += 1

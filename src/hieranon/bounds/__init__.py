@@ -47,20 +47,22 @@ The modules, in the order the bound runs them:
 
 from __future__ import annotations
 
-from .candidates import BoundTooLarge, candidate_nodes
+from .candidates import BoundTooLarge, Cancelled, candidate_nodes
 from .distinct import distinct_member_sets
 from .lower_bound import (
     BOUND_ITERATIONS,
     DistortionBound,
     RelaxedPrices,
+    RelaxedProgram,
     check_iterations,
     distortion_lower_bound,
     problem_lower_bound,
     relaxed_prices,
+    relaxed_program,
 )
 from .selection import balanced_choice
 from .share import share_constraint, tightest_share
 
-__all__ = ["BOUND_ITERATIONS", "DistortionBound", "BoundTooLarge", "RelaxedPrices", "balanced_choice",
-           "candidate_nodes", "check_iterations", "distinct_member_sets", "distortion_lower_bound",
-           "problem_lower_bound", "relaxed_prices", "share_constraint", "tightest_share"]
+__all__ = ["BOUND_ITERATIONS", "DistortionBound", "BoundTooLarge", "Cancelled", "RelaxedPrices", "RelaxedProgram",
+           "balanced_choice", "candidate_nodes", "check_iterations", "distinct_member_sets", "distortion_lower_bound",
+           "problem_lower_bound", "relaxed_prices", "relaxed_program", "share_constraint", "tightest_share"]

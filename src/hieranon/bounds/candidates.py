@@ -21,7 +21,7 @@ import numpy as np
 from ..core.jit import kernel
 from ..core.progress import stage as progress_stage
 
-__all__ = ["BoundTooLarge", "SPLIT_LEVEL", "SPLIT_ROWS", "candidate_nodes"]
+__all__ = ["BoundTooLarge", "Cancelled", "SPLIT_LEVEL", "SPLIT_ROWS", "candidate_nodes"]
 
 
 #: The walk of the candidate nodes hands the subtrees this many refinements
@@ -35,9 +35,14 @@ class BoundTooLarge(ValueError):
     """The candidate nodes of the relaxation do not fit the given limit."""
 
 
+class Cancelled(Exception):
+    """The walk of the candidate nodes was called off (its ``cancel`` event set)."""
+
+
 def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_costs, k: int,
                     max_incidences: int = 400_000_000, max_vectors: int = 2_000_000, *,
-                    split_level: int | None = None, label: str = "lower bound"):
+                    split_level: int | None = None, label: str = "lower bound", threads: int | None = None,
+                    cancel: threading.Event | None = None):
     """Every node of the product of ``hierarchies`` with ``>= k`` records under it.
 
     ``units`` are distinct rows of codes, ``weights`` their record counts.
@@ -48,12 +53,15 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
     refines one attribute at a time (attributes in increasing order), and
     within a vector in the order of their cells.
     The subtrees of the walk below ``split_level`` refinements (default:
-    :data:`SPLIT_LEVEL` when numba has several threads and the table
-    ``SPLIT_ROWS`` distinct rows or more) are walked in parallel threads and
-    spliced back in place: the result is the same.
+    :data:`SPLIT_LEVEL` when the walk has several threads or can be
+    cancelled, and the table ``SPLIT_ROWS`` distinct rows or more) are
+    walked apart (in parallel threads) and spliced back in place: the result
+    is the same.
     Raises :class:`BoundTooLarge` past ``max_incidences`` (row, node) pairs
     or ``max_vectors`` depth vectors holding such nodes. ``label`` names the
-    work in the progress display.
+    work in the progress display. ``threads``: how many threads walk the
+    subtrees (default: numba's); ``cancel``: an event that, once set, stops
+    the walk before its next subtree (raising :class:`Cancelled`).
     """
     if weights.sum() < k:
         return np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int64)
@@ -71,8 +79,9 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
     heights = np.array([h.height for h in hierarchies], dtype=np.int64)
     units = np.ascontiguousarray(units, dtype=np.int64)
     weights = np.ascontiguousarray(weights, dtype=np.int64)
-    if split_level is None:
-        split_level = SPLIT_LEVEL if nb.get_num_threads() > 1 and len(units) >= SPLIT_ROWS else -1
+    threads = nb.get_num_threads() if threads is None else max(1, int(threads))
+    if split_level is None:  # subtrees also let a cancelled walk stop early
+        split_level = SPLIT_LEVEL if (threads > 1 or cancel is not None) and len(units) >= SPLIT_ROWS else -1
     fixed = (units, weights, heights, hh, nn, off, anc, aoff, dep, ic, int(k))
 
     def walk(rows, gid, cst, depths, first, level, inc_left, vec_left):
@@ -90,7 +99,7 @@ def candidate_nodes(units: np.ndarray, weights: np.ndarray, hierarchies, int_cos
         with progress_stage(f"{label}, k = {k}: nodes of >= k records", total=len(tasks[0]),
                             detail=f"{len(tasks[0])} subtrees of the hierarchies") as stage:
             members, sizes, costs, n_vectors = _walk_tasks(walk, members, sizes, costs, n_vectors, tasks,
-                                                             max_incidences, max_vectors, stage)
+                                                             max_incidences, max_vectors, stage, threads, cancel)
         if n_vectors > max_vectors or len(members) > max_incidences:  # subtrees walked at once pass them together
             _refuse(n_vectors > max_vectors, k, max_incidences, max_vectors)
     starts = np.zeros(len(sizes) + 1, dtype=np.int64)
@@ -109,17 +118,21 @@ def _refuse(vectors: bool, k: int, max_incidences: int, max_vectors: int):
         "use fewer quasi-identifiers, a larger k, or raise max_incidences")
 
 
-def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, max_vectors, stage):
+def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, max_vectors, stage, threads,
+                cancel):
     """The subtrees the walk left at its split level (``tasks``: their
-    positions in its output and starting groups), walked by numba's threads
-    (its kernels release the GIL) and spliced back in place, each counted
-    on ``stage`` as it is done. Returns the members, sizes, costs and the
+    positions in its output and starting groups), walked by ``threads``
+    threads (its kernels release the GIL; one: in the calling thread) and
+    spliced back in place, each counted on ``stage`` as it is done; none is
+    begun once ``cancel`` is set. Returns the members, sizes, costs and the
     number of depth vectors in all."""
     at_node, at_member, first, t_depths, t_off, t_rows, t_gid, t_cst = tasks
     used = [len(members), n_vectors]
     lock = threading.Lock()
 
     def one(i):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the walk of the candidate nodes was called off")
         with lock:
             inc_left, vec_left = max_incidences - used[0], max_vectors - used[1]
         lo, hi = t_off[i], t_off[i + 1]
@@ -129,14 +142,19 @@ def _walk_tasks(walk, members, sizes, costs, n_vectors, tasks, max_incidences, m
             used[1] += out[3]
         return out
 
-    pool = ThreadPoolExecutor(max_workers=nb.get_num_threads())
     parts = []
-    try:
-        for part in pool.map(one, range(len(first))):
-            parts.append(part)
+    if threads == 1:
+        for i in range(len(first)):
+            parts.append(one(i))
             stage.update(len(parts))
-    finally:  # on an error or Ctrl-C, the subtrees not yet begun are dropped
-        pool.shutdown(cancel_futures=True)
+    else:
+        pool = ThreadPoolExecutor(max_workers=threads)
+        try:
+            for part in pool.map(one, range(len(first))):
+                parts.append(part)
+                stage.update(len(parts))
+        finally:  # on an error or Ctrl-C, the subtrees not yet begun are dropped
+            pool.shutdown(cancel_futures=True)
     spliced = (_splice(whole, cuts, [part[i] for part in parts])
                for i, (whole, cuts) in enumerate(((members, at_member), (sizes, at_node), (costs, at_node))))
     return (*spliced, used[1])

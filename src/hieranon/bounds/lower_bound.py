@@ -8,6 +8,7 @@ prices of kaca+'s Lagrangian heuristic, Fisher 1981) and
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,8 @@ from .share import tightest_share
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MARGIN_LEVELS", "DistortionBound", "RelaxedPrices", "distortion_lower_bound", "problem_lower_bound",
-           "relaxed_prices"]
+__all__ = ["MARGIN_LEVELS", "DistortionBound", "RelaxedPrices", "RelaxedProgram", "distortion_lower_bound",
+           "problem_lower_bound", "relaxed_prices", "relaxed_program"]
 
 
 #: Screening margin of the relaxation, in units of a whole attribute generalised
@@ -174,20 +175,67 @@ class RelaxedPrices:
     node_cost: np.ndarray
 
 
-def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
-                   upper: float | None = None, start: np.ndarray | None = None,
-                   iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
-                   max_vectors: int = 2_000_000,
-                   share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound"
-                   ) -> RelaxedPrices:
-    """:func:`distortion_lower_bound` (same parameters), also returning the
-    best multipliers and the candidate nodes: the prices a Lagrangian
-    heuristic builds an output from (Fisher 1981). ``label`` names the work
-    in the progress display."""
+@dataclass
+class RelaxedProgram:
+    """The relaxed program of one requirement, before any multiplier is
+    priced: what :func:`relaxed_prices` ascends over, built apart by
+    :func:`relaxed_program` so that it can be built ahead (kaca+ builds it
+    in a thread while it repairs its clustering).
+
+    Attributes
+    ----------
+    k : int
+        The requirement's class size.
+    columns : list of int
+        Indices of its QIs.
+    share : (flags, low, high) or None
+        The share constraint it was built with.
+    units_of_row : ndarray of int
+        Each row's unit (distinct QI tuple, and flag with ``share``).
+    weights, own : ndarray
+        Records per unit and the cost of a unit's own values.
+    full : float
+        The distortion of the fully generalised table (the ratio's denominator).
+    relaxation : Relaxation
+        The program over the candidate nodes, one per distinct set of records.
+    candidates : int
+        Candidate nodes before those with the same records were dropped.
+    stage_seconds : dict
+        Wall time of ``"candidates"``, ``"distinct"`` and ``"setup"``.
+    """
+
+    k: int
+    columns: list
+    share: tuple | None
+    units_of_row: np.ndarray
+    weights: np.ndarray
+    own: np.ndarray
+    full: float
+    relaxation: Relaxation
+    candidates: int
+    stage_seconds: dict
+
+    def matches(self, table: EncodedTable, k: int, columns: Sequence[int] | None, share) -> bool:
+        """Was this program built for ``table``'s rows, ``k``, ``columns`` and ``share``?"""
+        cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
+        return (self.k == int(k) and self.columns == cols and len(self.units_of_row) == table.n_rows
+                and (self.share is None) == (share is None)
+                and (share is None or (self.share[1:] == tuple(share[1:])
+                                       and np.array_equal(self.share[0], share[0]))))
+
+
+def relaxed_program(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
+                    max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
+                    share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound",
+                    threads: int | None = None, cancel: threading.Event | None = None) -> RelaxedProgram:
+    """The relaxed program of :func:`relaxed_prices` (same parameters), its
+    multipliers not yet priced: the candidate nodes
+    (:func:`~hieranon.bounds.candidates.candidate_nodes`, walked in
+    ``threads`` threads, stopped when ``cancel`` is set), one per distinct
+    set of records, and each unit's nodes. Raises :class:`BoundTooLarge`
+    past the limits, as :func:`relaxed_prices` does."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
-    check_iterations(iterations, "iterations", least=0)
-    t0 = time.perf_counter()
     cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
     full = full_distortion(table.codes, cost, table.counts)
     keys = table.codes[:, cols]
@@ -206,7 +254,7 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
         raise ValueError(f"k = {k} exceeds the {n} records of the table: no k-anonymous output exists")
     stages, t = {}, time.perf_counter()
     members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences,
-                                                   max_vectors, label=label)
+                                                   max_vectors, label=label, threads=threads, cancel=cancel)
     n_candidates = len(node_cost)
     stages["candidates"], t = time.perf_counter() - t, time.perf_counter()
     with progress_stage(f"{label}, k = {k}: the relaxed program",
@@ -215,33 +263,62 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
         stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
         log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
                  n_candidates, len(node_cost), len(members))
-        full_program = Relaxation(members, starts, node_cost, own, weights, int(k),
-                                   float(MARGIN_LEVELS * cost.scale), unit_share)
+        relaxation = Relaxation(members, starts, node_cost, own, weights, int(k), float(MARGIN_LEVELS * cost.scale),
+                                unit_share)
+    stages["setup"] = time.perf_counter() - t
+    return RelaxedProgram(int(k), cols, share, inverse, weights, own, full, relaxation, n_candidates, stages)
+
+
+def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
+                   upper: float | None = None, start: np.ndarray | None = None,
+                   iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
+                   max_vectors: int = 2_000_000,
+                   share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound",
+                   program: RelaxedProgram | None = None) -> RelaxedPrices:
+    """:func:`distortion_lower_bound` (same parameters), also returning the
+    best multipliers and the candidate nodes: the prices a Lagrangian
+    heuristic builds an output from (Fisher 1981). ``label`` names the work
+    in the progress display; ``program``, when given, is the
+    :func:`relaxed_program` of the same table, ``k``, ``columns`` and
+    ``share``, built ahead (its time counts in the bound's ``seconds``)."""
+    check_iterations(iterations, "iterations", least=0)
+    t0 = time.perf_counter()
+    ahead = 0.0 if program is None else sum(program.stage_seconds.values())
+    if program is None:
+        program = relaxed_program(table, cost, k, columns=columns, max_incidences=max_incidences,
+                                  max_vectors=max_vectors, share=share, label=label)
+    elif not program.matches(table, k, columns, share):
+        raise ValueError("the relaxed program given was built for another table, k, columns or share")
+    cols, weights, full_program = program.columns, program.weights, program.relaxation
+    stages = dict(program.stage_seconds)
     price = simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
-    simple = float(((price - own) * weights).sum())
+    simple = float(((price - program.own) * weights).sum())
     if start is not None:  # halfway to what each record pays in a known output: fewer steps to the same bound
-        paid = sum(int_costs[i][np.asarray(start)[:, c]] for i, c in enumerate(cols)).astype(np.float64)
-        paid = np.bincount(inverse, weights=paid * table.counts, minlength=len(units)) / weights
+        paid = sum(np.asarray(cost.int_costs[c], dtype=np.int64)[np.asarray(start)[:, c]]
+                   for c in cols).astype(np.float64)
+        paid = np.bincount(program.units_of_row, weights=paid * table.counts, minlength=len(weights)) / weights
         price = 0.5 * (price + np.maximum(paid, price))
     target = None if upper is None else float(upper) * cost.scale
-    stages["setup"], t = time.perf_counter() - t, time.perf_counter()
+    t = time.perf_counter()
+    n_nodes, n_pairs = len(full_program.node_cost), len(full_program.members)
     with progress_stage(f"{label}, k = {k}", total=iterations,
-                        detail=f"{len(node_cost)} nodes, {len(members)} (row, node) pairs") as stage:
+                        detail=f"{n_nodes} nodes, {n_pairs} (row, node) pairs") as stage:
         best, best_price, optimal, it = ascend(full_program, price, weights, simple, simple_price,
                                                 target, float(cost.scale), iterations, stage)
     stages["ascent"] = time.perf_counter() - t
     if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
         best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
-    seconds = time.perf_counter() - t0
+    seconds = time.perf_counter() - t0 + ahead
+    full = program.full
     ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
     log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
     bound = DistortionBound(ratio=ratio, distortion=best / cost.scale,
                             simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
-                            iterations=it, nodes=len(node_cost), incidences=len(members), seconds=seconds,
+                            iterations=it, nodes=n_nodes, incidences=n_pairs, seconds=seconds,
                             stage_seconds=stages)
     flags, low, high = full_program.share
-    return RelaxedPrices(bound, best_price, inverse, weights, flags, low, high, members, starts,
-                         full_program.node_cost)
+    return RelaxedPrices(bound, best_price, program.units_of_row, weights, flags, low, high, full_program.members,
+                         full_program.starts, full_program.node_cost)
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,

@@ -34,7 +34,7 @@ log = logging.getLogger("hieranon.progress")
 #: Least seconds between two log lines of one stage (when no callback is set).
 LOG_EVERY_SECONDS = 5.0
 
-__all__ = ["ProgressEvent", "Stage", "stage", "reporting", "rich_callback", "LOG_EVERY_SECONDS"]
+__all__ = ["ProgressEvent", "Stage", "stage", "reporting", "logged_only", "rich_callback", "LOG_EVERY_SECONDS"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,18 @@ def reporting(callback: Callable[[ProgressEvent], None] | None) -> Iterator[None
         yield
         return
     token = _callback.set(callback)
+    try:
+        yield
+    finally:
+        _callback.reset(token)
+
+
+@contextlib.contextmanager
+def logged_only() -> Iterator[None]:
+    """Inside, stages are only logged, whatever callback was set outside
+    (for work in a thread of its own, whose events would interleave with
+    the caller's on the display)."""
+    token = _callback.set(None)
     try:
         yield
     finally:

@@ -22,7 +22,7 @@ from ..privacy_merge import repair_solution
 from ..privacy_refine import improve
 from ..tags import Tags
 from .finishing import class_codes, complete_classes
-from .lagrangian import lagrangian_output
+from .lagrangian import ProgramAhead, lagrangian_output
 from .refinement import refine_classes
 from .sweep import SweepData, run_sweep
 
@@ -241,23 +241,37 @@ class KACAPlus(Algorithm):
         codes, info = self._codes(t.codes, t.counts, t.hierarchies, problem.cost, problem.k, seed)
         log.info("kaca+: distortion %.4f (run %d of %d)", info["distortion"], info["best_run"] + 1, len(info["runs"]))
         solution = Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))
-        return self._lagrangian(problem, repair_solution(problem, solution))
+        share = self._lagrangian_share(problem)
+        ahead = None if share is None else ProgramAhead(problem, share)  # built while the clustering is repaired
+        try:
+            return self._lagrangian(problem, repair_solution(problem, solution), share, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
 
-    def _lagrangian(self, problem: Problem, solution: Solution) -> Solution:
-        """``solution``, or the Lagrangian output when it has less distortion
-        (``lagrangian``; the tightest t-closeness with a share constraint).
-        Only when the clustering had to be repaired: an output that meets
-        every model as clustered is kept as it is."""
+    def _lagrangian_share(self, problem: Problem):
+        """The share constraint of the Lagrangian output (the tightest
+        t-closeness with one), or None when there is none or ``lagrangian``
+        does not ask for it."""
         _, share = tightest_share(problem.privacy, kinds=("t-closeness",))
         wanted = self.lagrangian is True or (self.lagrangian == "auto" and problem.table.n_rows <= LAGRANGIAN_ROWS)
+        return share if wanted else None
+
+    def _lagrangian(self, problem: Problem, solution: Solution, share, ahead: ProgramAhead | None) -> Solution:
+        """``solution``, or the Lagrangian output when it has less distortion
+        (``lagrangian``; ``share`` from :meth:`_lagrangian_share`, ``ahead``
+        its program being built). Only when the clustering had to be
+        repaired: an output that meets every model as clustered is kept as
+        it is."""
         details = solution.details
-        if share is None or not wanted or not (details.privacy or {}).get("privacy_violating_in"):
+        if share is None or not (details.privacy or {}).get("privacy_violating_in"):
             return solution
         t = problem.table
         before = int(_row_costs(t.codes, solution.codes, problem.cost) @ t.counts)  # exact: whole units
         try:
             codes, sup, info = lagrangian_output(problem, share, iterations=self.lagrangian_iterations,
-                                                 upper=before / problem.cost.scale, start=solution.codes)
+                                                 upper=before / problem.cost.scale, start=solution.codes,
+                                                 ahead=ahead)
         except BoundTooLarge as e:
             if self.lagrangian is not True:
                 log.info("kaca+: no Lagrangian output (%s)", e)

@@ -35,20 +35,24 @@ both and keeps the lower distortion.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
 
 import numpy as np
 from numba import prange
 
-from ...bounds import balanced_choice, relaxed_prices
+from ...bounds import BoundTooLarge, Cancelled, RelaxedProgram, balanced_choice, relaxed_prices, relaxed_program
 from ...core.jit import kernel
+from ...core.progress import logged_only
 from ...core.progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
 from ..privacy_merge import repair_and_improve
 from .finishing import class_codes, complete_classes, heap_pop, heap_push
 
-__all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "greedy_classes", "lagrangian_output"]
+__all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "PRICES_LABEL", "ProgramAhead", "greedy_classes",
+           "lagrangian_output"]
 
 #: (unit, node) pairs the greedy reads before returning to Python, and nodes
 #: priced per call at its start (about 0.3 s each on UCI Adult).
@@ -58,6 +62,54 @@ KEY_NODES = 100_000
 #: this many (unit, candidate node) pairs: UCI Adult, 8 QIs, k = 10, has 98
 #: million, about 1.5 GB at the peak.
 MAX_INCIDENCES = 150_000_000
+#: What the progress display calls the prices' work.
+PRICES_LABEL = "kaca+: prices of the share-constrained bound"
+
+
+class ProgramAhead:
+    """Step 1's relaxed program (:func:`hieranon.bounds.relaxed_program`),
+    built in a thread of its own while the caller goes on (kaca+ repairs its
+    clustering meanwhile, mostly in Python on one core): the walk of the
+    candidate nodes then costs no wall time, and a walk that ends refused
+    (the relaxation does not fit: small k) costs none either. The thread
+    walks on one core, runs in the caller's context (kernels interpreted or
+    compiled alike) but reports its progress to the log only, and stops
+    before its next subtree once :meth:`close` is called."""
+
+    def __init__(self, problem: Problem, share: tuple[np.ndarray, float, float]):
+        self._cancel = threading.Event()
+        self._outcome: tuple = (None, None)
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._build, problem, share), daemon=True,
+                                        name="hieranon relaxed program")
+        self._thread.start()
+
+    def _build(self, problem: Problem, share) -> None:
+        try:
+            with logged_only():
+                program = relaxed_program(problem.table, problem.cost, int(problem.k), share=share,
+                                          max_incidences=MAX_INCIDENCES, label=PRICES_LABEL, threads=1,
+                                          cancel=self._cancel)
+            self._outcome = (program, None)
+        except (BoundTooLarge, Cancelled, MemoryError) as e:
+            self._outcome = (None, e)
+
+    def result(self) -> RelaxedProgram:
+        """The program, once built (waiting in short spells, so that Ctrl-C
+        stays prompt); raises what building it raised
+        (:class:`~hieranon.bounds.BoundTooLarge` when it does not fit)."""
+        if self._thread.is_alive():
+            with progress_stage("kaca+: the relaxed program, built beside the repair"):
+                while self._thread.is_alive():
+                    self._thread.join(0.1)
+        program, error = self._outcome
+        if error is not None:
+            raise error
+        return program
+
+    def close(self) -> None:
+        """Call the build off (it stops before its next subtree of the walk)."""
+        self._cancel.set()
 
 
 @kernel(parallel=True)
@@ -172,18 +224,20 @@ def greedy_classes(prices, counts: np.ndarray, k: int) -> tuple[np.ndarray, int]
 
 
 def lagrangian_output(problem: Problem, share: tuple[np.ndarray, float, float], *, iterations: int,
-                      upper: float | None = None, start: np.ndarray | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, dict]:
+                      upper: float | None = None, start: np.ndarray | None = None,
+                      ahead: ProgramAhead | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Steps 1-4 (module docstring) on ``problem`` (one k over every QI) with
     the share constraint ``share`` (:func:`hieranon.bounds.share_constraint`
     of one of its models). ``upper``, ``start``: the distortion and codes of
-    a known output meeting the models (the ascent's target and start).
+    a known output meeting the models (the ascent's target and start);
+    ``ahead``: step 1's program for the same problem and share, being built.
     Returns ``(codes, suppressed, info)``, every model met; raises
     :class:`hieranon.bounds.BoundTooLarge` when the relaxation does not fit."""
     t0 = time.perf_counter()
     table, k = problem.table, int(problem.k)
+    program = None if ahead is None else ahead.result()
     prices = relaxed_prices(table, problem.cost, k, share=share, upper=upper, start=start, iterations=iterations,
-                            max_incidences=MAX_INCIDENCES, label="kaca+: prices of the share-constrained bound")
+                            max_incidences=MAX_INCIDENCES, label=PRICES_LABEL, program=program)
     t_prices = time.perf_counter() - t0
     cls, n_cls = greedy_classes(prices, table.counts, k)
     left = np.flatnonzero(cls < 0)
