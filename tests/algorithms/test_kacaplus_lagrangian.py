@@ -10,12 +10,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hieranon.algorithms.kacaplus import KACAPlus
-from hieranon.algorithms.kacaplus.lagrangian import _row_classes, greedy_classes, lagrangian_output
-from hieranon.bounds import relaxed_prices, share_constraint
+from hieranon.algorithms.kacaplus.lagrangian import ProgramAhead, _row_classes, greedy_classes, lagrangian_output
+from hieranon.bounds import BoundTooLarge, relaxed_prices, share_constraint
 from hieranon.evaluation import metrics
 from hieranon.evaluation.verify import verify_codes
 from hieranon.privacy import TCloseness
@@ -99,6 +100,36 @@ def test_lagrangian_output_meets_every_model(case, data):
     assert info["lagrangian_unplaced"] <= int(enc.counts.sum())
     again, _, _ = lagrangian_output(problem, share, iterations=iterations)
     assert np.array_equal(again, codes)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(random_tables(max_rows=60, counts=True), st.data())
+def test_a_walk_made_ahead_in_a_thread_gives_the_same_output(monkeypatch, case, data):
+    """The candidate nodes walked in a thread beforehand (as kaca+ walks
+    them while it repairs) give the output built without, bit for bit; a
+    walk refused in the thread raises BoundTooLarge where its program is
+    asked for."""
+    import hieranon.algorithms.kacaplus.lagrangian as lagrangian
+
+    enc, problem = _two_valued_problem(case, data)
+    share = share_constraint(problem.privacy[0])
+    iterations = data.draw(st.integers(1, 30))
+    ahead = ProgramAhead(problem, share)
+    try:
+        codes, sup, _ = lagrangian_output(problem, share, iterations=iterations, ahead=ahead)
+    finally:
+        ahead.close()
+    alone, sup_alone, _ = lagrangian_output(problem, share, iterations=iterations)
+    assert np.array_equal(codes, alone) and np.array_equal(sup, sup_alone)
+    with monkeypatch.context() as patch:  # undone before the next example
+        patch.setattr(lagrangian, "MAX_INCIDENCES", 0)
+        refused = ProgramAhead(problem, share)
+        try:
+            with pytest.raises(BoundTooLarge):
+                refused.result()
+        finally:
+            refused.close()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -138,9 +138,9 @@ def test_a_cancelled_walk_begins_no_subtree(threads):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(max_rows=40, counts=True), st.data())
 def test_a_program_built_ahead_gives_the_same_bound_and_prices(case, data):
-    """relaxed_prices over a relaxed_program built beforehand (as kaca+
-    builds it in a thread) is relaxed_prices building its own, bit for bit;
-    a program of another k or share is refused."""
+    """relaxed_prices over a relaxed_program built beforehand, whole or only
+    walked (as kaca+ walks it in a thread), is relaxed_prices building its
+    own, bit for bit; a program of another k or share is refused."""
     enc, k, _ = case
     cost = metrics.CostModel.build(enc.hierarchies)
     n = int(enc.counts.sum())
@@ -148,11 +148,14 @@ def test_a_program_built_ahead_gives_the_same_bound_and_prices(case, data):
     share = data.draw(st.sampled_from([None, (flags, 0.2, 0.8)]))
     iterations = data.draw(st.integers(0, 40))
     own = relaxed_prices(enc, cost, k, share=share, iterations=iterations)
-    program = relaxed_program(enc, cost, k, share=share)
-    ahead = relaxed_prices(enc, cost, k, share=share, iterations=iterations, program=program)
-    assert ahead.bound.ratio == own.bound.ratio and ahead.bound.nodes == own.bound.nodes
-    for name in ("price", "unit_of_row", "weights", "members", "starts", "node_cost"):
-        np.testing.assert_array_equal(getattr(ahead, name), getattr(own, name))
+    walked = relaxed_program(enc, cost, k, share=share, walk_only=True)
+    assert walked.relaxation is None
+    for program in (relaxed_program(enc, cost, k, share=share), walked):
+        ahead = relaxed_prices(enc, cost, k, share=share, iterations=iterations, program=program)
+        assert program.relaxation is not None and program.walked is None
+        assert ahead.bound.ratio == own.bound.ratio and ahead.bound.nodes == own.bound.nodes
+        for name in ("price", "unit_of_row", "weights", "members", "starts", "node_cost"):
+            np.testing.assert_array_equal(getattr(ahead, name), getattr(own, name))
     if k < n:
         with pytest.raises(ValueError, match="another table, k"):
             relaxed_prices(enc, cost, k + 1, share=share, program=program)

@@ -196,12 +196,16 @@ class RelaxedProgram:
         Records per unit and the cost of a unit's own values.
     full : float
         The distortion of the fully generalised table (the ratio's denominator).
-    relaxation : Relaxation
-        The program over the candidate nodes, one per distinct set of records.
+    relaxation : Relaxation or None
+        The program over the candidate nodes, one per distinct set of
+        records; None while only the walk is done (``walk_only``), until
+        :meth:`complete`.
     candidates : int
         Candidate nodes before those with the same records were dropped.
     stage_seconds : dict
         Wall time of ``"candidates"``, ``"distinct"`` and ``"setup"``.
+    walked : tuple or None
+        The walk's nodes ``(members, starts, node_cost)``, kept until :meth:`complete`.
     """
 
     k: int
@@ -211,9 +215,32 @@ class RelaxedProgram:
     weights: np.ndarray
     own: np.ndarray
     full: float
-    relaxation: Relaxation
+    relaxation: Relaxation | None
     candidates: int
     stage_seconds: dict
+    walked: tuple | None = field(default=None, repr=False)
+    unit_share: tuple | None = field(default=None, repr=False)
+    margin: float = 0.0
+
+    def complete(self, label: str = "lower bound") -> Relaxation:
+        """The relaxation, built from the walk's nodes if not yet: one node
+        per distinct set of records (:func:`~hieranon.bounds.distinct.distinct_member_sets`)
+        and each unit's nodes. Its parallel kernels hold the interpreter, so
+        this step runs where the ascent will."""
+        if self.relaxation is None:
+            members, starts, node_cost = self.walked
+            t = time.perf_counter()
+            with progress_stage(f"{label}, k = {self.k}: the relaxed program",
+                                detail=f"{self.candidates} nodes, {len(members)} (row, node) pairs"):
+                members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
+                self.stage_seconds["distinct"], t = time.perf_counter() - t, time.perf_counter()
+                log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs",
+                         self.k, self.candidates, len(node_cost), len(members))
+                self.relaxation = Relaxation(members, starts, node_cost, self.own, self.weights, self.k,
+                                             self.margin, self.unit_share)
+            self.stage_seconds["setup"] = time.perf_counter() - t
+            self.walked = None
+        return self.relaxation
 
     def matches(self, table: EncodedTable, k: int, columns: Sequence[int] | None, share) -> bool:
         """Was this program built for ``table``'s rows, ``k``, ``columns`` and ``share``?"""
@@ -227,13 +254,17 @@ class RelaxedProgram:
 def relaxed_program(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
                     max_incidences: int = 400_000_000, max_vectors: int = 2_000_000,
                     share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound",
-                    threads: int | None = None, cancel: threading.Event | None = None) -> RelaxedProgram:
+                    threads: int | None = None, cancel: threading.Event | None = None,
+                    walk_only: bool = False) -> RelaxedProgram:
     """The relaxed program of :func:`relaxed_prices` (same parameters), its
     multipliers not yet priced: the candidate nodes
     (:func:`~hieranon.bounds.candidates.candidate_nodes`, walked in
-    ``threads`` threads, stopped when ``cancel`` is set), one per distinct
-    set of records, and each unit's nodes. Raises :class:`BoundTooLarge`
-    past the limits, as :func:`relaxed_prices` does."""
+    ``threads`` threads, stopped when ``cancel`` is set), then, unless
+    ``walk_only`` (:meth:`RelaxedProgram.complete` does it later), one node
+    per distinct set of records and each unit's nodes. The walk's kernel
+    releases the interpreter: ``walk_only`` is the part worth running in
+    another thread. Raises :class:`BoundTooLarge` past the limits, as
+    :func:`relaxed_prices` does."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
     cols = list(range(table.codes.shape[1])) if columns is None else [int(c) for c in columns]
@@ -252,21 +283,15 @@ def relaxed_program(table: EncodedTable, cost: CostModel, k: int, *, columns: Se
     n = int(weights.sum())
     if k > n:
         raise ValueError(f"k = {k} exceeds the {n} records of the table: no k-anonymous output exists")
-    stages, t = {}, time.perf_counter()
-    members, starts, node_cost = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences,
-                                                   max_vectors, label=label, threads=threads, cancel=cancel)
-    n_candidates = len(node_cost)
-    stages["candidates"], t = time.perf_counter() - t, time.perf_counter()
-    with progress_stage(f"{label}, k = {k}: the relaxed program",
-                        detail=f"{n_candidates} nodes, {len(members)} (row, node) pairs"):
-        members, starts, node_cost = distinct_member_sets(members, starts, node_cost)
-        stages["distinct"], t = time.perf_counter() - t, time.perf_counter()
-        log.info("lower bound, k = %d: %d candidate nodes (%d with distinct records), %d (row, node) pairs", k,
-                 n_candidates, len(node_cost), len(members))
-        relaxation = Relaxation(members, starts, node_cost, own, weights, int(k), float(MARGIN_LEVELS * cost.scale),
-                                unit_share)
-    stages["setup"] = time.perf_counter() - t
-    return RelaxedProgram(int(k), cols, share, inverse, weights, own, full, relaxation, n_candidates, stages)
+    t = time.perf_counter()
+    walked = candidate_nodes(units, weights, hs, int_costs, int(k), max_incidences, max_vectors, label=label,
+                             threads=threads, cancel=cancel)
+    program = RelaxedProgram(int(k), cols, share, inverse, weights, own, full, None, len(walked[2]),
+                             {"candidates": time.perf_counter() - t}, walked, unit_share,
+                             float(MARGIN_LEVELS * cost.scale))
+    if not walk_only:
+        program.complete(label)
+    return program
 
 
 def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Sequence[int] | None = None,
@@ -283,13 +308,14 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
     ``share``, built ahead (its time counts in the bound's ``seconds``)."""
     check_iterations(iterations, "iterations", least=0)
     t0 = time.perf_counter()
-    ahead = 0.0 if program is None else sum(program.stage_seconds.values())
+    ahead = 0.0 if program is None else sum(program.stage_seconds.values())  # what complete() adds is timed here
     if program is None:
         program = relaxed_program(table, cost, k, columns=columns, max_incidences=max_incidences,
                                   max_vectors=max_vectors, share=share, label=label)
     elif not program.matches(table, k, columns, share):
         raise ValueError("the relaxed program given was built for another table, k, columns or share")
-    cols, weights, full_program = program.columns, program.weights, program.relaxation
+    full_program = program.complete(label)
+    cols, weights = program.columns, program.weights
     stages = dict(program.stage_seconds)
     price = simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
     simple = float(((price - program.own) * weights).sum())

@@ -67,14 +67,18 @@ PRICES_LABEL = "kaca+: prices of the share-constrained bound"
 
 
 class ProgramAhead:
-    """Step 1's relaxed program (:func:`hieranon.bounds.relaxed_program`),
-    built in a thread of its own while the caller goes on (kaca+ repairs its
-    clustering meanwhile, mostly in Python on one core): the walk of the
-    candidate nodes then costs no wall time, and a walk that ends refused
-    (the relaxation does not fit: small k) costs none either. The thread
-    walks on one core, runs in the caller's context (kernels interpreted or
-    compiled alike) but reports its progress to the log only, and stops
-    before its next subtree once :meth:`close` is called."""
+    """The walk of step 1's candidate nodes
+    (:func:`hieranon.bounds.relaxed_program` with ``walk_only``), made in a
+    thread of its own while the caller goes on (kaca+ repairs its clustering
+    meanwhile, mostly in Python on one core): the walk then costs no wall
+    time, and a walk that ends refused (the relaxation does not fit: small
+    k) costs none either. The walk's kernel runs on one core without the
+    interpreter and no parallel kernel (whose threading layer may not take
+    two callers at once); the rest of the program is built by the caller
+    (:meth:`~hieranon.bounds.RelaxedProgram.complete`). The thread runs in
+    the caller's context (kernels interpreted or compiled alike) but reports
+    its progress to the log only, and stops before its next subtree once
+    :meth:`close` is called."""
 
     def __init__(self, problem: Problem, share: tuple[np.ndarray, float, float]):
         self._cancel = threading.Event()
@@ -89,17 +93,17 @@ class ProgramAhead:
             with logged_only():
                 program = relaxed_program(problem.table, problem.cost, int(problem.k), share=share,
                                           max_incidences=MAX_INCIDENCES, label=PRICES_LABEL, threads=1,
-                                          cancel=self._cancel)
+                                          cancel=self._cancel, walk_only=True)
             self._outcome = (program, None)
         except (BoundTooLarge, Cancelled, MemoryError) as e:
             self._outcome = (None, e)
 
     def result(self) -> RelaxedProgram:
-        """The program, once built (waiting in short spells, so that Ctrl-C
-        stays prompt); raises what building it raised
+        """The program, once walked (waiting in short spells, so that Ctrl-C
+        stays prompt); raises what the walk raised
         (:class:`~hieranon.bounds.BoundTooLarge` when it does not fit)."""
         if self._thread.is_alive():
-            with progress_stage("kaca+: the relaxed program, built beside the repair"):
+            with progress_stage("kaca+: candidate nodes, walked beside the repair"):
                 while self._thread.is_alive():
                     self._thread.join(0.1)
         program, error = self._outcome
