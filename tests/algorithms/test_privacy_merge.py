@@ -391,7 +391,7 @@ def test_merge_options_price_every_merge_as_the_tuples_lca(case, data):
     codes = KACA1().solve(replace(problem, privacy=[])).codes
     s = _State(problem, codes)
     c = data.draw(st.integers(0, len(s.size) - 1))
-    cand, gL, inc = s.merge_options(c)
+    cand, gL, inc, *_ = s.partners(c, 0)
     assert cand.tolist() == [e for e in range(len(s.size)) if e != c]
     L = s.lca_rows(s.T[c], s.T[cand])
     assert np.array_equal(gL, s.tuple_cost(L))
@@ -412,14 +412,14 @@ def test_best_merge_is_the_cheapest_repairing_merge_of_all(case, data, batch):
     codes = KACA1().solve(replace(problem, privacy=[])).codes
     s = _State(problem, codes)
     c = data.draw(st.integers(0, len(s.size) - 1))
-    cand, _, inc = s.merge_options(c)
+    cand, _, inc, *_ = s.partners(c, 0)
     fixes = s.ok_all([h[c] + h[cand] for h in s.hist])
     per_fix = inc / np.where(fixes & ~s.ok[cand], 2.0, 1.0)
     want = int(np.flatnonzero(fixes)[np.argmin(per_fix[fixes])]) if fixes.any() else -1
     saved = privacy_merge.MERGE_BATCH
     privacy_merge.MERGE_BATCH = batch  # small batches: the fall-back to every partner is taken too
     try:
-        per_fix_k, head, *_ = s.partners(c, cand, _, inc, 0)
+        _, _, _, per_fix_k, head, *_ = s.partners(c, 0)
         got, price = s.best_merge(c, cand, per_fix_k, head)
     finally:
         privacy_merge.MERGE_BATCH = saved
@@ -428,20 +428,26 @@ def test_best_merge_is_the_cheapest_repairing_merge_of_all(case, data, batch):
     assert price == (per_fix[want] if want >= 0 else np.inf)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(random_tables(max_rows=60), st.data(), st.sampled_from([0, 1, 2, 5, 12]))
-def test_partners_are_the_heads_of_stable_sorts(case, data, n_near):
+def test_partners_are_the_heads_of_stable_sorts(monkeypatch, case, data, n_near):
     """The one-pass selections of a repair step are those of sorting every
     partner (ties by position): merges by price if they repair, movers and
     swappers among the classes meeting every model, dissolution targets by
-    the distance per record."""
+    the distance per record -- whether the partners are read in one run or
+    in several (as threads read them) whose selections are merged."""
     enc, problem, _ = private_problem(case, data)
     codes = KACA1().solve(replace(problem, privacy=[])).codes
     s = _State(problem, codes)
     s.ok[data.draw(st.lists(st.integers(0, len(s.size) - 1), max_size=5))] ^= True  # both kinds of partner
     c = data.draw(st.integers(0, len(s.size) - 1))
-    cand, gL, inc = s.merge_options(c)
-    per_fix, head, move, swap, dis = s.partners(c, cand, gL, inc, n_near)
+    from hieranon.algorithms import privacy_merge
+    runs = data.draw(st.sampled_from([1, 2, 3, 7]))
+    with monkeypatch.context() as patch:  # the partners in one run, or in several runs merged (threads)
+        patch.setattr(privacy_merge, "PARALLEL_PARTNERS", 0)
+        patch.setattr(privacy_merge, "get_num_threads", lambda: runs)
+        cand, gL, inc, per_fix, head, move, swap, dis = s.partners(c, n_near)
 
     def head_of(key, n, mask=None):
         idx = np.arange(len(key)) if mask is None else np.flatnonzero(mask)

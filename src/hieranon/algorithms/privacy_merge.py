@@ -69,6 +69,7 @@ import heapq
 import time
 
 import numpy as np
+from numba import get_num_threads, prange
 
 from ..core.jit import kernel
 from ..core.table import group
@@ -87,6 +88,8 @@ MIN_PARTNERS = 16
 #: Merge partners of a violating class checked against the models first
 #: (the cheapest); the others only when none of them repairs it.
 MERGE_BATCH = 64
+#: A repair step prices its merge partners in several threads from this many on.
+PARALLEL_PARTNERS = 1_024
 
 __all__ = ["enforce", "enforce_checked", "enforce_info", "repair_and_improve", "repair_solution", "tighten", "NEAR",
            "MAX_DISSOLVE"]
@@ -113,34 +116,79 @@ def _insert(values, buf, m, i):
     return m + 1
 
 
-@kernel
-def _partners(c, cand, gL, inc, gT, ok, size, k, per_fix, dkey, head, move, swap, dis):
-    """The selections of a repair step of class ``c`` in one pass over its
-    merge partners ``cand`` (``gL``, ``inc``: :func:`~hieranon.algorithms.kaca_core.merge_costs`),
-    each the head of a stable sort (ties by position), the order
-    ``np.argsort(key[mask], kind="stable")[:n]`` gives: ``head`` of the
-    merges by ``per_fix`` (written here: ``inc`` halved for a violating
-    partner); ``move`` of the partners that may give
-    a record (they meet every model and hold more than ``k``) and ``swap`` of
-    those meeting every model, both by ``inc``; ``dis`` of all by ``dkey``
-    (written here: ``2 gL - g(t_c) - g(t_e)``, the distance per record).
-    Returns the four counts. A position enters a full selection only
-    below its last (the test is written out: a call taking arrays costs more
-    than the test)."""
+@kernel(inline="always")
+def _offer(values, buf, n, i):
+    """Offer position ``i`` to the selection ``buf[:n]`` (:func:`_insert`):
+    it enters while the selection is not full, or below its last. Inlined:
+    a call taking arrays costs more than the test."""
+    if len(buf) and (n < len(buf) or values[i] < values[buf[n - 1]]):
+        return _insert(values, buf, n, i)
+    return n
+
+
+@kernel(parallel=True)
+def _merge_partners(c, cand, T, gT, size, ok, k, hd, n_chunks, gL, inc, per_fix, dkey, head, move, swap, dis):
+    """Class ``c``'s merges with each of ``cand`` priced, and the selections
+    of a repair step among them, in numba's threads. Per partner ``i``:
+    ``gL[i]`` the cost of the closest common generalisation of both tuples,
+    ``inc[i]`` the distortion the merge adds (``|c| (gL - g(t_c)) + |e| (gL
+    - g(t_e))``), ``per_fix[i]`` its price if it repairs (``inc`` halved for
+    a violating partner), ``dkey[i]`` the distance per record (``2 gL -
+    g(t_c) - g(t_e)``). The selections are each the head of a stable sort
+    (ties by position), the order ``np.argsort(key[mask],
+    kind="stable")[:n]`` gives: ``head`` of the merges by ``per_fix``;
+    ``move`` of the partners that may give a record (they meet every model
+    and hold more than ``k``) and ``swap`` of those meeting every model, both
+    by ``inc``; ``dis`` of all by ``dkey``. Each of ``n_chunks`` runs of
+    ``cand`` keeps its own selections; they are then offered run after run,
+    each in its order, which gives what one pass over every position gives
+    on any number of threads. Returns the four counts."""
+    m = T.shape[1]
+    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]  # the dense tables read in place: a call per look-up costs more
+    g_flat = hd[8]
+    nd_off = hd[7]
+    n = len(cand)
+    width = max(len(head), len(move), len(swap), len(dis), 1)
+    local = np.empty((n_chunks, 4, width), dtype=np.int64)
+    found = np.zeros((n_chunks, 4), dtype=np.int64)
+    for chunk in prange(n_chunks):
+        own_head, own_move = local[chunk, 0, :len(head)], local[chunk, 1, :len(move)]
+        own_swap, own_dis = local[chunk, 2, :len(swap)], local[chunk, 3, :len(dis)]
+        n_head = n_move = n_swap = n_dis = 0
+        for i in range(n * chunk // n_chunks, n * (chunk + 1) // n_chunks):
+            e = cand[i]
+            g = 0
+            for j in range(m):
+                a, b = T[c, j], T[e, j]
+                if a == b:
+                    x = a
+                elif lca_off[j] >= 0:
+                    x = lca_flat[lca_off[j] + a * nn[j] + b]
+                else:
+                    x = K.lca_code(j, a, b, hd)
+                g += g_flat[nd_off[j] + x]
+            gL[i] = g
+            inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
+            good = ok[e]
+            per_fix[i] = inc[i] / (1.0 if good else 2.0)
+            dkey[i] = 2 * g - gT[c] - gT[e]
+            n_head = _offer(per_fix, own_head, n_head, i)
+            if good:
+                n_swap = _offer(inc, own_swap, n_swap, i)
+                if size[e] > k:
+                    n_move = _offer(inc, own_move, n_move, i)
+            n_dis = _offer(dkey, own_dis, n_dis, i)
+        found[chunk, 0], found[chunk, 1], found[chunk, 2], found[chunk, 3] = n_head, n_move, n_swap, n_dis
     n_head = n_move = n_swap = n_dis = 0
-    for i in range(len(cand)):
-        e = cand[i]
-        good = ok[e]
-        per_fix[i] = inc[i] / (1.0 if good else 2.0)
-        dkey[i] = 2 * gL[i] - gT[c] - gT[e]
-        if len(head) and (n_head < len(head) or per_fix[i] < per_fix[head[n_head - 1]]):
-            n_head = _insert(per_fix, head, n_head, i)
-        if good and len(swap) and (n_swap < len(swap) or inc[i] < inc[swap[n_swap - 1]]):
-            n_swap = _insert(inc, swap, n_swap, i)
-        if good and size[e] > k and len(move) and (n_move < len(move) or inc[i] < inc[move[n_move - 1]]):
-            n_move = _insert(inc, move, n_move, i)
-        if len(dis) and (n_dis < len(dis) or dkey[i] < dkey[dis[n_dis - 1]]):
-            n_dis = _insert(dkey, dis, n_dis, i)
+    for chunk in range(n_chunks):
+        for t in range(found[chunk, 0]):
+            n_head = _offer(per_fix, head, n_head, local[chunk, 0, t])
+        for t in range(found[chunk, 1]):
+            n_move = _offer(inc, move, n_move, local[chunk, 1, t])
+        for t in range(found[chunk, 2]):
+            n_swap = _offer(inc, swap, n_swap, local[chunk, 2, t])
+        for t in range(found[chunk, 3]):
+            n_dis = _offer(dkey, dis, n_dis, local[chunk, 3, t])
     return n_head, n_move, n_swap, n_dis
 
 
@@ -297,36 +345,33 @@ class _State:
         return ok
 
     # ------------------------------------------------------------ merges
-    def merge_options(self, c: int):
-        """Every other alive class: ids, costs of the merged tuples and costs
-        of the merges (the merged tuple of ``cand[i]``: :meth:`merged_tuple`)."""
-        cand = np.flatnonzero(self.alive)
-        cand = cand[cand != c]
-        gL = np.empty(len(cand), dtype=np.int64)
-        inc = np.empty(len(cand), dtype=np.int64)
-        K.merge_costs(c, cand, self.T, self.gT, self.size, self.hd, gL, inc)
-        return cand, gL, inc
-
     def merge_fixes(self, c: int, cand: np.ndarray) -> np.ndarray:
         """Does the merge of ``c`` with each of ``cand`` satisfy every model?"""
         return self.ok_all([h[c] + h[cand] for h in self.hist])
 
-    def partners(self, c: int, cand: np.ndarray, gL: np.ndarray, inc: np.ndarray, n_near: int):
-        """The selections of a repair step among the merge partners ``cand``
-        (positions into it, each the head of a stable sort), in one
-        pass (:func:`_partners`): the price of each merge if it repairs
-        (``inc`` halved for a violating partner), the :data:`MERGE_BATCH`
-        cheapest by it, the ``n_near`` cheapest partners that may give a
-        record (moves), the ``n_near // 3`` (at least 1) cheapest meeting
-        every model (swaps) and the ``2 n_near`` nearest per record
-        (dissolution targets); the last three empty when ``n_near`` is 0."""
+    def partners(self, c: int, n_near: int):
+        """Every other alive class (``cand``) and the selections of a repair
+        step among them (positions into ``cand``, each the head of a stable
+        sort), in one pass in numba's threads (:func:`_merge_partners`):
+        ``(cand, gL, inc, per_fix, head, move, swap, dis)`` -- the costs of
+        the merged tuples (the merged tuple of ``cand[i]``:
+        :meth:`merged_tuple`) and of the merges, the price of each merge if
+        it repairs (``inc`` halved for a violating partner), the
+        :data:`MERGE_BATCH` cheapest by it, the ``n_near`` cheapest partners
+        that may give a record (moves), the ``n_near // 3`` (at least 1)
+        cheapest meeting every model (swaps) and the ``2 n_near`` nearest
+        per record (dissolution targets); the last three empty when
+        ``n_near`` is 0."""
+        cand = np.flatnonzero(self.alive)
+        cand = cand[cand != c]
+        gL, inc, dkey = (np.empty(len(cand), dtype=np.int64) for _ in range(3))
         per_fix = np.empty(len(cand))
-        dkey = np.empty(len(cand), dtype=np.int64)
         sizes = (MERGE_BATCH, n_near, max(1, n_near // 3) if n_near else 0, 2 * n_near)
         head, move, swap, dis = (np.empty(min(n, len(cand)), dtype=np.int64) for n in sizes)
-        counts = _partners(c, cand, gL, inc, self.gT, self.ok, self.size, self.k, per_fix, dkey, head, move, swap,
-                           dis)
-        return (per_fix, *(x[:n] for x, n in zip((head, move, swap, dis), counts)))
+        n_chunks = get_num_threads() if len(cand) >= PARALLEL_PARTNERS else 1
+        counts = _merge_partners(c, cand, self.T, self.gT, self.size, self.ok, self.k, self.hd, n_chunks, gL, inc,
+                                 per_fix, dkey, head, move, swap, dis)
+        return (cand, gL, inc, per_fix, *(x[:n] for x, n in zip((head, move, swap, dis), counts)))
 
     def best_merge(self, c: int, cand: np.ndarray, per_fix: np.ndarray, head: np.ndarray) -> tuple[int, float]:
         """The merge that repairs ``c`` at the least cost per violation it
@@ -583,8 +628,7 @@ class _State:
 def _best(s: _State, c: int, n_near: int = NEAR) -> tuple[float, tuple]:
     """The repair step of the violating class ``c`` (see the module
     docstring): ``(cost per violation it repairs, action)``."""
-    cand, gL, inc = s.merge_options(c)
-    per_fix, head, move_near, swap_near, dissolve_near = s.partners(c, cand, gL, inc, n_near)
+    cand, _, inc, per_fix, head, move_near, swap_near, dissolve_near = s.partners(c, n_near)
     best_merge, merge_price = s.best_merge(c, cand, per_fix, head)
     options = []  # (cost, fixes, action of index i)
     if n_near:
