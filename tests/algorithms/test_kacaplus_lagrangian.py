@@ -132,6 +132,46 @@ def test_a_walk_made_ahead_in_a_thread_gives_the_same_output(monkeypatch, case, 
             refused.close()
 
 
+def test_an_error_in_the_walk_ahead_is_raised_by_its_caller(monkeypatch):
+    """What the thread's walk raises reaches the caller asking for the
+    program (not the thread's own report on stderr); a walk called off
+    before it began raises Cancelled."""
+    import threading
+
+    import hieranon.algorithms.kacaplus.lagrangian as lagrangian
+    from hieranon.bounds import Cancelled
+
+    problem = SimpleNamespace(table=None, cost=None, k=2)  # the walk is replaced: nothing of it is read
+    reported = []
+    monkeypatch.setattr(threading, "excepthook", reported.append)
+    started = threading.Event()
+
+    def broken(*args, **kwargs):
+        started.wait(5)
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(lagrangian, "relaxed_program", broken)
+    ahead = ProgramAhead(problem, (np.zeros(0, dtype=bool), 0.1, 0.9))
+    started.set()
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        ahead.result()
+    assert reported == []
+
+    def cancellable(*args, cancel, **kwargs):
+        started.wait(5)
+        if cancel.is_set():
+            raise Cancelled("called off")
+        return "program"
+
+    started.clear()
+    monkeypatch.setattr(lagrangian, "relaxed_program", cancellable)
+    ahead = ProgramAhead(problem, (np.zeros(0, dtype=bool), 0.1, 0.9))
+    ahead.close()
+    started.set()
+    with pytest.raises(Cancelled):
+        ahead.result()
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(random_tables(max_rows=60), st.data())
 def test_kacaplus_keeps_the_lower_of_its_two_outputs(case, data):

@@ -42,7 +42,7 @@ import time
 import numpy as np
 from numba import prange
 
-from ...bounds import BoundTooLarge, Cancelled, RelaxedProgram, balanced_choice, relaxed_prices, relaxed_program
+from ...bounds import RelaxedProgram, balanced_choice, relaxed_prices, relaxed_program
 from ...core.jit import kernel
 from ...core.progress import logged_only
 from ...core.progress import stage as progress_stage
@@ -95,13 +95,14 @@ class ProgramAhead:
                                           max_incidences=MAX_INCIDENCES, label=PRICES_LABEL, threads=1,
                                           cancel=self._cancel, walk_only=True)
             self._outcome = (program, None)
-        except (BoundTooLarge, Cancelled, MemoryError) as e:
+        except Exception as e:  # raised where the program is asked for (result), as if built there
             self._outcome = (None, e)
 
     def result(self) -> RelaxedProgram:
         """The program, once walked (waiting in short spells, so that Ctrl-C
         stays prompt); raises what the walk raised
-        (:class:`~hieranon.bounds.BoundTooLarge` when it does not fit)."""
+        (:class:`~hieranon.bounds.BoundTooLarge` when it does not fit,
+        :class:`~hieranon.bounds.Cancelled` after :meth:`close`)."""
         if self._thread.is_alive():
             with progress_stage("kaca+: candidate nodes, walked beside the repair"):
                 while self._thread.is_alive():
