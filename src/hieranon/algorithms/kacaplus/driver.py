@@ -188,7 +188,10 @@ class KACAPlus(Algorithm):
         :mod:`~hieranon.algorithms.kacaplus.lagrangian`) and keep the lower
         distortion. ``"auto"`` (default): on tables of at most
         :data:`LAGRANGIAN_ROWS` rows. On Adult (8 QIs, k = 10, salary-class
-        0.2-closeness) 0.235 -> 0.198, in about 36 s more on 2 cores.
+        0.2-closeness) 0.235 -> 0.198, in about 36 s more on 2 cores. The
+        walk of its candidate nodes runs in a thread of its own while the
+        clustering is repaired (where the relaxation does not fit, as on
+        Adult at k = 2 and 5, its refusal then costs no wall time).
         ``True``: also when the relaxation for k does not fit (small k), from
         the nearest larger k that fits (:meth:`_coarser_lagrangian`): on
         Adult 0.216 -> 0.182 at k = 2 and 0.218 -> 0.184 at k = 5 (from

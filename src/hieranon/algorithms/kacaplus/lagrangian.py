@@ -14,7 +14,9 @@ may pay for its class in a good output. A Lagrangian heuristic (Fisher 1981,
 sec. 7; Beasley 1990 for set covering) turns them into an output:
 
 1. the prices of the best relaxed value, found by subgradient ascent
-   (:func:`hieranon.bounds.relaxed_prices`);
+   (:func:`hieranon.bounds.relaxed_prices`); its candidate nodes are walked
+   ahead, in a thread of their own, while kaca+ repairs its clustering
+   (:class:`ProgramAhead`);
 2. greedily, the candidate node whose best selection of records still
    unplaced -- at least ``k`` of them, the share kept, least total reduced
    cost (node cost minus the records' prices) -- has the least reduced cost
