@@ -73,6 +73,26 @@ def lca_code(j, a, b, hd):
     return _lca_walk(j, a, b, anc_flat, anc_off, hh, depth_flat, nd_off)
 
 
+@kernel(inline="always")
+def merged_cost(T, c, e, hd, lca_flat, lca_off, nn, g_flat, nd_off):
+    """The cost of the closest common generalisation of the tuples ``T[c]``
+    and ``T[e]`` (integer units); ``lca_flat`` ... ``nd_off``: the parts of
+    ``hd`` it reads, unpacked once by the caller. Inlined where it is
+    called: a call taking arrays costs more than its look-ups (reference
+    counts), and the dense lca tables are read in place for the same reason."""
+    g = 0
+    for j in range(T.shape[1]):
+        a, b = T[c, j], T[e, j]
+        if a == b:
+            x = a
+        elif lca_off[j] >= 0:
+            x = lca_flat[lca_off[j] + a * nn[j] + b]
+        else:
+            x = lca_code(j, a, b, hd)
+        g += g_flat[nd_off[j] + x]
+    return g
+
+
 @kernel(parallel=True)
 def merge_costs(c, cand, T, gT, size, hd, gL, inc):
     """For each class ``e = cand[i]``, the cost ``gL[i]`` of the closest
@@ -80,23 +100,10 @@ def merge_costs(c, cand, T, gT, size, hd, gL, inc):
     ``inc[i]`` their merge adds: ``|c| (gL - g(t_c)) + |e| (gL - g(t_e))``
     (in numba's threads, each entry written by one: the same on any number
     of threads; on ISLR Wage's 1,414 classes already faster than one thread)."""
-    m = T.shape[1]
-    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]
-    g_flat = hd[8]
-    nd_off = hd[7]
-    # written out here, not called: a call taking arrays costs more than the look-ups (reference counts)
+    lca_flat, lca_off, nn, g_flat, nd_off = hd[0], hd[1], hd[2], hd[8], hd[7]
     for i in prange(len(cand)):
         e = cand[i]
-        g = 0
-        for j in range(m):
-            a, b = T[c, j], T[e, j]
-            if a == b:
-                x = a
-            elif lca_off[j] >= 0:
-                x = lca_flat[lca_off[j] + a * nn[j] + b]
-            else:
-                x = lca_code(j, a, b, hd)
-            g += g_flat[nd_off[j] + x]
+        g = merged_cost(T, c, e, hd, lca_flat, lca_off, nn, g_flat, nd_off)
         gL[i] = g
         inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
 

@@ -143,10 +143,7 @@ def _merge_partners(c, cand, T, gT, size, ok, k, hd, n_chunks, gL, inc, per_fix,
     ``cand`` keeps its own selections; they are then offered run after run,
     each in its order, which gives what one pass over every position gives
     on any number of threads. Returns the four counts."""
-    m = T.shape[1]
-    lca_flat, lca_off, nn = hd[0], hd[1], hd[2]  # the dense tables read in place: a call per look-up costs more
-    g_flat = hd[8]
-    nd_off = hd[7]
+    lca_flat, lca_off, nn, g_flat, nd_off = hd[0], hd[1], hd[2], hd[8], hd[7]
     n = len(cand)
     width = max(len(head), len(move), len(swap), len(dis), 1)
     local = np.empty((n_chunks, 4, width), dtype=np.int64)
@@ -157,16 +154,7 @@ def _merge_partners(c, cand, T, gT, size, ok, k, hd, n_chunks, gL, inc, per_fix,
         n_head = n_move = n_swap = n_dis = 0
         for i in range(n * chunk // n_chunks, n * (chunk + 1) // n_chunks):
             e = cand[i]
-            g = 0
-            for j in range(m):
-                a, b = T[c, j], T[e, j]
-                if a == b:
-                    x = a
-                elif lca_off[j] >= 0:
-                    x = lca_flat[lca_off[j] + a * nn[j] + b]
-                else:
-                    x = K.lca_code(j, a, b, hd)
-                g += g_flat[nd_off[j] + x]
+            g = K.merged_cost(T, c, e, hd, lca_flat, lca_off, nn, g_flat, nd_off)
             gL[i] = g
             inc[i] = size[c] * (g - gT[c]) + size[e] * (g - gT[e])
             good = ok[e]

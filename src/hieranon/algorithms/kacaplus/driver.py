@@ -245,7 +245,7 @@ class KACAPlus(Algorithm):
         log.info("kaca+: distortion %.4f (run %d of %d)", info["distortion"], info["best_run"] + 1, len(info["runs"]))
         solution = Solution(codes, np.zeros(t.n_rows, dtype=bool), KACAPlusDetails(**info))
         share = self._lagrangian_share(problem)
-        ahead = None if share is None else ProgramAhead(problem, share)  # built while the clustering is repaired
+        ahead = None if share is None else ProgramAhead(problem, share)  # walked while the clustering is repaired
         try:
             return self._lagrangian(problem, repair_solution(problem, solution), share, ahead)
         finally:
@@ -263,7 +263,7 @@ class KACAPlus(Algorithm):
     def _lagrangian(self, problem: Problem, solution: Solution, share, ahead: ProgramAhead | None) -> Solution:
         """``solution``, or the Lagrangian output when it has less distortion
         (``lagrangian``; ``share`` from :meth:`_lagrangian_share`, ``ahead``
-        its program being built). Only when the clustering had to be
+        its candidate nodes being walked). Only when the clustering had to be
         repaired: an output that meets every model as clustered is kept as
         it is."""
         details = solution.details
