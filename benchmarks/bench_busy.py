@@ -50,7 +50,7 @@ ROTTERDAM = {"quasi_identifiers": {"year": {"intervals": [2, 4, 8]}, "age": {"in
              "identifiers": ["pid"], "insensitive": ["pgr", "er", "hormon", "chemo", "rtime", "dtime"],
              "privacy": {"recur": {"t_closeness": 0.2}, "death": {"l_diversity": 2}}}
 #: the environment of each wait policy (sleeping: none, hieranon sets it)
-POLICIES = {"spinning": {"GOMP_SPINCOUNT": "300000"}, "sleeping": {}}  # sleeping: what hieranon sets
+POLICIES = {"spinning": {"GOMP_SPINCOUNT": "300000"}, "sleeping": {}}
 BUSY_LOOP = "while True:\n    pass"
 
 

@@ -185,6 +185,27 @@ def test_the_queue_names_the_smallest_violating_class_at_every_step(case, data):
     assert s.next_violating() == -1
 
 
+def test_a_class_still_violating_after_its_merge_is_taken_next():
+    """Distinct 3-diversity; classes A = x0.0 'aa', B = x0.1 'bb', C = x1.0
+    'ccccc'. No step repairs A, so it merges with B, its cheapest partner:
+    the class AB of 4 records still violates, and being smaller than C it
+    is the next class the queue names (a queue that kept only the classes
+    it began with would name C)."""
+    hx = balanced("x", [2, 2])
+    x00, x01, x10 = (hx.node_of_label(v) for v in ("x0.0", "x0.1", "x1.0"))
+    codes = [x00, x00, x01, x01] + [x10] * 5
+    enc, problem = one_column_problem(hx, codes, "aabbccccc", DistinctLDiversity("s", 3))
+    s = _State(problem, np.asarray(codes, dtype=np.int32).reshape(-1, 1))
+    first = s.next_violating()
+    assert s.size[first] == 2 and first != s.rc[4]
+    _do(s, _best(s, first)[1])
+    merged = int(s.rc[0])
+    assert s.rc[2] == merged and s.size[merged] == 4 and not s.ok[merged]
+    assert s.next_violating() == merged
+    _do(s, _best(s, merged)[1])
+    assert s.next_violating() == -1
+
+
 def test_dissolved_class_leaves_no_row_behind():
     """Dissolving C (tuple x0: rows x0.0 'a', x0.1 'a') into E (tuple x0.0:
     'b', 'c'): E takes lca(x0.0, x0.1) = x0, C's own tuple. E must not join

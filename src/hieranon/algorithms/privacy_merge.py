@@ -290,9 +290,9 @@ class _State:
     def next_violating(self) -> int:
         """The alive class violating a model with the fewest records, the
         lowest id among ties (-1: none) -- the class the repair takes next.
-        Every change of a class's size or verdict queues it again
-        (:meth:`_queue`), so the first entry that still describes its class
-        is the answer."""
+        Every step ends by judging again each class whose records it changed
+        (:meth:`_rejudge`), which queues it when it violates, so the first
+        entry that still describes its class is the answer."""
         q = self.queue
         while q:
             size, c = q[0]
@@ -301,8 +301,10 @@ class _State:
             heapq.heappop(q)
         return -1
 
-    def _queue(self, c: int) -> None:
-        """Class ``c``'s size or verdict changed: queue it as it is now."""
+    def _rejudge(self, c: int) -> None:
+        """Class ``c``'s records changed: its verdict from its histograms, and
+        a place in the queue (its size now) when it violates a model."""
+        self.ok[c] = self.ok_all([h[c:c + 1] for h in self.hist])[0]
         if not self.ok[c]:
             heapq.heappush(self.queue, (int(self.size[c]), int(c)))
 
@@ -417,8 +419,7 @@ class _State:
                 self._absorb(e, c)
                 c = e
             self.by_tuple[key] = c
-        self.ok[c] = self.ok_all([h[c:c + 1] for h in self.hist])[0]
-        self._queue(c)
+        self._rejudge(c)
 
     def members(self, classes: np.ndarray) -> np.ndarray:
         """Rows of the given classes, in row order."""
@@ -553,8 +554,7 @@ class _State:
         self.moves += 1
         self.donors.add(d)
         self.added += cost
-        self.ok[d] = self.ok_all([h[d:d + 1] for h in self.hist])[0]
-        self._queue(d)
+        self._rejudge(d)
         self._retuple(c, tup)
 
 

@@ -179,8 +179,8 @@ class RelaxedPrices:
 class RelaxedProgram:
     """The relaxed program of one requirement, before any multiplier is
     priced: what :func:`relaxed_prices` ascends over, built apart by
-    :func:`relaxed_program` so that it can be built ahead (kaca+ builds it
-    in a thread while it repairs its clustering).
+    :func:`relaxed_program` so that it can be built ahead (kaca+ walks its
+    candidate nodes in a thread while it repairs its clustering).
 
     Attributes
     ----------
@@ -206,6 +206,10 @@ class RelaxedProgram:
         Wall time of ``"candidates"``, ``"distinct"`` and ``"setup"``.
     walked : tuple or None
         The walk's nodes ``(members, starts, node_cost)``, kept until :meth:`complete`.
+    unit_share : (flags per unit, low, high) or None
+        ``share`` per unit, as the relaxation reads it.
+    margin : float
+        The relaxation's screening margin (:data:`MARGIN_LEVELS` in the cost's integer units).
     """
 
     k: int

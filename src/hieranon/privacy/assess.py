@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.cells import missing_values
 from ..core.table import group
 from ._base import BoundModel
 from .l_diversity import DistinctLDiversity
@@ -198,7 +199,7 @@ def _missing_shares(bound: Sequence[BoundModel]) -> dict[str, float]:
     code, labelled as missing), for those that have any."""
     shares = {}
     for b in bound:
-        empty = np.flatnonzero(pd.isna(np.asarray(b.labels, dtype=object)))
+        empty = np.flatnonzero(missing_values(b.labels))
         total = int(b.counts.sum())
         if len(empty) and total and b.attribute not in shares:
             shares[b.attribute] = float(b.counts[np.isin(b.values, empty)].sum()) / total
