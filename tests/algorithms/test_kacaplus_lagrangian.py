@@ -94,11 +94,11 @@ def test_lagrangian_output_meets_every_model(case, data):
     share = share_constraint(problem.privacy[0])
     assert share is not None
     iterations = data.draw(st.integers(1, 50))
-    codes, sup, info = lagrangian_output(problem, share, iterations=iterations)
+    codes, sup, info, _ = lagrangian_output(problem, share, iterations=iterations)
     rep = verify_codes(enc, codes, problem.requirements, sup, privacy=problem.privacy)
     assert rep.ok, rep.summary()
     assert info["lagrangian_unplaced"] <= int(enc.counts.sum())
-    again, _, _ = lagrangian_output(problem, share, iterations=iterations)
+    again, _, _, _ = lagrangian_output(problem, share, iterations=iterations)
     assert np.array_equal(again, codes)
 
 
@@ -117,10 +117,10 @@ def test_a_walk_made_ahead_in_a_thread_gives_the_same_output(monkeypatch, case, 
     iterations = data.draw(st.integers(1, 30))
     ahead = ProgramAhead(problem, share)
     try:
-        codes, sup, _ = lagrangian_output(problem, share, iterations=iterations, ahead=ahead)
+        codes, sup, _, _ = lagrangian_output(problem, share, iterations=iterations, ahead=ahead)
     finally:
         ahead.close()
-    alone, sup_alone, _ = lagrangian_output(problem, share, iterations=iterations)
+    alone, sup_alone, _, _ = lagrangian_output(problem, share, iterations=iterations)
     assert np.array_equal(codes, alone) and np.array_equal(sup, sup_alone)
     with monkeypatch.context() as patch:  # undone before the next example
         patch.setattr(lagrangian, "MAX_INCIDENCES", 0)
@@ -255,3 +255,36 @@ def test_lagrangian_true_builds_for_a_larger_k_when_its_own_does_not_fit(monkeyp
     tried.clear()
     auto = KACAPlus(lagrangian="auto").solve(problem)
     assert tried == [problem.k] and "lagrangian" not in auto.details.privacy
+
+
+def _graded_patients(n: int = 400, seed: int = 3) -> tuple[pd.DataFrame, dict]:
+    """A table whose sensitive flag grows with age: clustered on the QIs
+    alone, its classes break 0.15-closeness and kaca+ builds the Lagrangian output."""
+    from hieranon.hierarchies import builders as B
+
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    df = pd.DataFrame({"age": age, "zip": rng.choice(["1301", "1302", "1311", "1312", "1401"], n),
+                       "sex": rng.choice(["f", "m"], n),
+                       "ill": np.where(rng.random(n) < (age - 10) / 90, "yes", "no")})
+    hs = {"age": B.intervals("age", df["age"], [5, 10, 20]), "zip": B.suppression("zip", df["zip"]),
+          "sex": B.suppression("sex", df["sex"])}
+    return df, hs
+
+
+def test_the_jobs_bound_goes_on_from_the_lagrangian_prices():
+    """With a bound asked for, the job's ascent goes on from the prices of
+    kaca+'s Lagrangian output (same program): its iterations count both,
+    and it is no lower than the bound kaca+ reached, yet below the output.
+    Without the Lagrangian output the bound starts afresh."""
+    import hieranon
+
+    df, hs = _graded_patients()
+    common = dict(hierarchies=hs, k=4, seed=0, sensitive=["ill"], privacy=[TCloseness("ill", 0.15)],
+                  lower_bound=True, bound_iterations=30)
+    res = hieranon.anonymize(df, lagrangian_iterations=50, **common)
+    lag = res.info["privacy"]["lagrangian"]
+    assert 30 < res.lower_bound.iterations <= 80
+    assert lag["lagrangian_bound"] <= res.lower_bound.ratio <= res.metrics.distortion_ratio + 1e-12
+    alone = hieranon.anonymize(df, lagrangian=False, **common)
+    assert "lagrangian" not in alone.info["privacy"] and alone.lower_bound.iterations <= 30

@@ -428,6 +428,36 @@ def test_share_constrained_bound_is_below_the_balanced_optimum(case, data):
         assert b.distortion <= optimum / cost.scale + 1e-7
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_tables(max_rows=7), st.data())
+def test_a_resumed_ascent_never_falls_and_stays_below_the_optimum(case, data):
+    """An ascent resumed from the prices of an earlier one (the job's bound
+    goes on from those of kaca+'s Lagrangian output) starts at that bound:
+    it never ends lower, stays below the least distortion of every local
+    recoding whose classes meet the share (brute force) and counts both
+    ascents' iterations; prices of another k or share are refused."""
+    enc, k, _ = case
+    n = int(enc.counts.sum())
+    assume(n <= 7)
+    flags = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(enc.codes), max_size=len(enc.codes))))
+    p = float((flags * enc.counts).sum() / n)
+    t = data.draw(st.sampled_from([0.1, 0.25, 0.5]))
+    share = (flags, p - t, p + t)
+    cost = metrics.CostModel.build(enc.hierarchies)
+    optimum = best_balanced_recoding(enc, cost, k, flags, p - t, p + t)
+    first = relaxed_prices(enc, cost, k, share=share, iterations=data.draw(st.integers(1, 20)))
+    more = data.draw(st.integers(1, 40))
+    resumed = relaxed_prices(enc, cost, k, share=share, iterations=more, resume=first)
+    assert first.bound.distortion <= resumed.bound.distortion <= optimum / cost.scale + 1e-7
+    assert first.bound.iterations < resumed.bound.iterations <= first.bound.iterations + more
+    assert resumed.program is first.program and resumed.value >= first.value
+    if k < n:
+        with pytest.raises(ValueError, match="another table, k"):
+            relaxed_prices(enc, cost, k + 1, share=share, resume=first)
+    with pytest.raises(ValueError, match="another table, k"):
+        relaxed_prices(enc, cost, k, share=None, resume=first)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(private_problems(max_rows=30))
 def test_problem_bound_honours_a_two_valued_t_closeness(case):

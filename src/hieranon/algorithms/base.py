@@ -130,11 +130,19 @@ class Solution:
     details : Details or None
         Algorithm-specific details, a dataclass of the method's family
         (lattice node, merges, blocks...); see each method's documentation.
+    relaxed : RelaxedPrices or None
+        The multipliers a Lagrangian relaxation of the same problem reached
+        while solving it (kaca+'s Lagrangian output), with the relaxed
+        program they price: a lower bound of the problem goes on from them
+        (:func:`hieranon.bounds.problem_lower_bound`, ``resume``). It holds
+        the whole program (hundreds of megabytes on a large table): the job
+        pipeline lets it go once the bound, if asked for, is computed.
     """
 
     codes: np.ndarray
     suppressed: np.ndarray
     details: Details | None = None
+    relaxed: Any = field(default=None, repr=False, compare=False)
 
     @property
     def info(self) -> Mapping[str, Any]:
@@ -219,7 +227,7 @@ class Algorithm(ABC):
             details.privacy.update(info)
         elif details is not None and hasattr(details, "privacy"):
             details.privacy = info
-        return Solution(codes, sup, details)
+        return Solution(codes, sup, details, solution.relaxed)  # the risk only suppresses: the bound still holds
 
     def _run_as_python(self, problem: Problem) -> bool:
         """Run the kernels as Python rather than compile them: only on a small

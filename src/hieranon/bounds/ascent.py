@@ -36,7 +36,8 @@ DEFLECTION = 1.5
 
 
 def ascend(full: Relaxation, price: np.ndarray, weights: np.ndarray, best: float, best_price: np.ndarray,
-           target: float | None, scale: float, iterations: int, stage) -> tuple[float, np.ndarray, bool, int]:
+           target: float | None, scale: float, iterations: int, stage,
+           step: float = 1.0) -> tuple[float, np.ndarray, bool, int, float]:
     """Subgradient ascent of the relaxed value from ``price`` by Polyak
     steps (Held, Wolfe & Crowder 1974) along deflected subgradients
     (:func:`_deflected`), each aiming :data:`TARGET_SHARE` of the way from
@@ -46,10 +47,12 @@ def ascend(full: Relaxation, price: np.ndarray, weights: np.ndarray, best: float
     that some full evaluation opened -- about 1 % of them on UCI Adult, and
     far cheaper. After :data:`STALE_FULL` full evaluations without a rise the
     step halves and the ascent restarts from the best multipliers
-    (``best`` at ``best_price`` to begin with). Returns the best value, its
-    multipliers, whether a full relaxed assignment was feasible (the value
-    is then the optimum) and the iterations run."""
-    step, stale = 1.0, 0
+    (``best`` at ``best_price`` to begin with). ``step``: the share of the
+    Polyak step taken (an ascent resumed goes on with the share it had
+    reached). Returns the best value, its multipliers, whether a full
+    relaxed assignment was feasible (the value is then the optimum), the
+    iterations run and the share of the step reached."""
+    stale = 0
     active = np.zeros(len(full.node_cost), dtype=np.bool_)
     part, due, direction = None, True, None
     for it in range(1, iterations + 1):
@@ -75,16 +78,16 @@ def ascend(full: Relaxation, price: np.ndarray, weights: np.ndarray, best: float
         norm = _dot(grad, grad)
         if norm == 0:  # the relaxed assignment is k-anonymous
             if feasible_is_optimal:
-                return (value, price, True, it) if value > best else (best, best_price, True, it)
+                return (value, price, True, it, step) if value > best else (best, best_price, True, it, step)
             due = True  # only over the active nodes: see what the full program says
             continue
         goal = best + TARGET_SHARE * (target - best) if target is not None else max(best * 1.05, best + scale)
         if goal <= best or step < 1e-5:
-            return best, best_price, False, it
+            return best, best_price, False, it, step
         direction = _deflected(grad, direction)
         price = price + step * (goal - value) / _dot(direction, direction) * direction
         log.debug("lower bound: iteration %d, value %.1f, best %.1f", it, value / scale, best / scale)
-    return best, best_price, False, iterations
+    return best, best_price, False, iterations, step
 
 
 def _deflected(grad: np.ndarray, previous: np.ndarray | None) -> np.ndarray:

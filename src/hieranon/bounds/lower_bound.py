@@ -161,6 +161,14 @@ class RelaxedPrices:
     members, starts, node_cost : ndarray
         The candidate nodes: node ``g``'s units are ``members[starts[g]:starts[g + 1]]``,
         its cost ``node_cost[g]`` (float, in the cost model's integer scale).
+    value : float
+        The relaxed value at ``price``, in the cost model's integer scale
+        (the bound before it is rounded up to whole units).
+    step : float
+        The share of the Polyak step the ascent had reached.
+    program : RelaxedProgram or None
+        The program priced, kept for an ascent resumed from here
+        (:func:`relaxed_prices` with ``resume``).
     """
 
     bound: DistortionBound
@@ -173,6 +181,9 @@ class RelaxedPrices:
     members: np.ndarray
     starts: np.ndarray
     node_cost: np.ndarray
+    value: float = 0.0
+    step: float = 1.0
+    program: RelaxedProgram | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -303,15 +314,23 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
                    iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
                    max_vectors: int = 2_000_000,
                    share: tuple[np.ndarray, float, float] | None = None, label: str = "lower bound",
-                   program: RelaxedProgram | None = None) -> RelaxedPrices:
+                   program: RelaxedProgram | None = None, resume: RelaxedPrices | None = None) -> RelaxedPrices:
     """:func:`distortion_lower_bound` (same parameters), also returning the
     best multipliers and the candidate nodes: the prices a Lagrangian
     heuristic builds an output from (Fisher 1981). ``label`` names the work
     in the progress display; ``program``, when given, is the
     :func:`relaxed_program` of the same table, ``k``, ``columns`` and
-    ``share``, built ahead (its time counts in the bound's ``seconds``)."""
+    ``share``, built ahead (its time counts in the bound's ``seconds``).
+    ``resume``: the prices of an earlier ascent over the same program
+    (kaca+'s Lagrangian output computes them); the ascent goes on from its
+    best multipliers and step for ``iterations`` more (``start`` is then not
+    read), the bound's iterations and seconds counting both."""
     check_iterations(iterations, "iterations", least=0)
     t0 = time.perf_counter()
+    if resume is not None:
+        program = resume.program
+        if program is None or program.relaxation is None:
+            raise ValueError("the prices to resume from keep no relaxed program")
     ahead = 0.0 if program is None else sum(program.stage_seconds.values())  # what complete() adds is timed here
     if program is None:
         program = relaxed_program(table, cost, k, columns=columns, max_incidences=max_incidences,
@@ -319,41 +338,55 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
     elif not program.matches(table, k, columns, share):
         raise ValueError("the relaxed program given was built for another table, k, columns or share")
     full_program = program.complete(label)
-    cols, weights = program.columns, program.weights
+    weights = program.weights
     stages = dict(program.stage_seconds)
-    price = simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
-    simple = float(((price - program.own) * weights).sum())
-    if start is not None:  # halfway to what each record pays in a known output: fewer steps to the same bound
-        paid = sum(np.asarray(cost.int_costs[c], dtype=np.int64)[np.asarray(start)[:, c]]
-                   for c in cols).astype(np.float64)
-        paid = np.bincount(program.units_of_row, weights=paid * table.counts, minlength=len(weights)) / weights
-        price = 0.5 * (price + np.maximum(paid, price))
+    simple_price = full_program.cheapest()  # each unit's cheapest node: the simple bound
+    simple = float(((simple_price - program.own) * weights).sum())
+    if resume is None:
+        price, best, best_price, step, done = _start_price(program, table, cost, start), simple, simple_price, 1.0, 0
+    else:
+        price, best, best_price, step = resume.price, resume.value, resume.price, resume.step
+        done, ahead = resume.bound.iterations, resume.bound.seconds
     target = None if upper is None else float(upper) * cost.scale
     t = time.perf_counter()
     n_nodes, n_pairs = len(full_program.node_cost), len(full_program.members)
     with progress_stage(f"{label}, k = {k}", total=iterations,
                         detail=f"{n_nodes} nodes, {n_pairs} (row, node) pairs") as stage:
-        best, best_price, optimal, it = ascend(full_program, price, weights, simple, simple_price,
-                                                target, float(cost.scale), iterations, stage)
-    stages["ascent"] = time.perf_counter() - t
+        value, best_price, optimal, it, step = ascend(full_program, price, weights, best, best_price, target,
+                                                      float(cost.scale), iterations, stage, step)
+    stages["ascent"] = time.perf_counter() - t + (0.0 if resume is None else resume.bound.stage_seconds["ascent"])
+    best = value
     if cost.exact:  # every distortion is a whole number of 1/scale units: so is the optimum
         best = float(np.ceil(best - 1e-7 * max(1.0, abs(best))))
     seconds = time.perf_counter() - t0 + ahead
     full = program.full
     ratio = best / cost.scale / full if full > 0 else 0.0  # full = 0: every QI cell is a root already
-    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, it, seconds)
+    log.info("lower bound, k = %d: ratio %.5f after %d iterations (%.1fs)", k, ratio, done + it, seconds)
     bound = DistortionBound(ratio=ratio, distortion=best / cost.scale,
                             simple_ratio=simple / cost.scale / full if full > 0 else 0.0, optimal=optimal,
-                            iterations=it, nodes=n_nodes, incidences=n_pairs, seconds=seconds,
+                            iterations=done + it, nodes=n_nodes, incidences=n_pairs, seconds=seconds,
                             stage_seconds=stages)
     flags, low, high = full_program.share
     return RelaxedPrices(bound, best_price, program.units_of_row, weights, flags, low, high, full_program.members,
-                         full_program.starts, full_program.node_cost)
+                         full_program.starts, full_program.node_cost, value, step, program)
+
+
+def _start_price(program: RelaxedProgram, table: EncodedTable, cost: CostModel, start: np.ndarray | None):
+    """The ascent's first multipliers: each unit's cheapest node's cost (the
+    simple bound), or, with the codes ``start`` of a known output, halfway
+    from there to what each record pays in it (fewer steps to the same bound)."""
+    price = program.relaxation.cheapest()
+    if start is None:
+        return price
+    paid = sum(np.asarray(cost.int_costs[c], dtype=np.int64)[np.asarray(start)[:, c]]
+               for c in program.columns).astype(np.float64)
+    paid = np.bincount(program.units_of_row, weights=paid * table.counts, minlength=len(program.weights))
+    return 0.5 * (price + np.maximum(paid / program.weights, price))
 
 
 def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarray | None = None,
                         iterations: int = BOUND_ITERATIONS, max_incidences: int = 400_000_000,
-                        max_vectors: int = 2_000_000) -> DistortionBound:
+                        max_vectors: int = 2_000_000, resume: RelaxedPrices | None = None) -> DistortionBound:
     """Lower bound of the distortion of every local recoding meeting all of
     ``problem``'s requirements and privacy models: the largest of the bounds
     of its requirements (each alone is a relaxation of the whole), each with
@@ -362,15 +395,23 @@ def problem_lower_bound(problem, *, upper: float | None = None, start: np.ndarra
     :func:`~hieranon.bounds.share.share_constraint`; those of other
     attributes and other models are left out, which only lowers the bound).
     ``upper`` and ``start``: the distortion and the codes of a known output
-    meeting them (:func:`distortion_lower_bound`)."""
+    meeting them (:func:`distortion_lower_bound`). ``resume``: prices an
+    earlier ascent reached (kaca+'s Lagrangian output); the bound of the
+    requirement whose program they price goes on from them
+    (:func:`relaxed_prices`), tighter for the same iterations."""
     names = list(problem.table.qi_names)
     models, share = tightest_share(getattr(problem, "privacy", ()) or ())
     best = None
     for req in problem.requirements:
         cols = [names.index(a) for a in req.attributes]
-        b = distortion_lower_bound(problem.table, problem.cost, req.k, columns=cols, upper=upper,
-                                   start=start, iterations=iterations, max_incidences=max_incidences,
-                                   max_vectors=max_vectors, share=share)
+        program = None if resume is None else resume.program
+        if program is not None and program.matches(problem.table, req.k, cols, share):
+            b = relaxed_prices(problem.table, problem.cost, req.k, columns=cols, upper=upper, share=share,
+                               iterations=iterations, resume=resume).bound
+        else:
+            b = distortion_lower_bound(problem.table, problem.cost, req.k, columns=cols, upper=upper,
+                                       start=start, iterations=iterations, max_incidences=max_incidences,
+                                       max_vectors=max_vectors, share=share)
         if best is None or b.ratio > best.ratio:
             best = b
     if best is not None and models:

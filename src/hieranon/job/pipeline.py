@@ -249,6 +249,8 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, bound_iterations: int,
                         detail=plan.describe()):
         solution: Solution = algo.solve_checked(problem)  # checked above, before any work
     timings["solve"] = time.perf_counter() - t
+    relaxed = solution.relaxed if bound_iterations else None  # the bound's alone: its program is large
+    solution.relaxed = None
     result = finish(df, problem, solution, algo.name, algo.run_params(), timings, spec.identifiers,
                     spec.identifier_action, spec=spec)
     warn_if_useless(problem, solution, algo.name)
@@ -258,7 +260,8 @@ def _run(df: pd.DataFrame, spec: AnonymizationSpec, bound_iterations: int,
         t = time.perf_counter()
         try:
             result.lower_bound = problem_lower_bound(problem, upper=result.metrics.distortion,
-                                                      start=solution.codes, iterations=bound_iterations)
+                                                      start=solution.codes, iterations=bound_iterations,
+                                                      resume=relaxed)
         except BoundTooLarge as exc:  # the output stands; only its certificate is missing
             warnings.warn(f"no lower bound: {exc}", stacklevel=2)
         timings["lower_bound"] = time.perf_counter() - t

@@ -272,9 +272,9 @@ class KACAPlus(Algorithm):
         t = problem.table
         before = int(_row_costs(t.codes, solution.codes, problem.cost) @ t.counts)  # exact: whole units
         try:
-            codes, sup, info = lagrangian_output(problem, share, iterations=self.lagrangian_iterations,
-                                                 upper=before / problem.cost.scale, start=solution.codes,
-                                                 ahead=ahead)
+            codes, sup, info, prices = lagrangian_output(problem, share, iterations=self.lagrangian_iterations,
+                                                         upper=before / problem.cost.scale, start=solution.codes,
+                                                         ahead=ahead)
         except BoundTooLarge as e:
             if self.lagrangian is not True:
                 log.info("kaca+: no Lagrangian output (%s)", e)
@@ -282,13 +282,15 @@ class KACAPlus(Algorithm):
             found = self._coarser_lagrangian(problem, share, e)
             if found is None:
                 return solution
-            codes, sup, info = found
+            (codes, sup, info), prices = found, None  # priced for another k: no bound of this one goes on from them
         after = int(_row_costs(t.codes, codes, problem.cost) @ t.counts)
         log.info("kaca+: distortion %.2f after the repair, %.2f from the Lagrangian output",
                  before / problem.cost.scale, after / problem.cost.scale)
         details.privacy["lagrangian"] = {**info, "distortion_int": after, "distortion_repaired_int": before}
         details.privacy["lagrangian_kept"] = bool(after < before)
-        return Solution(codes, sup, details) if after < before else solution
+        kept = Solution(codes, sup, details) if after < before else solution
+        kept.relaxed = prices
+        return kept
 
     def _coarser_lagrangian(self, problem: Problem, share, refused: BoundTooLarge):
         """The Lagrangian output for a larger k, when the relaxation for
@@ -305,7 +307,7 @@ class KACAPlus(Algorithm):
                 break
             coarse = replace(problem, requirements=[replace(r, k=k) for r in problem.requirements])
             try:
-                codes, sup, info = lagrangian_output(coarse, share, iterations=self.lagrangian_iterations)
+                codes, sup, info, _ = lagrangian_output(coarse, share, iterations=self.lagrangian_iterations)
             except BoundTooLarge:
                 continue
             log.info("kaca+: Lagrangian output for k = %d (the relaxation for k = %d does not fit)", k, problem.k)

@@ -44,7 +44,7 @@ import time
 import numpy as np
 from numba import prange
 
-from ...bounds import RelaxedProgram, balanced_choice, relaxed_prices, relaxed_program
+from ...bounds import RelaxedPrices, RelaxedProgram, balanced_choice, relaxed_prices, relaxed_program
 from ...core.jit import kernel
 from ...core.progress import logged_only
 from ...core.progress import stage as progress_stage
@@ -232,13 +232,14 @@ def greedy_classes(prices, counts: np.ndarray, k: int) -> tuple[np.ndarray, int]
 
 def lagrangian_output(problem: Problem, share: tuple[np.ndarray, float, float], *, iterations: int,
                       upper: float | None = None, start: np.ndarray | None = None,
-                      ahead: ProgramAhead | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+                      ahead: ProgramAhead | None = None) -> tuple[np.ndarray, np.ndarray, dict, RelaxedPrices]:
     """Steps 1-4 (module docstring) on ``problem`` (one k over every QI) with
     the share constraint ``share`` (:func:`hieranon.bounds.share_constraint`
     of one of its models). ``upper``, ``start``: the distortion and codes of
     a known output meeting the models (the ascent's target and start);
     ``ahead``: step 1's candidate nodes for the same problem and share, being walked.
-    Returns ``(codes, suppressed, info)``, every model met; raises
+    Returns ``(codes, suppressed, info, prices)``, every model met, and the
+    prices of step 1 (a lower bound may go on from them); raises
     :class:`hieranon.bounds.BoundTooLarge` when the relaxation does not fit."""
     t0 = time.perf_counter()
     table, k = problem.table, int(problem.k)
@@ -260,4 +261,4 @@ def lagrangian_output(problem: Problem, share: tuple[np.ndarray, float, float], 
                 lagrangian_time=time.perf_counter() - t0)
     log.info("kaca+ Lagrangian output: %d classes from the prices, %d records left to the finishing, %.1f s",
              n_cls, info["lagrangian_unplaced"], info["lagrangian_time"])
-    return codes, sup, info
+    return codes, sup, info, prices
