@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
-from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, _scan_block, _Search, improve
+from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, TABLED_NODES, _scan_block, _Search, improve
 from hieranon.core import table as T
 from hieranon.evaluation import metrics
 from hieranon.evaluation.verify import verify_codes
@@ -79,6 +79,31 @@ def test_refinement_keeps_every_model_and_never_costs_more(case, data):
         assert np.array_equal(out, codes)
     again, _, _ = improve(problem, codes, sup)
     assert np.array_equal(again, out)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(random_tables(max_rows=60, counts=True), st.data())
+def test_row_costs_computed_where_read_give_the_same_search(monkeypatch, case, data):
+    """A row's costs tabled for every node of an attribute, or computed where
+    a scan reads them (an attribute of more than TABLED_NODES nodes),
+    through the dense LCA tables or the ancestor tables: the same search,
+    move for move."""
+    from hieranon.algorithms import kaca_core, privacy_refine
+
+    enc, problem, sens = private_problem(case, data)
+    if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
+        return
+    start = random_classes(problem, data.draw(st.integers(0, 2**16)))
+    codes, sup, _ = enforce_info(problem, start, np.zeros(enc.n_rows, bool))
+    want, want_sup, want_info = improve(problem, codes, sup)
+    with monkeypatch.context() as patch:  # undone before the next example
+        patch.setattr(privacy_refine, "TABLED_NODES", 0)
+        patch.setattr(kaca_core, "DENSE_LCA_MAX_NODES", data.draw(st.sampled_from([0, 2048])))
+        got, got_sup, got_info = improve(problem, codes, sup)
+    assert np.array_equal(got, want) and np.array_equal(got_sup, want_sup)
+    for key in ("privacy_refine_moves", "privacy_refine_swaps", "privacy_refine_gain"):
+        assert got_info[key] == want_info[key]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -273,10 +298,11 @@ def test_scan_finds_the_moves_priced_over_every_class(case, data):
     order = np.flatnonzero(s.rc >= 0).astype(np.int64)
     attr_order = np.arange(enc.codes.shape[1], dtype=np.int64)
     found = 0
+    tabled = data.draw(st.sampled_from([TABLED_NODES, 0]))  # row costs tabled, or computed where read
     for i, r in enumerate(order):
         want = reference_moves(s, int(r))
         _scan_block(i, 1, order, s.orig, s.cnt, s.rc, s.key, s.head, s.nxt, s.T, s.W, s.gT, s.alive, s.can_lose,
-                    s.can_gain, problem.k, s.hd, 0, *lists, attr_order, s.by_cost, n_found)
+                    s.can_gain, problem.k, s.hd, 0, *lists, attr_order, s.by_cost, n_found, tabled)
         n = int(n_found[0])
         c = [x[0] for x in lists]
         assert [(int(c[0][x]), int(c[2][x])) for x in range(n)] == want
