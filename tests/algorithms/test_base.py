@@ -11,7 +11,13 @@ import pytest
 from hieranon.algorithms.base import Algorithm, Details, Problem, Solution
 from hieranon.algorithms.details import KACADetails, PartitionedDetails
 from hieranon.algorithms.params import Boolean, Interval, NoneValue, Options, as_constraint, validate_parameters
-from hieranon.algorithms.registry import available_methods, make_algorithm, method_parameters, methods_accepting
+from hieranon.algorithms.registry import (
+    available_methods,
+    make_algorithm,
+    method_class,
+    method_parameters,
+    methods_accepting,
+)
 
 
 # ------------------------------------------------------------------ constraint types
@@ -183,10 +189,11 @@ def test_privacy_capability_is_declared_and_refusal_names_the_methods_that_have_
     from hieranon.algorithms.base import privacy_methods
     from hieranon.algorithms.registry import method_tags
 
-    supporting = privacy_methods()
-    assert supporting[0] == "kaca+ (default)"
-    names = [m.replace(" (default)", "") for m in supporting]
+    names = privacy_methods()
+    assert names[0] == "kaca+"
     assert names == sorted(names, key=lambda m: m != "kaca+")
+    for name in names:  # each a method name the API takes as it is
+        method_class(name)
     for m in available_methods():
         assert (m in names) == method_tags(m).privacy_models
 

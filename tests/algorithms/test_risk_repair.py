@@ -17,7 +17,7 @@ from hieranon.privacy import AverageRisk, DeltaPresence, KMap, PopulationUniquen
 from hieranon.privacy.population import population_uniqueness
 from random_tables import balanced, make_problem, random_tables
 
-METHODS = [m for m in (m.replace(" (default)", "") for m in privacy_methods())
+METHODS = [m for m in privacy_methods()
            if m != "partitioned" and not method_tags(m).needs_class_column]
 
 

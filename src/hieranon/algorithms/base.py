@@ -29,7 +29,7 @@ from ..core.table import EncodedTable
 from ..privacy import check_feasible
 from ..privacy.risk_models import risk_feasible
 from .params import validate_parameters
-from .registry import methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
+from .registry import marked, methods_with, privacy_methods  # noqa: F401 - privacy_methods re-exported
 from .risk_repair import enforce_risk
 from .tags import Tags, get_tags
 
@@ -251,18 +251,18 @@ class Algorithm(ABC):
         if not tags.several_requirements and not problem.single_full_requirement:
             raise ValueError(
                 f"method {self.name!r} supports one k over all quasi-identifiers; "
-                f"use {', '.join(methods_with('several_requirements'))} for several requirements over "
+                f"use {marked(methods_with('several_requirements'))} for several requirements over "
                 "different attribute sets"
             )
         if problem.privacy and not tags.privacy_models:
             raise ValueError(
                 f"method {self.name!r} does not support l-diversity / t-closeness; "
-                f"use {', '.join(privacy_methods())}"
+                f"use {marked(privacy_methods())}"
             )
         if problem.risk and not tags.privacy_models:
             raise ValueError(
                 f"method {self.name!r} does not support privacy models ({problem.risk[0].describe()}); "
-                f"use {', '.join(privacy_methods())}"
+                f"use {marked(privacy_methods())}"
             )
         if problem.risk and not problem.single_full_requirement:
             raise ValueError(f"{problem.risk[0].describe()} needs one k over all quasi-identifiers, not several "

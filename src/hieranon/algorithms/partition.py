@@ -50,7 +50,7 @@ from ..core.tree import Hierarchy
 from .base import Algorithm, Problem, Solution
 from .details import PartitionedDetails
 from .params import Interval, NoneValue, Options
-from .registry import METHODS, make_algorithm, method_tags, privacy_methods
+from .registry import METHODS, make_algorithm, marked, method_tags, privacy_methods
 from .tags import Tags
 
 # dask is optional (the `dask` extra): imported inside the functions that use it, where its absence is handled
@@ -260,7 +260,7 @@ class Partitioned(Algorithm):
             if not method_tags(self.inner_method).privacy_models:
                 usable = [m for m in privacy_methods() if not m.startswith(self.name)]
                 raise ValueError(f"inner method {self.inner_method!r} of 'partitioned' does not support "
-                                 f"l-diversity / t-closeness; use inner_method {', '.join(usable)}")
+                                 f"l-diversity / t-closeness; use inner_method {marked(usable)}")
         super().check_problem(problem)
 
     def _solve(self, problem: Problem) -> Solution:

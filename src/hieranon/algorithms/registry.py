@@ -73,14 +73,19 @@ def method_tags(method: str) -> Tags:
 
 
 def privacy_methods() -> list[str]:
-    """The registered methods that honour privacy models, the default first
-    (its name marked ``(default)``)."""
+    """The names of the registered methods that honour privacy models, the
+    default first (each a valid ``method``; :func:`marked` lists them for a message)."""
     return methods_with("privacy_models")
 
 
+def marked(methods: list[str]) -> str:
+    """Method names for a message, comma-separated, the default marked ``(default)``."""
+    return ", ".join(f"{m} (default)" if m == DEFAULT_METHOD else m for m in methods)
+
+
 def methods_with(tag: str) -> list[str]:
-    """The registered methods whose tag ``tag`` is true (``privacy_models``,
-    ``several_requirements``...), the default first (its name marked ``(default)``)."""
+    """The names of the registered methods whose tag ``tag`` is true
+    (``privacy_models``, ``several_requirements``...), the default first."""
     out = []
     for name in METHODS:
         try:
@@ -90,7 +95,7 @@ def methods_with(tag: str) -> list[str]:
         if ok:
             out.append(name)
     out.sort(key=lambda m: m != DEFAULT_METHOD)
-    return [f"{m} (default)" if m == DEFAULT_METHOD else m for m in out]
+    return out
 
 
 def method_parameters(method: str) -> dict[str, inspect.Parameter]:
