@@ -86,6 +86,9 @@ def test_encode_hierarchies_as_list_and_errors(seed000_table1a, paper_hierarchie
         encode(seed000_table1a, ["Gender", "Problem"], paper_hierarchies)
     with pytest.raises(DataError, match="3 quasi-identifiers but 2 hierarchies"):
         encode(seed000_table1a, QIS, [paper_hierarchies["Gender"], paper_hierarchies["Age"]])
+    swapped = [paper_hierarchies[q] for q in QIS[::-1]]  # the same hierarchies, another order
+    with pytest.raises(DataError, match=rf"place of quasi-identifier '{QIS[0]}' is that of '{QIS[-1]}'.*by position"):
+        encode(seed000_table1a, QIS, swapped)
 
 
 def test_encode_numeric_columns():

@@ -79,6 +79,12 @@ def _resolve_hierarchies(qi_names: Sequence[str], hierarchies) -> list[Hierarchy
     hierarchies = list(hierarchies)
     if len(hierarchies) != len(qi_names):
         raise DataError(f"{len(qi_names)} quasi-identifiers but {len(hierarchies)} hierarchies")
+    names = [getattr(h, "name", None) for h in hierarchies]
+    for q, name in zip(qi_names, names):
+        if name != q and name in qi_names and q in names:  # the same attributes, another order
+            raise DataError(f"the hierarchy in the place of quasi-identifier {q!r} is that of {name!r}: a list "
+                            "of hierarchies is matched to the quasi-identifiers by position; list them in "
+                            "the quasi-identifiers' order, or give a mapping {column: hierarchy}")
     return hierarchies
 
 
@@ -133,7 +139,7 @@ def encode_column(values: pd.Series, hierarchy: Hierarchy, *, missing: str = "er
     missing_u = missing_values(uniques)
     if missing_u.any() and missing == "value" and MISSING_LABEL not in hierarchy.leaf_index:
         raise DataError(f"column {values.name!r} has missing values and its hierarchy no leaf {MISSING_LABEL!r}: "
-                        f"build it from the data (a builder adds the leaf), or add a row "
+                        f"build it from the data with missing_leaf=True (hieranon.hierarchies.builders), or add a row "
                         f"{MISSING_LABEL};...;{hierarchy.labels[0]} to the hierarchy file")
     if missing_u.any() and missing not in ("root", "value"):
         rows = np.flatnonzero(missing_u[uniq_idx])

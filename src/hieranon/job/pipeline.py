@@ -308,9 +308,10 @@ def warn_if_useless(problem: Problem, solution: Solution, method: str) -> float 
         log.warning("%s's output has lost nearly everything (distortion ratio %.2f); mondrian keeps much more "
                     "on this table (ratio %.2f): try --method mondrian (or fulldomain)", method, ratio, better)
     else:
+        looser = ", looser privacy models (a larger t, a smaller l)" if problem.privacy else ""
         log.warning("%s's output has lost nearly everything (distortion ratio %.2f): the requirements may be too "
-                    "strict for this table (fewer quasi-identifiers, a smaller k, or finer hierarchies help)",
-                    method, ratio)
+                    "strict for this table (fewer quasi-identifiers, a smaller k%s, or finer hierarchies help)",
+                    method, ratio, looser)
     return better
 
 
