@@ -243,7 +243,6 @@ class _BoundT(BoundModel):
         self.distance = distance
         self.tree = tree
         self.q = _distributions(self.table_hist())
-        self.cum_q = np.cumsum(self.q[0])  # the table's cumulative shares (ordered distance)
 
     @property
     def threshold(self) -> float:
@@ -355,7 +354,7 @@ class _BoundT(BoundModel):
             return 0.5 * total
         if m <= 1:
             return np.zeros(len(add_v))
-        gap = np.cumsum(base) / n - self.cum_q  # the cumulative shares' gaps; a change shifts them from its value on
+        gap = np.cumsum(base) / n - np.cumsum(q)  # the cumulative shares' gaps; a change shifts them from its value on
 
         def prefix(x):
             out = np.zeros(m + 1)
