@@ -221,13 +221,6 @@ def _lca_each(A, B, hd, L, gL):
         gL[i] = g
 
 
-def _prices_changes(b) -> bool:
-    """Does model ``b`` price one- and two-record changes without their
-    histograms (``measure_changed``: many sensitive values, where copying a
-    histogram per candidate took the repair's time)?"""
-    return bool(getattr(b, "two_cell_changes", lambda: False)())
-
-
 def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray, fixes: np.ndarray,
            improves: np.ndarray) -> np.ndarray:
     """Judge candidate changes of class ``c`` for model ``b``, in place:
@@ -243,39 +236,14 @@ def _judge(b, h_c: np.ndarray, hc: np.ndarray, hd: np.ndarray, valid: np.ndarray
     reduction of it, rounded up; else (no reduction, or another model)
     infinity. Each histogram is measured once (an EMD over many candidates
     and sensitive values is most of a step's time)."""
-    ok_d = b.ok_hist(hd)
+    valid &= b.ok_hist(hd)
     old, ok_c = b.measure_and_ok(h_c)
-    new, ok_new = (None, b.ok_hist(hc)) if ok_c[0] else b.measure_and_ok(hc)
-    return _verdicts(b, old, ok_c, new, ok_new, ok_d, valid, fixes, improves)
-
-
-def _judge_changes(b, h: np.ndarray, c: int, d: np.ndarray, into: tuple, out_of: tuple, valid: np.ndarray,
-                   fixes: np.ndarray, improves: np.ndarray) -> np.ndarray:
-    """:func:`_judge` of changes of one or two records, without their
-    histograms (a model that :func:`_prices_changes`, ``measure_changed``):
-    class ``c`` gains ``into = (values, weights)`` and loses ``out_of``;
-    donor ``d[i]`` the other way round."""
-    (va, wa), (vs, ws) = into, out_of
-    old, ok_c = b.measure_and_ok(h[c:c + 1])
-    new, ok_new = b.measure_changed(h[c], va, wa, vs, ws)
-    ok_d = np.empty(len(d), dtype=bool)
-    donors, of = np.unique(d, return_inverse=True)
-    for i, e in enumerate(donors):  # each donor's sums once
-        at = np.flatnonzero(of.ravel() == i)
-        ok_d[at] = b.measure_changed(h[e], vs[at], ws[at], va[at], wa[at])[1]
-    return _verdicts(b, old, ok_c, new, ok_new, ok_d, valid, fixes, improves)
-
-
-def _verdicts(b, old: np.ndarray, ok_c: np.ndarray, new: np.ndarray | None, ok_new: np.ndarray, ok_d: np.ndarray,
-              valid: np.ndarray, fixes: np.ndarray, improves: np.ndarray) -> np.ndarray:
-    """What :func:`_judge` concludes from the measures: ``old`` / ``ok_c``
-    class ``c`` now, ``new`` / ``ok_new`` after each candidate (``new``
-    not read when ``c`` meets ``b`` now), ``ok_d`` its donor after it."""
-    valid &= ok_d
     if ok_c[0]:
+        ok_new = b.ok_hist(hc)
         fixes &= ok_new
         valid &= ok_new
-        return np.ones(len(ok_new))
+        return np.ones(len(hc))
+    new, ok_new = b.measure_and_ok(hc)
     fixes &= ok_new
     valid &= ok_new | ~b.better(old, new)  # never worse
     improves |= ok_new | b.better(new, old)
@@ -283,7 +251,7 @@ def _verdicts(b, old: np.ndarray, ok_c: np.ndarray, new: np.ndarray | None, ok_n
     if t is None:
         return np.where(ok_new, 1.0, np.inf)
     gain = float(old[0]) - new
-    n = np.full(len(new), np.inf)
+    n = np.full(len(hc), np.inf)
     pos = gain > 0
     n[pos] = np.ceil((float(old[0]) - t) / gain[pos])
     return np.where(ok_new, 1.0, n)
@@ -498,10 +466,6 @@ class _State:
         steps = np.ones(len(rows))
         for b, h in zip(self.models, self.hist):
             v = b.values[rows]
-            if _prices_changes(b):
-                steps = np.maximum(steps, _judge_changes(b, h, c, d, (v, w), (v, np.zeros_like(w)), valid, fixes,
-                                                         improves))
-                continue
             hc = np.repeat(h[c][None, :], len(rows), axis=0)
             hc[np.arange(len(rows)), v] += w
             hd = h[d].copy()
@@ -540,9 +504,6 @@ class _State:
         for b, h in zip(self.models, self.hist):
             vr, vo = b.values[r], b.values[o]
             valid &= vr != vo  # a trade of equal values changes nothing for this model
-            if _prices_changes(b):
-                steps = np.maximum(steps, _judge_changes(b, h, c, d, (vr, wr), (vo, wo), valid, fixes, improves))
-                continue
             hc = np.repeat(h[c][None, :], len(r), axis=0)
             hc[idx, vr] += wr  # one cell per row: plain fancy indexing adds exactly
             hc[idx, vo] -= wo
