@@ -549,25 +549,6 @@ def test_emd_kernel_of_many_values_is_numpys_up_to_rounding(m, data):
         np.testing.assert_allclose(out, numpy_emd(_distributions(hist), q), rtol=0, atol=1e-13)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.integers(2, 3000), st.data())
-def test_entropy_is_the_textbook_formula_for_few_and_many_values(m, data):
-    """The entropy of each row (numpy up to seven values, one compiled pass
-    past them) is ``-sum p log p`` to rounding; an empty row has 0."""
-    from hieranon.privacy.l_diversity import entropy
-
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    hist = (rng.integers(0, 4, size=(5, m)) * (rng.random((5, m)) < max(0.05, 2 / m))).astype(float)
-    hist[0] = 0.0
-    hist[1] = 0.0
-    hist[1, m // 2] = 3.0  # a row of one value: entropy 0
-    n = hist.sum(axis=1, keepdims=True)
-    p = hist / np.where(n > 0, n, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        want = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
-    np.testing.assert_allclose(entropy(hist), np.maximum(want, 0.0), rtol=0, atol=1e-12)
-
-
 @given(st.lists(st.lists(st.integers(-2, 3), min_size=0, max_size=6), min_size=0, max_size=5).filter(
     lambda rows: len({len(r) for r in rows}) <= 1), st.sampled_from([np.int64, np.float64]))
 def test_distinct_counts_count_the_values_present(rows, dtype):

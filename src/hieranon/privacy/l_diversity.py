@@ -152,35 +152,9 @@ class DistinctLDiversity(_LDiversity):
 
 
 # ------------------------------------------------------------------- entropy
-#: Rows of more sensitive values than this are measured by :func:`_entropy_rows`
-#: in one compiled pass (numpy's temporaries took the repair's time with
-#: thousands of values); up to it by numpy, whose sums of so few values run in
-#: order (past it, pairwise: the last bits of the two may differ).
-ENTROPY_KERNEL_MIN = 8
-
-
-@kernel
-def _entropy_rows(hist, out):
-    """:func:`entropy` of every row of ``hist``, in one pass per row: ``log n
-    - sum h log h / n`` over the cells ``h > 0`` (0 for an empty row)."""
-    for i in range(hist.shape[0]):
-        n = 0.0
-        nlogn = 0.0
-        for j in range(hist.shape[1]):
-            x = hist[i, j]
-            n += x
-            if x > 0:
-                nlogn += x * np.log(x)
-        out[i] = max(np.log(n) - nlogn / n, 0.0) if n > 0 else 0.0
-
-
 def entropy(hist: np.ndarray) -> np.ndarray:
     """Natural-log entropy of every histogram row (0 for an empty row)."""
     hist = np.asarray(hist, dtype=np.float64)
-    if hist.ndim == 2 and hist.shape[1] >= ENTROPY_KERNEL_MIN:
-        out = np.empty(len(hist))
-        _entropy_rows(np.ascontiguousarray(hist), out)
-        return out
     n = hist.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         nlogn = np.where(hist > 0, hist * np.log(np.where(hist > 0, hist, 1.0)), 0.0).sum(axis=1)
