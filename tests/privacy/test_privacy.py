@@ -512,15 +512,14 @@ def test_hierarchical_emd_memory_is_linear_in_the_hierarchy():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 7), st.data())
+@given(st.integers(1, 40), st.data())
 def test_emd_kernel_gives_numpys_emds_exactly(m, data):
-    """The one-call EMD of few sensitive values is bit for bit the EMD the
-    numpy formulas give (the repair compares EMDs with each other and with
-    t, so a last-digit difference could change its choices); empty rows
-    and weighted (fractional) counts included."""
-    from hieranon.privacy.t_closeness import SEQUENTIAL_SUM_MAX, _distributions, _emd_counts, emd_equal, emd_ordered
+    """The one-call EMD is bit for bit the EMD the numpy formulas give
+    (the repair compares EMDs with each other and with t, so a last-digit
+    difference could change its choices); empty rows and weighted
+    (fractional) counts included."""
+    from hieranon.privacy.t_closeness import _distributions, _emd_counts, emd_equal, emd_ordered
 
-    assert m <= SEQUENTIAL_SUM_MAX
     rows = data.draw(st.integers(1, 6))
     cells = st.one_of(st.integers(0, 50).map(float), st.floats(0, 50).map(lambda x: round(x * 4) / 4))
     hist = np.array(data.draw(st.lists(st.lists(cells, min_size=m, max_size=m), min_size=rows, max_size=rows)))
@@ -533,20 +532,19 @@ def test_emd_kernel_gives_numpys_emds_exactly(m, data):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.integers(8, 3000), st.data())
-def test_emd_kernel_of_many_values_is_numpys_up_to_rounding(m, data):
-    """Past seven values numpy sums pairwise and the kernel in order: the
-    EMDs agree to rounding, over thousands of values too."""
+@given(st.one_of(st.integers(8, 300), st.integers(300, 8192)), st.data())
+def test_emd_kernel_of_many_values_sums_as_numpy_does(m, data):
+    """Past seven values numpy sums pairwise; so does the kernel, and the
+    EMDs of thousands of values (a numeric attribute) are numpy's bit for bit."""
     from hieranon.privacy.t_closeness import _distributions, _emd_counts, emd_equal, emd_ordered
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    hist = rng.integers(0, 3, size=(4, m)) * (rng.random((4, m)) < 0.05)
-    hist = hist.astype(float)
+    hist = rng.integers(0, 3, size=(4, m)) * (rng.random((4, m)) < 0.05) + (rng.random((4, m)) < 0.02) * 0.25
     q = _distributions(rng.integers(1, 90, size=(1, m)).astype(float))
     for ordered, numpy_emd in ((False, emd_equal), (True, emd_ordered)):
         out = np.empty(len(hist))
         _emd_counts(hist, q[0], ordered, out)
-        np.testing.assert_allclose(out, numpy_emd(_distributions(hist), q), rtol=0, atol=1e-13)
+        assert out.tobytes() == numpy_emd(_distributions(hist), q).tobytes()
 
 
 @given(st.lists(st.lists(st.integers(-2, 3), min_size=0, max_size=6), min_size=0, max_size=5).filter(

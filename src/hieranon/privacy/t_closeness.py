@@ -78,9 +78,52 @@ def _is_numeric(col: pd.Series) -> bool:
     return bool(numbers.notna().all())
 
 
-#: numpy sums at most this many values one after the other (more pairwise):
-#: :func:`_emd_counts` gives exactly its EMDs up to this many sensitive values.
-SEQUENTIAL_SUM_MAX = 7
+#: numpy's pairwise summation sums blocks of at most this many values with
+#: eight accumulators (``PW_BLOCKSIZE`` in numpy's sources). numpy 1.x
+#: reduces rows of more than 8,192 values (its buffer) block by block: there
+#: the last bits may differ.
+PAIRWISE_BLOCK = 128
+
+
+@kernel
+def _pairwise(a, lo, n):
+    """``a[lo:lo + n]`` summed as numpy's pairwise summation sums it: in
+    order below eight values, with eight accumulators up to
+    :data:`PAIRWISE_BLOCK`, else the two halves (cut at a multiple of
+    eight) summed so and added."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= PAIRWISE_BLOCK:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+@kernel
+def _row_sum(a):
+    """``a.sum()`` as numpy reduces a row of floats: pairwise (:func:`_pairwise`)."""
+    return _pairwise(a, 0, len(a))
 
 
 @kernel
@@ -88,28 +131,27 @@ def _emd_counts(hist, q, ordered, out):
     """The EMD of every row of counts ``hist`` to the distribution ``q``
     (equal, or with ``ordered``, the ordered distance), computed as
     :func:`_distributions` then :func:`emd_equal` / :func:`emd_ordered`
-    compute it, in one call, without temporaries: a repair step measures
-    hundreds of merged classes, and with thousands of sensitive values
-    (a numeric attribute under the ordered distance) numpy's passes over
-    each took most of the run. The same operations in the same order, so
-    exactly numpy's result up to :data:`SEQUENTIAL_SUM_MAX` values; past
-    that numpy sums pairwise and the last bits may differ (every EMD the
-    library compares comes from here)."""
+    compute it -- the same operations in the same order, numpy's pairwise
+    sums included (:func:`_row_sum`), so the same floating-point result --
+    in one call without temporaries: a repair step measures hundreds of
+    merged classes, and with thousands of sensitive values (a numeric
+    attribute under the ordered distance) numpy's passes over each took
+    most of the run. The repair compares EMDs with each other: a last-bit
+    difference could change its choices."""
     m = hist.shape[1]
+    terms = np.empty(m)
     for i in range(hist.shape[0]):
-        n = hist[i, 0] if m else 0.0
-        for j in range(1, m):
-            n += hist[i, j]
+        n = _row_sum(hist[i])
         if not n > 0:
             n = 1.0
-        total = 0.0
         running = 0.0
         for j in range(m):
             d = hist[i, j] / n - q[j]
             if ordered:
                 running = d if j == 0 else running + d
                 d = running
-            total = abs(d) if j == 0 else total + abs(d)
+            terms[j] = abs(d)
+        total = _row_sum(terms)
         if ordered:
             out[i] = total / (m - 1) if m > 1 else 0.0
         else:
@@ -254,7 +296,7 @@ class _BoundT(BoundModel):
     def measure_hist(self, hist: np.ndarray) -> np.ndarray:
         if self.distance == "hierarchical":  # the kernel reads counts as distributions itself
             return emd_hierarchical(hist, self.q, self.tree)
-        if hist.ndim == 2:  # one kernel call (numpy's temporaries took a step's time with thousands of values)
+        if hist.ndim == 2:  # one kernel call, numpy's sums (its temporaries took a step's time with many values)
             out = np.empty(len(hist))
             _emd_counts(np.ascontiguousarray(hist, dtype=np.float64), self.q[0], self.distance == "ordered", out)
             return out
