@@ -5,6 +5,7 @@ classes (hypothesis), feasibility errors, and the CLI/config forms."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -545,6 +546,21 @@ def test_emd_kernel_of_many_values_sums_as_numpy_does(m, data):
         out = np.empty(len(hist))
         _emd_counts(hist, q[0], ordered, out)
         assert out.tobytes() == numpy_emd(_distributions(hist), q).tobytes()
+
+
+def test_the_emd_kernel_loads_from_the_disk_cache(tmp_path):
+    """The EMD kernel compiled and cached by one process runs in the next,
+    which loads it from the cache (a recursive kernel crashed there)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from hieranon.privacy.t_closeness import _emd_counts; h = np.ones((2, 300)); "
+            "out = np.empty(2); _emd_counts(h, np.full(300, 1 / 300), True, out); print(out.sum())")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert float(run.stdout.split()[-1]) == 0.0
 
 
 @given(st.lists(st.lists(st.integers(-2, 3), min_size=0, max_size=6), min_size=0, max_size=5).filter(

@@ -86,38 +86,68 @@ PAIRWISE_BLOCK = 128
 
 
 @kernel
-def _pairwise(a, lo, n):
-    """``a[lo:lo + n]`` summed as numpy's pairwise summation sums it: in
-    order below eight values, with eight accumulators up to
-    :data:`PAIRWISE_BLOCK`, else the two halves (cut at a multiple of
-    eight) summed so and added."""
+def _block_sum(a, lo, n):
+    """``a[lo:lo + n]`` (``n <=`` :data:`PAIRWISE_BLOCK`) summed as numpy
+    sums a block: in order below eight values, else with eight accumulators."""
     if n < 8:
         res = 0.0
         for i in range(lo, lo + n):
             res += a[i]
         return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@kernel
+def _pairwise(a, lo, n):
+    """``a[lo:lo + n]`` summed as numpy's pairwise summation sums it: a
+    block (:func:`_block_sum`) up to :data:`PAIRWISE_BLOCK` values, else the
+    two halves (cut at a multiple of eight) summed so and added -- walked
+    with a stack, not by recursion (a cached recursive kernel crashed the
+    next process that loaded it)."""
     if n <= PAIRWISE_BLOCK:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        while i < n - (n % 8):
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+        return _block_sum(a, lo, n)
+    span_lo = np.empty(128, dtype=np.int64)  # pending ranges: far more than the depth, log2(n / 128)
+    span_n = np.empty(128, dtype=np.int64)
+    done = np.zeros(128, dtype=np.int64)  # 0: halves not begun, 1: left summed, 2: both
+    sums = np.empty(128)
+    top, n_sums = 0, 0
+    span_lo[0], span_n[0], done[0] = lo, n, 0
+    while top >= 0:
+        a_lo, a_n = span_lo[top], span_n[top]
+        if a_n <= PAIRWISE_BLOCK:
+            sums[n_sums] = _block_sum(a, a_lo, a_n)
+            n_sums += 1
+            top -= 1
+            continue
+        half = a_n // 2
+        half -= half % 8
+        if done[top] == 2:  # both halves summed: left + right, in that order
+            sums[n_sums - 2] = sums[n_sums - 2] + sums[n_sums - 1]
+            n_sums -= 1
+            top -= 1
+            continue
+        done[top] += 1
+        start = a_lo if done[top] == 1 else a_lo + half
+        top += 1
+        span_lo[top], span_n[top], done[top] = start, half if done[top - 1] == 1 else a_n - half, 0
+    return sums[0]
 
 
 @kernel
