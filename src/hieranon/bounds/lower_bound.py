@@ -323,8 +323,9 @@ def relaxed_prices(table: EncodedTable, cost: CostModel, k: int, *, columns: Seq
     ``share``, built ahead (its time counts in the bound's ``seconds``).
     ``resume``: the prices of an earlier ascent over the same program
     (kaca+'s Lagrangian output computes them); the ascent goes on from its
-    best multipliers and step for ``iterations`` more (``start`` is then not
-    read), the bound's iterations and seconds counting both."""
+    best multipliers and step for ``iterations`` more over its program
+    (``start`` and ``program`` are then not read), the bound's iterations and
+    seconds counting both."""
     check_iterations(iterations, "iterations", least=0)
     t0 = time.perf_counter()
     if resume is not None:

@@ -123,30 +123,32 @@ def _pairwise(a, lo, n):
     next process that loaded it)."""
     if n <= PAIRWISE_BLOCK:
         return _block_sum(a, lo, n)
-    span_lo = np.empty(128, dtype=np.int64)  # pending ranges: far more than the depth, log2(n / 128)
+    # pending ranges, deepest last (depth log2(n / 128): 128 is far more), each with how many halves are summed
+    span_lo = np.empty(128, dtype=np.int64)
     span_n = np.empty(128, dtype=np.int64)
-    done = np.zeros(128, dtype=np.int64)  # 0: halves not begun, 1: left summed, 2: both
-    sums = np.empty(128)
+    halves_done = np.zeros(128, dtype=np.int64)
+    sums = np.empty(128)  # the sums of finished ranges not yet added to their sibling
     top, n_sums = 0, 0
-    span_lo[0], span_n[0], done[0] = lo, n, 0
+    span_lo[0], span_n[0] = lo, n
     while top >= 0:
-        a_lo, a_n = span_lo[top], span_n[top]
-        if a_n <= PAIRWISE_BLOCK:
-            sums[n_sums] = _block_sum(a, a_lo, a_n)
+        r_lo, r_n = span_lo[top], span_n[top]
+        if r_n <= PAIRWISE_BLOCK:
+            sums[n_sums] = _block_sum(a, r_lo, r_n)
             n_sums += 1
             top -= 1
             continue
-        half = a_n // 2
-        half -= half % 8
-        if done[top] == 2:  # both halves summed: left + right, in that order
+        half = r_n // 2 - (r_n // 2) % 8
+        done = halves_done[top]
+        if done == 2:  # left + right, in that order
             sums[n_sums - 2] = sums[n_sums - 2] + sums[n_sums - 1]
             n_sums -= 1
             top -= 1
             continue
-        done[top] += 1
-        start = a_lo if done[top] == 1 else a_lo + half
+        halves_done[top] = done + 1
         top += 1
-        span_lo[top], span_n[top], done[top] = start, half if done[top - 1] == 1 else a_n - half, 0
+        span_lo[top] = r_lo if done == 0 else r_lo + half
+        span_n[top] = half if done == 0 else r_n - half
+        halves_done[top] = 0
     return sums[0]
 
 
