@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hieranon.algorithms.kaca import KACA1
 from hieranon.algorithms.kacaplus import KACAPlus
 from hieranon.algorithms.privacy_merge import enforce_info
-from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, TABLED_NODES, _scan_block, _Search, improve
+from hieranon.algorithms.privacy_refine import MAX_CANDIDATES, SWAP_CLASSES, TABLED_NODES, _Search, improve
 from hieranon.core import table as T
 from hieranon.evaluation import metrics
 from hieranon.evaluation.verify import verify_codes
@@ -245,67 +245,129 @@ def test_every_row_of_a_pass_is_scanned(monkeypatch, block, threads):
     assert sorted(set(scanned)) == list(range(5))
 
 
-def reference_moves(s, r: int) -> list[tuple[int, int]]:
-    """Every improving move of row ``r`` (``(delta, class)``, best first, ties
-    by class id, at most MAX_CANDIDATES) priced over every class in Python."""
-    t, k = s.problem.table, s.problem.k
+def _row_saving(s, r: int) -> tuple[int, int, list[int] | None, int]:
+    """Row ``r``'s class, the records left without it, the generalisation of
+    its class without it (a tuple, or None) and the saving of taking it out."""
+    t = s.problem.table
     g = s.problem.cost.int_costs
-    d, w, kr = int(s.rc[r]), int(s.cnt[r]), int(s.key[r])
+    d, w = int(s.rc[r]), int(s.cnt[r])
     others = [x for x in np.flatnonzero(s.rc == d) if x != r]
     rest = int(s.W[d]) - w if others else 0
-    g_lo = 0
+    lo = None
     if rest:
+        lo = []
         for j, h in enumerate(t.hierarchies):
             v = s.orig[others[0], j]
             for x in others[1:]:
                 v = h.lca(v, s.orig[x, j])
-            g_lo += int(g[j][v])
-    saving = int(s.W[d] * s.gT[d]) - rest * g_lo
+            lo.append(int(v))
+    g_lo = sum(int(g[j][v]) for j, v in enumerate(lo)) if lo else 0
+    return d, rest, lo, int(s.W[d] * s.gT[d]) - rest * g_lo
+
+
+def _lca_tuple(s, rows) -> list[int]:
+    """The closest common generalisation of the original values of ``rows``."""
+    tup = [int(v) for v in s.orig[rows[0]]]
+    for y in rows[1:]:
+        tup = [int(h.lca(a, int(b))) for h, a, b in zip(s.problem.table.hierarchies, tup, s.orig[y])]
+    return tup
+
+
+def _lca_cost(s, a, b) -> int:
+    """Cost of the closest common generalisation of tuples ``a`` and ``b``."""
+    g = s.problem.cost.int_costs
+    return sum(int(g[j][h.lca(int(a[j]), int(b[j]))]) for j, h in enumerate(s.problem.table.hierarchies))
+
+
+def reference_moves(s, r: int) -> list[tuple[int, int]]:
+    """Every improving move of row ``r`` (``(delta, class)``, best first, ties
+    by class id) priced over every class in Python."""
+    k = s.problem.k
+    w, kr = int(s.cnt[r]), int(s.key[r])
+    d, rest, _, saving = _row_saving(s, r)
     if not ((rest == 0 or rest >= k) and (rest == 0 or s.can_lose[d, kr])):
         return []
     out = []
     for e in np.flatnonzero(s.alive):
         if e == d or not s.can_gain[e, kr]:
             continue
-        delta = -saving
-        for j, h in enumerate(t.hierarchies):
-            gl = int(g[j][h.lca(int(s.T[e, j]), int(s.orig[r, j]))])
-            delta += int(s.W[e]) * (gl - int(g[j][s.T[e, j]])) + w * gl
+        gl = _lca_cost(s, s.T[e], s.orig[r])
+        delta = int(s.W[e]) * (gl - int(s.gT[e])) + w * gl - saving
         if delta < 0:
             out.append((delta, int(e)))
-    return sorted(out)[:MAX_CANDIDATES]
+    return sorted(out)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _members(s, e: int) -> list[int]:
+    out, x = [], s.head[e]
+    while x >= 0:
+        out.append(int(x))
+        x = s.nxt[x]
+    return out
+
+
+def reference_candidates(s, r: int, n_swap: int) -> list[tuple[int, int, int, int]]:
+    """Row ``r``'s candidate list as the scan leaves it, priced over every
+    class in Python: its improving moves (by change, then class id), then,
+    when ``r`` widens its class, the improving swaps with the members of the
+    ``n_swap`` classes nearest to it (``sum_j g(lca(t_E, r)) - g(t_E)``, ties
+    by class id) in the order they are priced; ``(change, kind, class,
+    partner)``, best first (moves before swaps of an equal change), at most
+    MAX_CANDIDATES."""
+    k = s.problem.k
+    w, kr = int(s.cnt[r]), int(s.key[r])
+    d, rest, lo, saving = _row_saving(s, r)
+    out = [(delta, 0, e, -1) for delta, e in reference_moves(s, r)]
+    if n_swap and rest > 0 and saving > w * int(s.gT[d]):
+        g = s.problem.cost.int_costs
+        near = sorted((_lca_cost(s, s.T[e], s.orig[r]) - int(s.gT[e]), int(e))
+                      for e in np.flatnonzero(s.alive) if e != d)
+        before = int(s.W[d] * s.gT[d])
+        for _, e in near[:n_swap]:
+            members = _members(s, e)
+            for x in members:
+                ws = int(s.cnt[x])
+                if rest + ws < k or int(s.W[e]) - ws + w < k:
+                    continue
+                gd = _lca_cost(s, lo, s.orig[x])
+                ge = sum(int(g[j][v]) for j, v in enumerate(_lca_tuple(s, [y for y in members if y != x] + [r])))
+                delta = (rest + ws) * gd + (int(s.W[e]) - ws + w) * ge - before - int(s.W[e] * s.gT[e])
+                if delta < 0:
+                    out.append((delta, 1 if s.key[x] == kr else 2, e, x))
+    return sorted(out, key=lambda c: c[0])[:MAX_CANDIDATES]  # stable: moves first, swaps as priced
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(max_rows=60, counts=True), st.data())
-def test_scan_finds_the_moves_priced_over_every_class(case, data):
-    """Without swaps, the kernel reads only the classes cheap enough to pay
-    (by tuple cost); its candidates are those of every class."""
+def test_scan_finds_the_candidates_priced_over_every_class(case, data):
+    """The scan reads only the trie's subtrees that may hold a candidate (and,
+    without swaps, only when some class is cheap enough to pay); its
+    candidates -- moves, and swaps with the nearest classes' members -- are
+    those of every class in the same order, also after relocations have
+    changed tuples and weights, emptied classes and given two classes one
+    tuple."""
     enc, problem, _ = private_problem(case, data)
     if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
         return
     start = random_classes(problem, data.draw(st.integers(0, 2**16)))
     codes, sup, _ = enforce_info(problem, start, np.zeros(enc.n_rows, bool))
     s = _Search(problem, codes, sup)
-    if data.draw(st.booleans()):  # some classes' tuples and costs changed by a relocation
+    for _ in range(data.draw(st.integers(0, 6))):
         r = data.draw(st.integers(0, enc.n_rows - 1))
         e = data.draw(st.integers(0, len(s.W) - 1))
-        if s.rc[r] >= 0 and s.alive[e]:
+        if s.rc[r] >= 0 and s.alive[e] and s.rc[r] != e:
             s.relocate(r, e)
     assert np.array_equal(s.by_cost, np.lexsort((np.arange(len(s.gT)), s.gT)))
     lists = [np.zeros((1, MAX_CANDIDATES), dtype=np.int64) for _ in range(4)]
     n_found = np.zeros(1, dtype=np.int64)
     order = np.flatnonzero(s.rc >= 0).astype(np.int64)
-    attr_order = np.arange(enc.codes.shape[1], dtype=np.int64)
     found = 0
     tabled = data.draw(st.sampled_from([TABLED_NODES, 0]))  # row costs tabled, or computed where read
+    n_swap = data.draw(st.sampled_from([0, 1, SWAP_CLASSES]))
     for i, r in enumerate(order):
-        want = reference_moves(s, int(r))
-        _scan_block(i, 1, order, s.orig, s.cnt, s.rc, s.key, s.head, s.nxt, s.T, s.W, s.gT, s.alive, s.can_lose,
-                    s.can_gain, problem.k, s.hd, 0, *lists, attr_order, s.by_cost, n_found, tabled)
-        n = int(n_found[0])
-        c = [x[0] for x in lists]
-        assert [(int(c[0][x]), int(c[2][x])) for x in range(n)] == want
-        assert (c[1][:n] == 0).all()
-        found += n
+        want = reference_candidates(s, int(r), n_swap)
+        s.scan(i, 1, order, lists, n_found, n_swap=n_swap, tabled=tabled)
+        got = [tuple(int(x[0][t]) for x in lists) for t in range(int(n_found[0]))]
+        assert got == want
+        found += len(got)
     assume(found)

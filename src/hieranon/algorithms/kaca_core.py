@@ -229,6 +229,12 @@ def _query_tables(C, T, hd, xa, xb, ea, eb):
 # W = min(|C'|, 2k) minimised over the classes below (exact after every update).
 _V, _N, _W, _FC = 0, 1, 2, 3
 _P, _A, _D = 0, 1, 2
+#: The trie's layout for its readers elsewhere: columns of ``hot`` (value,
+#: next sibling, least weight below, first child or the leaf's class) and of
+#: ``cold`` (parent, depth); the weight of an empty node.
+TRIE_VALUE, TRIE_NEXT, TRIE_MIN_W, TRIE_FIRST = _V, _N, _W, _FC
+TRIE_PARENT, TRIE_DEPTH = _P, _D
+TRIE_NO_W = _W_INF
 
 
 @kernel
@@ -752,6 +758,22 @@ def _new_trie(cap: int, m: int, span_dtype):
     cold = np.zeros((cap, 4), dtype=np.int32)
     span = np.full((cap, max(m, 1)), -1, dtype=span_dtype)
     return hot, cold, span
+
+
+def empty_trie(capacity: int, m: int, n_nodes: np.ndarray):
+    """A trie of no class with room for ``capacity`` nodes (the root
+    included), over ``m`` attributes of ``n_nodes`` nodes each; classes go in
+    with :func:`trie_insert`. Returns ``(tr, state)``: the trie and a state
+    vector whose :data:`S_TUSED` / :data:`S_TFREE` slots :func:`trie_insert`
+    and :func:`trie_remove` keep. A trie of ``c`` classes uses at most
+    ``c * m + 1`` nodes (freed ones are reused)."""
+    span_dtype = np.int16 if int(np.max(n_nodes, initial=0)) < 2**15 else np.int32
+    tr = _new_trie(max(int(capacity), 1), m, span_dtype)
+    tr[1][0, _P] = -1
+    state = np.zeros(S_LEN, dtype=np.int64)
+    state[S_TUSED] = 1
+    state[S_TFREE] = -1
+    return tr, state
 
 
 def grow_trie(tr, hp, stk, used: int, m: int):
