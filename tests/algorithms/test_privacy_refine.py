@@ -110,9 +110,9 @@ def test_row_costs_computed_where_read_give_the_same_search(monkeypatch, case, d
 @given(random_tables(max_rows=60), st.data())
 def test_kacaplus_with_models_verifies_and_without_is_unchanged(case, data):
     """kaca+ runs the repair and the refinement: verified with the models;
-    with no model, or models the plain output already meets, the output is
-    the plain run's (at the models' class-size floor when it is above k),
-    bit for bit."""
+    clustering for k alone (``share_sweep=False``), with no model, or models
+    the plain output already meets, the output is the plain run's (at the
+    models' class-size floor when it is above k), bit for bit."""
     from hieranon.algorithms.base import with_smallest_class
 
     enc, problem, sens = private_problem(case, data)
@@ -122,7 +122,11 @@ def test_kacaplus_with_models_verifies_and_without_is_unchanged(case, data):
     assert np.array_equal(plain.codes, again.codes)
     if not all(b.ok_hist(b.table_hist())[0] for b in problem.privacy):
         return
-    sol = KACAPlus().solve(problem)
+    for share_sweep in ("auto", True):  # the sweep's classes made to hold a model's share
+        shared = KACAPlus(share_sweep=share_sweep).solve(problem)
+        rep = verify_codes(enc, shared.codes, problem.requirements, shared.suppressed, privacy=problem.privacy)
+        assert rep.ok, rep.summary()
+    sol = KACAPlus(share_sweep=False).solve(problem)
     rep = verify_codes(enc, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy)
     assert rep.ok, rep.summary()
     # the search runs only after a repair that changed something (else the output is the plain run's)

@@ -87,6 +87,8 @@ class KACAPlusDetails(Details):
     requirements : with several requirements over different attribute sets, the essential
     ones, the order kept (``best_order``; ``runs`` then has one entry per order tried) and the
     repair's unions (else None).
+    share_sweep : whether the sweep made its classes hold a privacy model's share
+    (``KACAPlus(share_sweep=...)``).
     """
 
     distortion_int: int
@@ -96,6 +98,7 @@ class KACAPlusDetails(Details):
     time_total: float
     privacy: dict[str, Any] | None = None
     requirements: dict[str, Any] | None = None
+    share_sweep: bool = False
 
 
 @dataclass

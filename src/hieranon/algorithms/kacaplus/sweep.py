@@ -160,12 +160,51 @@ def _append_row(r, c, cnt, csize, cls, chead, ctail, rnext, rprev):
 
 
 @kernel
+def _quotas(pos, other, k, lo, hi):
+    """The largest selection of a group of ``pos`` positive and ``other``
+    records (weights) whose share of positive ones lies in ``[lo, hi]``:
+    ``(positive, other)`` records to take, ``(0, 0)`` when it has fewer than
+    ``k``. Too many positive records: every other one and as many positive
+    as the share allows; too few: every positive one and as many others."""
+    n = pos + other
+    if n < k:
+        return 0, 0
+    if pos > hi * n:
+        other_take = other
+        pos_take = min(pos, int(np.floor(hi * other / (1.0 - hi)))) if hi < 1.0 else pos
+        # the quotient's rounding settled by the test the share itself is checked with
+        while pos_take < pos and pos_take + 1 <= hi * (pos_take + 1 + other):
+            pos_take += 1
+        while pos_take > 0 and pos_take > hi * (pos_take + other):
+            pos_take -= 1
+    elif pos < lo * n:
+        pos_take = pos
+        other_take = min(other, int(np.floor(pos * (1.0 - lo) / lo)))
+        while other_take < other and pos >= lo * (pos + other_take + 1):
+            other_take += 1
+        while other_take > 0 and pos < lo * (pos + other_take):
+            other_take -= 1
+    else:
+        return pos, other
+    total = pos_take + other_take
+    if total < k or pos_take < lo * total or pos_take > hi * total:
+        return 0, 0
+    return pos_take, other_take
+
+
+@kernel
 def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, goff, est, beta, tie, maxvec,
                   cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
                   seen, dense, hk, tab, dnext,
-                  rowslot, gt, sur, rowd, tk, ks, work):
+                  rowslot, gt, sur, rowd, tk, ks, work, shared, positive, share_lo, share_hi, quota):
     """Steps 1 (and 2 when ``beta >= 0``). ``U[:out_n[0]]`` are the rows not in a
     class on entry and on exit; ``out_n[1]`` the number of classes.
+
+    ``shared``: every class must hold a share of ``positive`` records in
+    ``[share_lo, share_hi]`` (:func:`_quotas`); a group takes, in row order,
+    the records of the largest selection that does, when it has ``k``.
+    ``quota``: work space, a row per slot of the group table; ``out_n[3]``
+    counts the records of groups of ``k`` or more that the share held back.
 
     Resumable: the loop's scalars live in ``ks`` (zero on the first call;
     ``ks[_K_DONE]`` set when the sweep is over). A call returns after about
@@ -240,6 +279,9 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                     tab[s, 6] = -1
                     tab[s, 7] = -1
                     tab[s, 9] = h
+                    if shared:
+                        quota[s, 0] = 0
+                        quota[s, 1] = -1
                     for j in range(m):
                         tab[s, 10 + j] = gt[j]
                     break
@@ -254,6 +296,8 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
                 s = (s + 1) & tmask
             tab[s, 2] += cnt[r]
             tab[s, 4] += cnt[r] * est[r]
+            if shared and positive[r]:
+                quota[s, 0] += cnt[r]
             rowslot[ii] = s
         promising = False
         cgmin = 1e300
@@ -326,7 +370,17 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
             r = U[ii]
             s = rowslot[ii]
             tc = tab[s, 2]
-            ok = tc >= k or tab[s, 3] >= 0
+            if shared:
+                if quota[s, 1] < 0:  # the group's selection, once
+                    quota[s, 1], quota[s, 2] = _quotas(quota[s, 0], tc - quota[s, 0], k, share_lo, share_hi)
+                    if tc >= k:
+                        out_n[3] += tc - quota[s, 1] - quota[s, 2]  # records the share holds back
+                col = 1 if positive[r] else 2
+                ok = quota[s, col] >= cnt[r]
+                if ok:
+                    quota[s, col] -= cnt[r]
+            else:
+                ok = tc >= k or tab[s, 3] >= 0
             if not ok and promising and tab[s, 7] >= 0 and tab[s, 3] == -1 and tab[s, 6] >= 0 and tc + tab[s, 5] >= k:
                 gw = tab[s, 7]
                 ben = tab[s, 4] - tc * gw
@@ -474,18 +528,23 @@ class SweepData:
         # beyond a dense visited-set the heap and the hash set grow with the
         # vectors visited: cap them (step 3 finishes what is left)
         self.maxvec = int(max_vectors) if self.dense else min(int(max_vectors), _SPARSE_MAX_VECTORS)
-        self.stats = {"vectors_with_short_groups": 0, "donor_checks": 0}
+        self.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_held_back": 0}
         size = _MIN_TABLE  # as the kernel sizes its table: at least this, at least 2n
         while size < 2 * max(self.n, 1):
             size *= 2
         self.tsize = size
 
 
-def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie: int, rowd: bool = False):
-    """One sweep. Returns (row -> class id or -1, number of classes, vectors visited)."""
+def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie: int, rowd: bool = False,
+              share: tuple | None = None):
+    """One sweep. Returns (row -> class id or -1, number of classes, vectors visited).
+    ``share``: ``(positive flags per row, low, high)``, the share of positive
+    records every class must hold (:func:`hieranon.bounds.share_constraint`);
+    a group then becomes a class of its largest selection that holds it."""
     n, m = data.n, data.m
     cls = np.full(n, -1, dtype=np.int64)
     if not data.ok or n == 0:
+        data.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_held_back": 0}
         return cls, 0, 0
     csize = np.zeros(n + 1, dtype=np.int64)
     cg = np.zeros(n + 1, dtype=np.int64)
@@ -511,15 +570,21 @@ def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie:
             np.zeros(n, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(n + 1, dtype=np.int64), bool(rowd),
             np.zeros(n + 1, dtype=np.int64))
     ks = np.zeros(8, dtype=np.int64)
+    if share is None:
+        shared = (False, np.zeros(1, dtype=np.bool_), 0.0, 1.0, np.zeros((1, 3), dtype=np.int64))
+    else:
+        shared = (True, np.ascontiguousarray(share[0], dtype=np.bool_), float(share[1]), float(share[2]),
+                  np.zeros((ts, 3), dtype=np.int64))
     nvec = 0
     while not ks[_K_DONE]:  # chunks: a KeyboardInterrupt lands between them
         nvec = _sweep_kernel(data.codes, data.counts, int(k), data.up, data.off, data.nn, data.hh, data.dep,
                              data.dc, data.dcmin, data.exact_dc,
                              data.hd[8], data.hd[7], est, float(beta), int(tie), data.maxvec,
                              cls, csize, cg, CT, chead, ctail, rnext, rprev, U, out_n,
-                             seen, bool(data.dense), hk, *work, ks, int(CHUNK_WORK))
+                             seen, bool(data.dense), hk, *work, ks, int(CHUNK_WORK), *shared)
         K.chunk_done("sweep")
-    data.stats = {"vectors_with_short_groups": int(out_n[2]), "donor_checks": int(out_n[4])}
+    data.stats = {"vectors_with_short_groups": int(out_n[2]), "donor_checks": int(out_n[4]),
+                  "share_held_back": int(out_n[3])}
     return cls, int(out_n[1]), int(nvec)
 
 
