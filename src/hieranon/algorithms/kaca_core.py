@@ -624,6 +624,55 @@ def nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st
     return best, nt
 
 
+# ------------------------------------------------------------- a heap
+@kernel
+def heap_push(hk, hc, hv, n, key, c, v):
+    """Push ``(key, c, v)`` on the binary min-heap of keys ``hk`` (ties by
+    ``c``), classes ``hc`` and versions ``hv`` holding ``n`` entries; returns
+    the new size."""
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if hk[p] < key or (hk[p] == key and hc[p] <= c):
+            break
+        hk[i] = hk[p]
+        hc[i] = hc[p]
+        hv[i] = hv[p]
+        i = p
+    hk[i] = key
+    hc[i] = c
+    hv[i] = v
+    return n + 1
+
+
+@kernel
+def heap_pop(hk, hc, hv, n):
+    """Drop the top of the heap of :func:`heap_push` (read it first from
+    ``hk[0]``, ``hc[0]``, ``hv[0]``); returns the new size."""
+    n -= 1
+    if n > 0:
+        key = hk[n]
+        c = hc[n]
+        v = hv[n]
+        i = 0
+        while True:
+            a = 2 * i + 1
+            if a >= n:
+                break
+            if a + 1 < n and (hk[a + 1] < hk[a] or (hk[a + 1] == hk[a] and hc[a + 1] < hc[a])):
+                a += 1
+            if hk[a] > key or (hk[a] == key and hc[a] >= c):
+                break
+            hk[i] = hk[a]
+            hc[i] = hc[a]
+            hv[i] = hv[a]
+            i = a
+        hk[i] = key
+        hc[i] = c
+        hv[i] = v
+    return n
+
+
 # ------------------------------------------------------------- bookkeeping
 @kernel
 def set_small(c, k, size, alive, small_list, small_pos, st):

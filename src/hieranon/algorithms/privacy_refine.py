@@ -354,48 +354,13 @@ def _near_insert(dist, e, near_e, near_d, n_near, n_swap):
 
 
 @kernel
-def _heap_push(heap, hn, key, node, s_a, s_b, mb, db):
-    """Push a trie node (``key`` first) on the search's heap, growing it when full; returns the heap."""
-    if hn == heap.shape[0]:
-        bigger = np.empty((2 * hn, 6), dtype=np.int64)
-        bigger[:hn] = heap
-        heap = bigger
-    i = hn
-    while i > 0:
-        p = (i - 1) >> 1
-        if heap[p, 0] <= key:
-            break
-        heap[i] = heap[p]
-        i = p
-    heap[i, 0] = key
-    heap[i, 1] = node
-    heap[i, 2] = s_a
-    heap[i, 3] = s_b
-    heap[i, 4] = mb
-    heap[i, 5] = db
-    return heap
-
-
-@kernel
-def _heap_pop(heap, hn, top):
-    """Pop the least key of a heap of ``hn`` entries into ``top``."""
-    for x in range(6):
-        top[x] = heap[0, x]
-    hn -= 1
-    if hn > 0:
-        key = heap[hn, 0]
-        i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= hn:
-                break
-            if c + 1 < hn and heap[c + 1, 0] < heap[c, 0]:
-                c += 1
-            if heap[c, 0] >= key:
-                break
-            heap[i] = heap[c]
-            i = c
-        heap[i] = heap[hn]
+def _grown(a, size):
+    """``a`` with room for ``size`` rows (doubled when full), its rows kept."""
+    if size < a.shape[0]:
+        return a
+    bigger = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+    bigger[:a.shape[0]] = a
+    return bigger
 
 
 @kernel
@@ -424,14 +389,16 @@ def _trie_search(r, d, w, kr, saving, can_move, swaps, n_swap, orig, W, can_gain
     cap = c_delta.shape[0]
     n = 0
     n_near = 0
-    heap = np.empty((64, 6), dtype=np.int64)
-    top = np.empty(6, dtype=np.int64)
-    heap = _heap_push(heap, 0, 0, 0, 0, 0, -1, 0)
-    hn = 1
+    # the heap holds (key, node, entry); an entry's sums and bounds: (s_a, s_b, move bound, distance bound)
+    hk, hc, hv = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    entry = np.empty((64, 4), dtype=np.int64)
+    entry[0, 0], entry[0, 1], entry[0, 2], entry[0, 3] = 0, 0, -1, 0
+    hn = K.heap_push(hk, hc, hv, 0, 0, 0, 0)
+    n_entries = 1
     while hn > 0:
-        _heap_pop(heap, hn, top)
-        hn -= 1
-        x, s_a, s_b, mb, db = top[1], top[2], top[3], top[4], top[5]
+        x, e_top = hc[0], hv[0]
+        hn = K.heap_pop(hk, hc, hv, hn)
+        s_a, s_b, mb, db = entry[e_top, 0], entry[e_top, 1], entry[e_top, 2], entry[e_top, 3]
         keep_m = can_move and mb < 0 and (n < cap or mb <= c_delta[cap - 1])
         keep_s = swaps and (n_near < n_swap or db <= near_d[n_near - 1])
         if not (keep_m or keep_s):
@@ -473,8 +440,12 @@ def _trie_search(r, d, w, kr, saving, can_move, swaps, n_swap, orig, W, can_gain
                 keep_m = can_move and mb2 < 0 and (n < cap or mb2 <= c_delta[cap - 1])
                 keep_s = swaps and (n_near < n_swap or ea <= near_d[n_near - 1])
                 if keep_m or keep_s:
-                    heap = _heap_push(heap, hn, ea if swaps else mb2, ch, a2, b2, mb2, ea)
-                    hn += 1
+                    entry = _grown(entry, n_entries)
+                    hk, hc, hv = _grown(hk, hn), _grown(hc, hn), _grown(hv, hn)
+                    entry[n_entries, 0], entry[n_entries, 1], entry[n_entries, 2], entry[n_entries, 3] = \
+                        a2, b2, mb2, ea
+                    hn = K.heap_push(hk, hc, hv, hn, ea if swaps else mb2, ch, n_entries)
+                    n_entries += 1
             ch = hot[ch, K.TRIE_NEXT]
     return n, n_near
 

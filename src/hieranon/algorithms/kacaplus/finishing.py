@@ -139,54 +139,6 @@ def _growth_loop(k, order, pos, T, size, alive, head, tail, nxt, prv, cnt, unit,
 
 
 @kernel
-def heap_push(hk, hc, hv, n, key, c, v):
-    """Push ``(key, c, v)`` on the binary min-heap of keys ``hk`` (ties by
-    ``c``), classes ``hc`` and versions ``hv`` holding ``n`` entries; returns
-    the new size."""
-    i = n
-    while i > 0:
-        p = (i - 1) >> 1
-        if hk[p] < key or (hk[p] == key and hc[p] <= c):
-            break
-        hk[i] = hk[p]
-        hc[i] = hc[p]
-        hv[i] = hv[p]
-        i = p
-    hk[i] = key
-    hc[i] = c
-    hv[i] = v
-    return n + 1
-
-
-@kernel
-def heap_pop(hk, hc, hv, n):
-    """Drop the top of the heap of :func:`heap_push` (read it first from
-    ``hk[0]``, ``hc[0]``, ``hv[0]``); returns the new size."""
-    n -= 1
-    if n > 0:
-        key = hk[n]
-        c = hc[n]
-        v = hv[n]
-        i = 0
-        while True:
-            a = 2 * i + 1
-            if a >= n:
-                break
-            if a + 1 < n and (hk[a + 1] < hk[a] or (hk[a + 1] == hk[a] and hc[a + 1] < hc[a])):
-                a += 1
-            if hk[a] > key or (hk[a] == key and hc[a] >= c):
-                break
-            hk[i] = hk[a]
-            hc[i] = hc[a]
-            hv[i] = hv[a]
-            i = a
-        hk[i] = key
-        hc[i] = c
-        hv[i] = v
-    return n
-
-
-@kernel
 def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa, xb, ea, eb, class_leaf, stk,
              ver, tgt, tver, hk, hc, hv, hn):
     best, nt = K.nearest_fast(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st,
@@ -198,7 +150,7 @@ def _requery(C, k, T, size, unit, tail, prv, cnt, hd, perm, tr, hp, ties, st, xa
     tver[C] = ver[c2]
     ver[C] += 1
     w = min(size[c2], k - size[C])
-    return heap_push(hk, hc, hv, hn, best / max(w, 1), C, ver[C])
+    return K.heap_push(hk, hc, hv, hn, best / max(w, 1), C, ver[C])
 
 
 @kernel
@@ -234,7 +186,7 @@ def _cheapest_loop(k, T, size, alive, head, tail, nxt, prv, cnt, unit, hd, perm,
         steps += 1
         C = hc[0]
         v = hv[0]
-        hn = heap_pop(hk, hc, hv, hn)
+        hn = K.heap_pop(hk, hc, hv, hn)
         if not alive[C] or v != ver[C] or size[C] >= k:
             continue
         c2 = tgt[C]

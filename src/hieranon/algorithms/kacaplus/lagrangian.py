@@ -51,7 +51,7 @@ from ...core.progress import stage as progress_stage
 from .. import kaca_core as K
 from ..base import Problem, log
 from ..privacy_merge import repair_and_improve
-from .finishing import class_codes, complete_classes, heap_pop, heap_push
+from .finishing import class_codes, complete_classes
 
 __all__ = ["GREEDY_WORK", "KEY_NODES", "MAX_INCIDENCES", "PRICES_LABEL", "ProgramAhead", "greedy_classes",
            "lagrangian_output"]
@@ -159,7 +159,7 @@ def _greedy(price, members, starts, node_cost, rem, flags, k, low, high, hk, hc,
     work = 0
     while n_heap > 0 and work < budget:
         g = hc[0]
-        n_heap = heap_pop(hk, hc, hv, n_heap)
+        n_heap = K.heap_pop(hk, hc, hv, n_heap)
         work += starts[g + 1] - starts[g]
         best, h, n_other, uh, ul = balanced_choice(g, node_cost[g], price, members, starts, rem, flags, k, low,
                                                     high, np.inf)
@@ -167,7 +167,7 @@ def _greedy(price, members, starts, node_cost, rem, flags, k, low, high, hk, hc,
             continue
         key = best / (h + n_other)
         if n_heap > 0 and key > hk[0]:
-            n_heap = heap_push(hk, hc, hv, n_heap, key, g, 0)
+            n_heap = K.heap_push(hk, hc, hv, n_heap, key, g, 0)
             continue
         n_out = _take(uh, h, rem, out_unit, out_take, out_class, n_out, n_cls)
         n_out = _take(ul, n_other, rem, out_unit, out_take, out_class, n_out, n_cls)
