@@ -454,4 +454,4 @@ def test_share_sweep_is_taken_for_t_closeness():
             assert sol.details.share_sweep is used
             assert verify_codes(enc, sol.codes, problem.requirements, sol.suppressed, privacy=problem.privacy).ok
             if used:
-                assert sol.details.runs[sol.details.best_run]["share_held_back"] > 0
+                assert sol.details.runs[sol.details.best_run]["share_cut_groups"] > 0

@@ -116,8 +116,8 @@ def kacaplus_codes(codes: np.ndarray, counts: np.ndarray, hierarchies, cost: Cos
             if tie not in first:  # the first sweep (+ step 3) of a tie order, shared by its runs
                 cls, ncls, nvec = run_sweep(data, k, None, -1.0, tie, share=share)
                 first[tie] = (complete_classes(class_codes(R, cls, ncls, hd), counts, hierarchies, cost, k, hd, perm),
-                              nvec, int(counts[cls < 0].sum()), data.stats["share_held_back"])
-            out, info["vectors"], info["unplaced_after_sweep"], info["share_held_back"] = first[tie]
+                              nvec, int(counts[cls < 0].sum()), data.stats["share_cut_groups"])
+            out, info["vectors"], info["unplaced_after_sweep"], info["share_cut_groups"] = first[tie]
             if stub_weight is not None and stub_weight >= 0:
                 cls, ncls, nvec = run_sweep(data, k, _row_costs(R, out, cost), float(stub_weight), tie, stub_rows)
                 info["vectors_second"] = nvec
@@ -300,7 +300,7 @@ class KACAPlus(Algorithm):
         is kept as it is."""
         details = solution.details
         shaped = (details.privacy or {}).get("privacy_violating_in") or \
-            details.runs[details.best_run].get("share_held_back")
+            details.runs[details.best_run].get("share_cut_groups")
         if share is None or not shaped:
             return solution
         t = problem.table

@@ -204,7 +204,8 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
     ``[share_lo, share_hi]`` (:func:`_quotas`); a group takes, in row order,
     the records of the largest selection that does, when it has ``k``.
     ``quota``: work space, a row per slot of the group table; ``out_n[3]``
-    counts the records of groups of ``k`` or more that the share held back.
+    counts the groups of ``k`` records or more that the share cut or held
+    back (at every depth vector where it did).
 
     Resumable: the loop's scalars live in ``ks`` (zero on the first call;
     ``ks[_K_DONE]`` set when the sweep is over). A call returns after about
@@ -373,8 +374,8 @@ def _sweep_kernel(R, cnt, k, up, off, nn, hh, dep, dc, dcmin, exact_dc, gfl, gof
             if shared:
                 if quota[s, 1] < 0:  # the group's selection, once
                     quota[s, 1], quota[s, 2] = _quotas(quota[s, 0], tc - quota[s, 0], k, share_lo, share_hi)
-                    if tc >= k:
-                        out_n[3] += tc - quota[s, 1] - quota[s, 2]  # records the share holds back
+                    if tc >= k and quota[s, 1] + quota[s, 2] < tc:
+                        out_n[3] += 1  # a group of k or more the share cuts or holds back
                 col = 1 if positive[r] else 2
                 ok = quota[s, col] >= cnt[r]
                 if ok:
@@ -528,7 +529,7 @@ class SweepData:
         # beyond a dense visited-set the heap and the hash set grow with the
         # vectors visited: cap them (step 3 finishes what is left)
         self.maxvec = int(max_vectors) if self.dense else min(int(max_vectors), _SPARSE_MAX_VECTORS)
-        self.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_held_back": 0}
+        self.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_cut_groups": 0}
         size = _MIN_TABLE  # as the kernel sizes its table: at least this, at least 2n
         while size < 2 * max(self.n, 1):
             size *= 2
@@ -544,7 +545,7 @@ def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie:
     n, m = data.n, data.m
     cls = np.full(n, -1, dtype=np.int64)
     if not data.ok or n == 0:
-        data.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_held_back": 0}
+        data.stats = {"vectors_with_short_groups": 0, "donor_checks": 0, "share_cut_groups": 0}
         return cls, 0, 0
     csize = np.zeros(n + 1, dtype=np.int64)
     cg = np.zeros(n + 1, dtype=np.int64)
@@ -584,7 +585,7 @@ def run_sweep(data: SweepData, k: int, est: np.ndarray | None, beta: float, tie:
                              seen, bool(data.dense), hk, *work, ks, int(CHUNK_WORK), *shared)
         K.chunk_done("sweep")
     data.stats = {"vectors_with_short_groups": int(out_n[2]), "donor_checks": int(out_n[4]),
-                  "share_held_back": int(out_n[3])}
+                  "share_cut_groups": int(out_n[3])}
     return cls, int(out_n[1]), int(nvec)
 
 
