@@ -809,7 +809,7 @@ def _new_trie(cap: int, m: int, span_dtype):
     return hot, cold, span
 
 
-def empty_trie(capacity: int, m: int, n_nodes: np.ndarray):
+def empty_trie(capacity: int, m: int, n_nodes: np.ndarray) -> tuple[tuple, np.ndarray]:
     """A trie of no class with room for ``capacity`` nodes (the root
     included), over ``m`` attributes of ``n_nodes`` nodes each; classes go in
     with :func:`trie_insert`. Returns ``(tr, state)``: the trie and a state

@@ -257,7 +257,7 @@ class KACAPlus(Algorithm):
                               max_vectors=self.max_vectors, growth_order=self.growth_order,
                               refine_exhaustive=refine_exhaustive, stub_rows=self.stub_rows, share=share)
 
-    def _sweep_share(self, problem: Problem):
+    def _sweep_share(self, problem: Problem) -> tuple | None:
         """The share the sweep makes its classes hold (``share_sweep``), or None."""
         if self.share_sweep is False or self.construction != "sweep":
             return None
